@@ -1,0 +1,280 @@
+//! The JSON payloads that cross uji's plugin boundary.
+//!
+//! The stable ABI (`uji-abi`) only carries small envelopes; everything that is
+//! expected to grow travels as JSON in the shapes defined here. Both sides use
+//! these types, so unknown fields are ignored and new fields must be optional:
+//! that is what lets an older plugin keep working with a newer uji.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a plugin says about itself before it is initialised (the semantic
+/// handshake that complements abi_stable's layout check).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Unique plugin name, e.g. `tools` or `anthropic`.
+    pub name: String,
+    /// The plugin's own version.
+    pub version: String,
+    /// The `uji-abi` version the plugin was compiled against.
+    pub sdk_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+}
+
+/// The decision a tool declares for itself when no policy rule matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DeclaredPolicy {
+    Allow,
+    #[default]
+    Ask,
+    Deny,
+}
+
+impl DeclaredPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeclaredPolicy::Allow => "allow",
+            DeclaredPolicy::Ask => "ask",
+            DeclaredPolicy::Deny => "deny",
+        }
+    }
+}
+
+/// How policy rules read a tool's subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SubjectKind {
+    /// A file path: rules also match the canonical absolute path, and
+    /// confinement applies.
+    Path,
+    /// A shell command line: rules also match each part of a compound command.
+    Command,
+    /// Anything else: rules match the subject string as it is.
+    #[default]
+    Other,
+}
+
+/// How a tool call is drawn in a transcript and an approval question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Display {
+    /// Transcript verb, followed by the subject: `Read`, `Update`, `Shell`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verb: Option<String>,
+    /// Title of the approval question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+}
+
+/// A tool as the model and the policy gate see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the arguments.
+    #[serde(default = "empty_object_schema")]
+    pub parameters: Value,
+    #[serde(default)]
+    pub policy: DeclaredPolicy,
+    #[serde(default)]
+    pub subject: SubjectKind,
+    #[serde(default)]
+    pub display: Display,
+}
+
+impl ToolSpec {
+    /// A tool that asks before running, with an empty parameter schema.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters: empty_object_schema(),
+            policy: DeclaredPolicy::Ask,
+            subject: SubjectKind::Other,
+            display: Display::default(),
+        }
+    }
+
+    pub fn parameters(mut self, schema: Value) -> Self {
+        self.parameters = schema;
+        self
+    }
+
+    pub fn policy(mut self, policy: DeclaredPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Runs without asking unless a policy rule says otherwise.
+    pub fn allow(self) -> Self {
+        self.policy(DeclaredPolicy::Allow)
+    }
+
+    pub fn subject_kind(mut self, kind: SubjectKind) -> Self {
+        self.subject = kind;
+        self
+    }
+
+    pub fn verb(mut self, verb: impl Into<String>) -> Self {
+        self.display.verb = Some(verb.into());
+        self
+    }
+
+    pub fn question(mut self, question: impl Into<String>) -> Self {
+        self.display.question = Some(question.into());
+        self
+    }
+}
+
+pub fn empty_object_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {}})
+}
+
+/// One call handed to a tool plugin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The model's call id.
+    pub id: String,
+    /// Decoded arguments. Tools must validate them: the model may send
+    /// anything, including a non-object.
+    pub args: Value,
+    /// The session's working directory.
+    pub cwd: String,
+}
+
+/// An image attached to a message or a tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub media_type: String,
+    /// Base64 without a data: prefix.
+    pub data: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A line-based diff that frontends draw. The model never sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDiff {
+    pub path: String,
+    /// Unified-diff text with line numbers in the hunk headers.
+    pub unified: String,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// What a tool returns. `text` is what the model reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ToolOutput {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<FileDiff>,
+    /// A short transcript line, e.g. "Read 40 lines".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// True when the text reports a failure the model should act on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+
+    /// An error the model can act on. The text gets the `error: ` prefix the
+    /// model is used to seeing from every tool.
+    pub fn error(message: impl AsRef<str>) -> Self {
+        ToolOutput {
+            text: format!("error: {}", message.as_ref()),
+            is_error: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// Severity of a plugin log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl LogLevel {
+    pub fn to_u8(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_u8(level: u8) -> LogLevel {
+        match level {
+            0 => LogLevel::Debug,
+            1 => LogLevel::Info,
+            2 => LogLevel::Warn,
+            _ => LogLevel::Error,
+        }
+    }
+}
+
+/// Options of a hook registration (`uji.on(event, fn, {priority, name})`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookOptions {
+    #[serde(default = "default_priority")]
+    pub priority: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Default for HookOptions {
+    fn default() -> Self {
+        HookOptions {
+            priority: default_priority(),
+            name: None,
+        }
+    }
+}
+
+fn default_priority() -> i64 {
+    50
+}
+
+pub mod wire;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_spec_defaults_fill_missing_fields() {
+        let spec: ToolSpec = serde_json::from_str(r#"{"name":"x"}"#).unwrap();
+        assert_eq!(spec.policy, DeclaredPolicy::Ask);
+        assert_eq!(spec.subject, SubjectKind::Other);
+        assert_eq!(spec.parameters, empty_object_schema());
+    }
+
+    #[test]
+    fn tool_output_error_is_prefixed_and_flagged() {
+        let out = ToolOutput::error("boom");
+        assert_eq!(out.text, "error: boom");
+        assert!(out.is_error);
+        let json = serde_json::to_value(&out).unwrap();
+        assert_eq!(json, serde_json::json!({"text": "error: boom", "is_error": true}));
+    }
+
+    #[test]
+    fn unknown_manifest_fields_are_ignored() {
+        let m: Manifest = serde_json::from_str(
+            r#"{"name":"a","version":"1","sdk_version":"0.1.0","future":true}"#,
+        )
+        .unwrap();
+        assert_eq!(m.name, "a");
+    }
+}

@@ -1,0 +1,144 @@
+//! The wire contract: what core hands a model-API adapter and what the
+//! adapter reports back. The same shapes are offered to Lua as `uji.wire.add`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Image;
+
+/// A message in uji's own format; each wire maps it to its API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    User {
+        #[serde(default)]
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
+    },
+    Assistant {
+        #[serde(default)]
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCallRequest>,
+        /// Provider-specific data (e.g. signed thinking blocks) that is sent
+        /// back only to the same wire and model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<Value>,
+    },
+    Tool {
+        tool_call_id: String,
+        name: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
+    },
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRequest {
+    pub id: String,
+    pub name: String,
+    /// The arguments exactly as the model sent them (a JSON string that may be
+    /// invalid: core reports that back to the model).
+    pub arguments: String,
+}
+
+/// A tool as a wire presents it to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireTool {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ProviderInfo {
+    pub id: String,
+    pub base_url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Auth {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// One model request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireRequest {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    #[serde(default)]
+    pub tools: Vec<WireTool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<u64>,
+    /// `off`, `short` or `long`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    pub provider: ProviderInfo,
+    #[serde(default)]
+    pub auth: Auth,
+    /// Seconds without data before the stream is declared stalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Usage {
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+}
+
+/// A finished model answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Answer {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallRequest>,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Value>,
+}
+
+/// Why a model request failed. Core decides what is retried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Failure {
+    /// A transport or HTTP failure. `status` is absent when the connection
+    /// dropped or stalled.
+    Http {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        message: String,
+        /// Seconds the server asked us to wait.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<f64>,
+    },
+    /// The key was refused (401/403).
+    Auth {
+        status: u16,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// The API answered, but with an error uji cannot retry.
+    Provider { message: String },
+}

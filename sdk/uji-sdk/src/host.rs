@@ -1,0 +1,179 @@
+//! The host as a plugin sees it, and frontends.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use uji_abi::__private::TD_Opaque;
+use uji_abi::{
+    CommandBox, Fault, FrontendBox, FrontendSessionBox, HookBox, HostBox, RResult, RStr, RString,
+    ROption, ToolBox, WireBox,
+};
+use uji_protocol::{HookOptions, LogLevel};
+
+use crate::guard::guard_result;
+use crate::tool::{Tool, ToolAdapter};
+use crate::wire::{Wire, WireAdapter};
+
+/// What uji offers a plugin. Cheap to clone; keep it to call back later
+/// (notices, logs, host services) from any thread.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<HostBox>,
+}
+
+fn into_result(result: RResult<(), RString>) -> Result<(), String> {
+    result.into_result().map_err(String::from)
+}
+
+impl Host {
+    pub(crate) fn new(inner: HostBox) -> Self {
+        Host {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Registers a tool. Fails when another plugin already registered the name.
+    pub fn register_tool<T: Tool>(&self, tool: T) -> Result<(), String> {
+        let boxed = ToolBox::from_value(ToolAdapter(Arc::new(tool)), TD_Opaque);
+        into_result(self.inner.register_tool(boxed))
+    }
+
+    /// Registers a model-API adapter under `name`.
+    pub fn register_wire<W: Wire>(&self, name: &str, wire: W) -> Result<(), String> {
+        let boxed = WireBox::from_value(WireAdapter(Arc::new(wire)), TD_Opaque);
+        into_result(self.inner.register_wire(RString::from(name), boxed))
+    }
+
+    /// Registers a user interface under `name` (`uji --frontend NAME`).
+    pub fn register_frontend<F: Frontend>(&self, name: &str, frontend: F) -> Result<(), String> {
+        let boxed = FrontendBox::from_value(FrontendAdapter(frontend), TD_Opaque);
+        into_result(self.inner.register_frontend(RString::from(name), boxed))
+    }
+
+    /// Adds a handler for `event`. It receives the payload and returns a
+    /// value (`Value::Null` passes to the next handler).
+    pub fn on<F>(&self, event: &str, options: HookOptions, handler: F) -> Result<(), String>
+    where
+        F: Fn(Value) -> Result<Value, String> + Send + Sync + 'static,
+    {
+        let options = serde_json::to_string(&options).map_err(|e| e.to_string())?;
+        let boxed = HookBox::from_value(HookAdapter(Box::new(handler)), TD_Opaque);
+        into_result(self.inner.register_hook(
+            RString::from(event),
+            RString::from(options),
+            boxed,
+        ))
+    }
+
+    /// Adds a slash command. The handler gets the text after the name.
+    pub fn register_command<F>(&self, name: &str, description: &str, handler: F) -> Result<(), String>
+    where
+        F: Fn(&str) -> Result<String, String> + Send + Sync + 'static,
+    {
+        let boxed = CommandBox::from_value(CommandAdapter(Box::new(handler)), TD_Opaque);
+        into_result(self.inner.register_command(
+            RString::from(name),
+            RString::from(description),
+            boxed,
+        ))
+    }
+
+    /// Shows a notice to the user.
+    pub fn notify(&self, text: &str) {
+        self.inner.notify(RStr::from(text));
+    }
+
+    /// Writes to uji's log.
+    pub fn log(&self, level: LogLevel, message: &str) {
+        self.inner.log(level.to_u8(), RStr::from(message));
+    }
+
+    /// Reads a configuration value.
+    pub fn config(&self, key: &str) -> Option<Value> {
+        match self.inner.config(RStr::from(key)) {
+            ROption::RSome(json) => serde_json::from_str(json.as_str()).ok(),
+            ROption::RNone => None,
+        }
+    }
+
+    /// Calls a host service (e.g. `policy.set`, `tool.disable`).
+    pub fn call(&self, method: &str, params: &Value) -> Result<Value, String> {
+        let params = serde_json::to_string(params).map_err(|e| e.to_string())?;
+        let answer = self
+            .inner
+            .call(RStr::from(method), RStr::from(params.as_str()))
+            .into_result()
+            .map_err(String::from)?;
+        serde_json::from_str(answer.as_str()).map_err(|e| format!("{method}: bad answer: {e}"))
+    }
+}
+
+type HookFn = Box<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
+type CommandFn = Box<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
+
+struct HookAdapter(HookFn);
+
+impl uji_abi::Hook for HookAdapter {
+    fn call(&self, payload_json: RStr<'_>) -> RResult<RString, Fault> {
+        let payload: Value = serde_json::from_str(payload_json.as_str()).unwrap_or(Value::Null);
+        guard_result(|| {
+            let answer = (self.0)(payload)?;
+            serde_json::to_string(&answer).map_err(|e| e.to_string())
+        })
+        .map(RString::from)
+        .into()
+    }
+}
+
+struct CommandAdapter(CommandFn);
+
+impl uji_abi::Command for CommandAdapter {
+    fn run(&self, args: RStr<'_>) -> RResult<RString, Fault> {
+        guard_result(|| (self.0)(args.as_str()))
+            .map(RString::from)
+            .into()
+    }
+}
+
+/// A user interface. `run` is called on a thread of its own and returns when
+/// the user quits.
+pub trait Frontend: Send + Sync + 'static {
+    fn run(&self, session: FrontendSession) -> Result<(), String>;
+}
+
+/// The frontend's connection to the agent: operations in, events out (JSON).
+pub struct FrontendSession {
+    inner: FrontendSessionBox,
+}
+
+impl FrontendSession {
+    /// Sends an operation: a user message, an approval answer, an interrupt.
+    pub fn submit(&self, op: &Value) -> Result<(), String> {
+        let op = serde_json::to_string(op).map_err(|e| e.to_string())?;
+        self.inner
+            .submit(RStr::from(op.as_str()))
+            .into_result()
+            .map_err(String::from)
+    }
+
+    /// Waits for the next event. `Ok(None)` on timeout, `Err` once the
+    /// session has ended.
+    pub fn next_event(&self, timeout_ms: u64) -> Result<Option<Value>, String> {
+        match self.inner.next_event(timeout_ms).into_result() {
+            Ok(ROption::RSome(json)) => serde_json::from_str(json.as_str())
+                .map(Some)
+                .map_err(|e| format!("bad event from uji: {e}")),
+            Ok(ROption::RNone) => Ok(None),
+            Err(message) => Err(String::from(message)),
+        }
+    }
+}
+
+struct FrontendAdapter<F: Frontend>(F);
+
+impl<F: Frontend> uji_abi::Frontend for FrontendAdapter<F> {
+    fn run(&self, session: FrontendSessionBox) -> RResult<(), Fault> {
+        let session = FrontendSession { inner: session };
+        guard_result(|| self.0.run(session)).into()
+    }
+}
