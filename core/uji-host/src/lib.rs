@@ -1,1 +1,24 @@
+//! uji's plugin host: finds plugins, loads them through the stable ABI, keeps
+//! what they register, and makes every call into them safe.
+//!
+//! Core code uses the plain Rust types here ([`Registry`], [`RegisteredTool`],
+//! [`RunningCall`]...); the abi_stable types stay behind this crate's private
+//! modules.
 
+mod calls;
+mod host_api;
+mod loader;
+pub mod paths;
+mod registry;
+
+pub use calls::{
+    CallError, Canceller, ProgressSink, RegisteredCommand, RegisteredFrontend, RegisteredHook,
+    RegisteredTool, RegisteredWire, RunningCall, RunningStream, SessionPort, StreamError,
+    WireEvents,
+};
+pub use loader::{
+    BUNDLED_PREFIX, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch, PluginSet,
+    Shadowed, load_plugin_file, load_plugins,
+};
+pub use registry::{Notice, PluginState, Provided, Registry, Service};
+pub use uji_abi::{LoadError, SDK_VERSION};

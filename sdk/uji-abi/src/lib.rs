@@ -25,10 +25,8 @@
 
 pub use abi_stable::std_types::{RBox, ROption, RResult, RStr, RString, RVec};
 use abi_stable::{
-    StableAbi, declare_root_module_statics,
-    library::RootModule,
-    package_version_strings, sabi_trait,
-    sabi_types::VersionStrings,
+    StableAbi, declare_root_module_statics, library::RootModule, package_version_strings,
+    sabi_trait, sabi_types::VersionStrings,
 };
 
 /// The version of this ABI crate. Plugins report the version they were built
@@ -173,8 +171,11 @@ pub type CancelBox = Cancel_TO<'static, RBox<()>>;
 pub trait Wire: Send + Sync {
     /// Starts streaming a `WireRequest` (JSON) and returns at once.
     #[sabi(last_prefix_field)]
-    fn stream(&self, request_json: RString, reply: WireReplyBox)
-    -> RResult<ROption<CancelBox>, Fault>;
+    fn stream(
+        &self,
+        request_json: RString,
+        reply: WireReplyBox,
+    ) -> RResult<ROption<CancelBox>, Fault>;
 }
 
 pub type WireBox = Wire_TO<'static, RBox<()>>;
@@ -261,8 +262,8 @@ impl RootModule for PluginModuleRef {
 #[doc(hidden)]
 pub mod __private {
     pub use abi_stable::library::{
-        CheckTypeLayout, LibHeader, ROOT_MODULE_LOADER_NAME, RootModuleResult,
-        __call_root_module_loader,
+        __call_root_module_loader, CheckTypeLayout, LibHeader, ROOT_MODULE_LOADER_NAME,
+        RootModuleResult,
     };
     pub use abi_stable::prefix_type::PrefixTypeTrait;
     pub use abi_stable::sabi_trait::TD_Opaque;
@@ -311,7 +312,10 @@ mod tests {
     fn sdk_compatibility_rules() {
         assert!(sdk_compatible("0.1.3", "0.1.0"));
         assert!(sdk_compatible("0.1.0", "0.1.0"));
-        assert!(!sdk_compatible("0.1.0", "0.1.4"), "a plugin newer than the host");
+        assert!(
+            !sdk_compatible("0.1.0", "0.1.4"),
+            "a plugin newer than the host"
+        );
         assert!(!sdk_compatible("0.1.0", "0.2.0"));
         assert!(!sdk_compatible("0.1.0", "1.0.0"));
         assert!(sdk_compatible("1.4.0", "1.2.9"));
@@ -332,9 +336,13 @@ pub enum LoadError {
     /// A shared library without a uji root module.
     NotAPlugin,
     /// Built against another uji ABI version.
-    IncompatibleSdk { plugin: String, host: String },
+    IncompatibleSdk {
+        plugin: String,
+        host: String,
+    },
     /// The root module's layout differs from this uji's: another abi_stable
-    /// program's plugin, or one built against a different uji-abi.
+    /// program's plugin, or one built against a different uji-abi. Holds
+    /// abi_stable's full (long) report, for logs.
     IncompatibleLayout(String),
     /// The root module constructor failed or panicked.
     Constructor(String),
@@ -346,7 +354,10 @@ impl std::fmt::Display for LoadError {
         match self {
             LoadError::NotFound => write!(f, "no such file"),
             LoadError::CannotOpen(why) => {
-                write!(f, "not a loadable shared library ({why}); remove it from the plugins directory")
+                write!(
+                    f,
+                    "not a loadable shared library ({why}); remove it from the plugins directory"
+                )
             }
             LoadError::NotAPlugin => write!(
                 f,
@@ -356,9 +367,9 @@ impl std::fmt::Display for LoadError {
                 f,
                 "built against an incompatible uji SDK: it needs uji-abi {plugin}, this uji has uji-abi {host}; rebuild the plugin against uji-sdk {host}"
             ),
-            LoadError::IncompatibleLayout(detail) => write!(
+            LoadError::IncompatibleLayout(_) => write!(
                 f,
-                "built against an incompatible uji SDK (its plugin interface differs from this uji's uji-abi {SDK_VERSION}); rebuild it against uji-sdk {SDK_VERSION}. Detail: {detail}"
+                "its plugin interface does not match this uji's (uji-abi {SDK_VERSION}): it is a plugin for another program, or was built against an incompatible uji SDK; rebuild it against uji-sdk {SDK_VERSION}"
             ),
             LoadError::Constructor(why) => write!(f, "its root module failed to load: {why}"),
             LoadError::Other(why) => write!(f, "{why}"),
@@ -397,9 +408,7 @@ pub fn load_plugin_module(path: &std::path::Path) -> Result<PluginModuleRef, Loa
                 host: expected_version.to_string(),
             },
             LibraryError::AbiInstability(detail) => {
-                let text = detail.to_string();
-                let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                LoadError::IncompatibleLayout(first.trim().to_string())
+                LoadError::IncompatibleLayout(detail.to_string())
             }
             LibraryError::RootModule { err, .. } => match err {
                 RootModuleError::Unwound => {

@@ -266,7 +266,10 @@ mod tests {
         assert_eq!(out.text, "error: boom");
         assert!(out.is_error);
         let json = serde_json::to_value(&out).unwrap();
-        assert_eq!(json, serde_json::json!({"text": "error: boom", "is_error": true}));
+        assert_eq!(
+            json,
+            serde_json::json!({"text": "error: boom", "is_error": true})
+        );
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub fn guard<R>(f: impl FnOnce() -> R) -> Result<R, Fault> {
         Err(payload) => {
             let recorded = LAST_PANIC.with(|slot| slot.borrow_mut().take());
             let message = recorded.unwrap_or_else(|| payload_text(payload.as_ref()));
-            Err(Fault::panic(format!("plugin panicked: {message}")))
+            Err(Fault::panic(message))
         }
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use uji_abi::__private::TD_Opaque;
 use uji_abi::{
-    CommandBox, Fault, FrontendBox, FrontendSessionBox, HookBox, HostBox, RResult, RStr, RString,
-    ROption, ToolBox, WireBox,
+    CommandBox, Fault, FrontendBox, FrontendSessionBox, HookBox, HostBox, ROption, RResult, RStr,
+    RString, ToolBox, WireBox,
 };
 use uji_protocol::{HookOptions, LogLevel};
 
@@ -58,15 +58,19 @@ impl Host {
     {
         let options = serde_json::to_string(&options).map_err(|e| e.to_string())?;
         let boxed = HookBox::from_value(HookAdapter(Box::new(handler)), TD_Opaque);
-        into_result(self.inner.register_hook(
-            RString::from(event),
-            RString::from(options),
-            boxed,
-        ))
+        into_result(
+            self.inner
+                .register_hook(RString::from(event), RString::from(options), boxed),
+        )
     }
 
     /// Adds a slash command. The handler gets the text after the name.
-    pub fn register_command<F>(&self, name: &str, description: &str, handler: F) -> Result<(), String>
+    pub fn register_command<F>(
+        &self,
+        name: &str,
+        description: &str,
+        handler: F,
+    ) -> Result<(), String>
     where
         F: Fn(&str) -> Result<String, String> + Send + Sync + 'static,
     {

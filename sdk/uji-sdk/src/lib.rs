@@ -43,6 +43,7 @@
 
 mod guard;
 mod host;
+pub mod testing;
 mod tool;
 mod wire;
 
@@ -54,8 +55,7 @@ pub use uji_abi as abi;
 pub use uji_protocol as protocol;
 pub use uji_protocol::wire::{Answer, Failure, Message, ToolCallRequest, Usage, WireRequest};
 pub use uji_protocol::{
-    DeclaredPolicy, Display, FileDiff, Image, LogLevel, SubjectKind, ToolCall, ToolOutput,
-    ToolSpec,
+    DeclaredPolicy, Display, FileDiff, Image, LogLevel, SubjectKind, ToolCall, ToolOutput, ToolSpec,
 };
 pub use wire::{Reply, Wire};
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use uji_abi::__private::TD_Opaque;
-use uji_abi::{CancelBox, Fault, RResult, RStr, RString, ROption, ToolCallBox};
+use uji_abi::{CancelBox, Fault, ROption, RResult, RStr, RString, ToolCallBox};
 use uji_protocol::{FileDiff, ToolCall, ToolOutput, ToolSpec};
 
 use crate::guard::{guard, guard_result};
@@ -82,7 +82,9 @@ impl ToolContext {
 
     /// True once the user interrupted this call.
     pub fn is_cancelled(&self) -> bool {
-        self.handle.as_ref().is_none_or(|handle| handle.is_cancelled())
+        self.handle
+            .as_ref()
+            .is_none_or(|handle| handle.is_cancelled())
     }
 
     /// Finishes the call. Later calls are impossible: this consumes the context.
@@ -128,11 +130,9 @@ impl<T: Tool> uji_abi::Tool for ToolAdapter<T> {
             Ok(call) => call,
             Err(e) => return RResult::RErr(Fault::error(format!("invalid tool call: {e}"))),
         };
-        guard_result(|| {
-            serde_json::to_string(&self.0.preview(&call)).map_err(|e| e.to_string())
-        })
-        .map(RString::from)
-        .into()
+        guard_result(|| serde_json::to_string(&self.0.preview(&call)).map_err(|e| e.to_string()))
+            .map(RString::from)
+            .into()
     }
 
     fn run(&self, call_json: RString, call: ToolCallBox) -> RResult<ROption<CancelBox>, Fault> {
@@ -140,7 +140,9 @@ impl<T: Tool> uji_abi::Tool for ToolAdapter<T> {
         let parsed: ToolCall = match serde_json::from_str(call_json.as_str()) {
             Ok(parsed) => parsed,
             Err(e) => {
-                ctx.finish(ToolOutput::error(format!("uji sent an invalid tool call: {e}")));
+                ctx.finish(ToolOutput::error(format!(
+                    "uji sent an invalid tool call: {e}"
+                )));
                 return RResult::ROk(ROption::RNone);
             }
         };

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use uji_abi::{CancelBox, Fault, RResult, RStr, RString, ROption, WireReplyBox};
+use uji_abi::{CancelBox, Fault, ROption, RResult, RStr, RString, WireReplyBox};
 use uji_protocol::wire::{Answer, Failure, WireRequest};
 
 use crate::guard::guard;

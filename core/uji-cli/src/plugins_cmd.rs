@@ -1,0 +1,154 @@
+//! `uji plugins`: what loaded, what it provides, and what failed and why.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::json;
+use uji_host::paths::{Dirs, ProcessEnv};
+use uji_host::{PluginSearch, PluginSet, Registry, load_plugins};
+
+pub fn run(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    as_json: bool,
+) -> Result<(), String> {
+    let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
+    let registry = Registry::new();
+    let set = load_plugins(&PluginSearch::for_process(dirs.plugins()), &registry);
+    let text = if as_json {
+        render_json(&set, &registry)
+    } else {
+        render_table(&set, &registry)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))
+}
+
+fn provides_list(provided: &uji_host::Provided) -> String {
+    let mut parts = Vec::new();
+    for (label, names) in [
+        ("tools", &provided.tools),
+        ("wires", &provided.wires),
+        ("frontends", &provided.frontends),
+        ("hooks", &provided.hooks),
+        ("commands", &provided.commands),
+    ] {
+        if !names.is_empty() {
+            parts.push(format!("{label}: {}", names.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        "nothing".to_string()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn render_table(set: &PluginSet, registry: &Registry) -> String {
+    let mut rows: Vec<[String; 5]> = Vec::new();
+    for plugin in &set.loaded {
+        let provided = set.provided(registry, plugin);
+        let kinds = provided.kinds();
+        rows.push([
+            plugin.manifest.name.clone(),
+            plugin.manifest.version.clone(),
+            if kinds.is_empty() {
+                "-".to_string()
+            } else {
+                kinds.join(",")
+            },
+            provides_list(&provided),
+            plugin.path.display().to_string(),
+        ]);
+    }
+    rows.sort_by(|a, b| a[0].cmp(&b[0]));
+    let mut widths = [0usize; 4];
+    for row in &rows {
+        for (i, width) in widths.iter_mut().enumerate() {
+            *width = (*width).max(row[i].chars().count());
+        }
+    }
+    let mut out = String::new();
+    if rows.is_empty() {
+        out.push_str("no plugins loaded\n");
+    }
+    for row in &rows {
+        out.push_str(&format!(
+            "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}\n",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+        ));
+    }
+    for shadowed in &set.shadowed {
+        out.push_str(&format!(
+            "\nnot used: {} (plugin {} is already loaded from {})\n",
+            shadowed.path.display(),
+            shadowed.name,
+            shadowed.used.display()
+        ));
+    }
+    if !set.failed.is_empty() {
+        out.push_str("\nfailed to load:\n");
+        for failure in &set.failed {
+            out.push_str(&format!(
+                "  {}: {}\n",
+                failure.path.display(),
+                failure.reason
+            ));
+        }
+    }
+    out
+}
+
+fn render_json(set: &PluginSet, registry: &Registry) -> String {
+    let loaded: Vec<_> = set
+        .loaded
+        .iter()
+        .map(|plugin| {
+            let provided = set.provided(registry, plugin);
+            json!({
+                "name": plugin.manifest.name,
+                "version": plugin.manifest.version,
+                "sdk_version": plugin.manifest.sdk_version,
+                "description": plugin.manifest.description,
+                "kinds": provided.kinds(),
+                "tools": provided.tools,
+                "wires": provided.wires,
+                "frontends": provided.frontends,
+                "hooks": provided.hooks,
+                "commands": provided.commands,
+                "path": plugin.path,
+                "origin": plugin.origin.as_str(),
+                "load_micros": plugin.load_time.as_micros() as u64,
+            })
+        })
+        .collect();
+    let failed: Vec<_> = set
+        .failed
+        .iter()
+        .map(|f| json!({"path": f.path, "reason": f.reason.to_string()}))
+        .collect();
+    let shadowed: Vec<_> = set
+        .shadowed
+        .iter()
+        .map(|s| json!({"name": s.name, "path": s.path, "used": s.used}))
+        .collect();
+    let doc = json!({
+        "sdk_version": uji_host::SDK_VERSION,
+        "plugins": loaded,
+        "failed": failed,
+        "shadowed": shadowed,
+        "load_micros": set.elapsed.as_micros() as u64,
+    });
+    format!("{doc}\n")
+}

@@ -1,0 +1,368 @@
+//! Finding and loading plugins.
+//!
+//! Search order (first hit wins per plugin name): each entry of
+//! `$UJI_PLUGIN_PATH` (a directory or a file), then `<config>/plugins/`, then
+//! the plugins shipped with uji (next to the executable, or in
+//! `<prefix>/lib/uji/plugins/` for an installed uji). Winners are initialised
+//! in the reverse order, shipped plugins first, so a user's plugin that
+//! registers a tool with a built-in name replaces the built-in one.
+//!
+//! Next to the executable only `libuji_plugin_*` files count (that directory
+//! is also cargo's target directory); in the other directories every shared
+//! library is taken as a plugin, since the user put it there.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use uji_abi::{LoadError, PluginModuleRef, SDK_VERSION, load_plugin_module, sdk_compatible};
+use uji_protocol::Manifest;
+
+use crate::host_api::host_for;
+use crate::registry::{PluginState, Provided, Registry};
+
+/// Prefix of the shipped plugins' file names.
+pub const BUNDLED_PREFIX: &str = "uji_plugin_";
+
+/// Where a plugin was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    PluginPath,
+    Config,
+    Bundled,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::PluginPath => "UJI_PLUGIN_PATH",
+            Origin::Config => "config",
+            Origin::Bundled => "bundled",
+        }
+    }
+}
+
+/// Where to look.
+#[derive(Debug, Clone, Default)]
+pub struct PluginSearch {
+    /// The directory of the `uji` executable.
+    pub exe_dir: Option<PathBuf>,
+    /// The value of `$UJI_PLUGIN_PATH` (colon-separated).
+    pub plugin_path: Option<String>,
+    /// `<config>/plugins`.
+    pub config_plugins: Option<PathBuf>,
+}
+
+impl PluginSearch {
+    /// The usual search for this process.
+    pub fn for_process(config_plugins: PathBuf) -> PluginSearch {
+        PluginSearch {
+            exe_dir: std::env::current_exe()
+                .ok()
+                .and_then(|exe| exe.canonicalize().ok())
+                .and_then(|exe| exe.parent().map(Path::to_path_buf)),
+            plugin_path: std::env::var("UJI_PLUGIN_PATH").ok(),
+            config_plugins: Some(config_plugins),
+        }
+    }
+}
+
+/// A file that is not (or no longer) a working plugin, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureReason {
+    /// An entry of `$UJI_PLUGIN_PATH` that does not exist.
+    Missing,
+    Load(LoadError),
+    BadManifest(String),
+    IncompatibleSdk {
+        plugin: String,
+        host: String,
+    },
+    InitError(String),
+    InitPanicked(String),
+}
+
+impl std::fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FailureReason::Missing => write!(
+                f,
+                "no such file or directory (listed in UJI_PLUGIN_PATH); fix the variable or create it"
+            ),
+            FailureReason::Load(e) => write!(f, "{e}"),
+            FailureReason::BadManifest(why) => write!(
+                f,
+                "its manifest is invalid ({why}); rebuild it with the current uji-sdk"
+            ),
+            FailureReason::IncompatibleSdk { plugin, host } => write!(
+                f,
+                "built against an incompatible uji SDK: it needs uji-sdk {plugin}, this uji has {host}; rebuild the plugin against uji-sdk {host}"
+            ),
+            FailureReason::InitError(why) => write!(f, "its init returned an error: {why}"),
+            FailureReason::InitPanicked(why) => write!(
+                f,
+                "its init panicked: {why}; report the bug to its author or remove the file"
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LoadFailure {
+    pub path: PathBuf,
+    pub reason: FailureReason,
+}
+
+/// A plugin that loaded and initialised.
+#[derive(Debug, Clone)]
+pub struct LoadedPlugin {
+    pub manifest: Manifest,
+    pub path: PathBuf,
+    pub origin: Origin,
+    /// Time to open, check and initialise it.
+    pub load_time: Duration,
+    state: Arc<PluginState>,
+}
+
+impl LoadedPlugin {
+    /// Why it was marked failed during this session, if it was.
+    pub fn failure(&self) -> Option<String> {
+        self.state.failure()
+    }
+}
+
+/// A plugin found but not used because one with the same name came first.
+#[derive(Debug, Clone)]
+pub struct Shadowed {
+    pub name: String,
+    pub path: PathBuf,
+    pub used: PathBuf,
+}
+
+/// The result of loading every plugin.
+#[derive(Debug, Clone, Default)]
+pub struct PluginSet {
+    pub loaded: Vec<LoadedPlugin>,
+    pub failed: Vec<LoadFailure>,
+    pub shadowed: Vec<Shadowed>,
+    /// Wall time for discovery and loading, all plugins together.
+    pub elapsed: Duration,
+}
+
+impl PluginSet {
+    /// What a loaded plugin provides right now.
+    pub fn provided(&self, registry: &Registry, plugin: &LoadedPlugin) -> Provided {
+        registry.provided_by(&plugin.manifest.name)
+    }
+}
+
+struct Candidate {
+    path: PathBuf,
+    origin: Origin,
+}
+
+fn is_shared_library(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(std::env::consts::DLL_SUFFIX))
+}
+
+fn is_bundled_plugin(path: &Path) -> bool {
+    let wanted = format!("{}{BUNDLED_PREFIX}", std::env::consts::DLL_PREFIX);
+    is_shared_library(path)
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(&wanted))
+}
+
+fn list_dir(dir: &Path, keep: fn(&Path) -> bool) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| keep(p))
+        .collect();
+    files.sort();
+    files
+}
+
+fn discover(search: &PluginSearch, failed: &mut Vec<LoadFailure>) -> Vec<Candidate> {
+    let mut found = Vec::new();
+    if let Some(var) = &search.plugin_path {
+        for entry in var.split(':').filter(|e| !e.trim().is_empty()) {
+            let path = PathBuf::from(entry);
+            if path.is_dir() {
+                found.extend(list_dir(&path, is_shared_library).into_iter().map(|path| {
+                    Candidate {
+                        path,
+                        origin: Origin::PluginPath,
+                    }
+                }));
+            } else if path.exists() {
+                found.push(Candidate {
+                    path,
+                    origin: Origin::PluginPath,
+                });
+            } else {
+                failed.push(LoadFailure {
+                    path,
+                    reason: FailureReason::Missing,
+                });
+            }
+        }
+    }
+    if let Some(dir) = &search.config_plugins {
+        found.extend(
+            list_dir(dir, is_shared_library)
+                .into_iter()
+                .map(|path| Candidate {
+                    path,
+                    origin: Origin::Config,
+                }),
+        );
+    }
+    if let Some(exe_dir) = &search.exe_dir {
+        let installed = exe_dir.join("..").join("lib").join("uji").join("plugins");
+        for dir in [exe_dir.clone(), installed] {
+            found.extend(
+                list_dir(&dir, is_bundled_plugin)
+                    .into_iter()
+                    .map(|path| Candidate {
+                        path,
+                        origin: Origin::Bundled,
+                    }),
+            );
+        }
+    }
+    // The same file reached twice (a symlink, a repeated PATH entry) is one plugin.
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|c| seen.insert(c.path.canonicalize().unwrap_or_else(|_| c.path.clone())));
+    found
+}
+
+fn read_manifest(module: PluginModuleRef) -> Result<Manifest, FailureReason> {
+    let json = (module.manifest())()
+        .into_result()
+        .map_err(|fault| FailureReason::BadManifest(fault.message.to_string()))?;
+    let manifest: Manifest = serde_json::from_str(json.as_str())
+        .map_err(|e| FailureReason::BadManifest(e.to_string()))?;
+    if manifest.name.trim().is_empty() {
+        return Err(FailureReason::BadManifest("empty plugin name".to_string()));
+    }
+    if !sdk_compatible(SDK_VERSION, &manifest.sdk_version) {
+        return Err(FailureReason::IncompatibleSdk {
+            plugin: manifest.sdk_version,
+            host: SDK_VERSION.to_string(),
+        });
+    }
+    Ok(manifest)
+}
+
+fn open(path: &Path) -> Result<(PluginModuleRef, Manifest), FailureReason> {
+    let module = load_plugin_module(path).map_err(|e| match e {
+        LoadError::IncompatibleSdk { plugin, host } => {
+            FailureReason::IncompatibleSdk { plugin, host }
+        }
+        other => FailureReason::Load(other),
+    })?;
+    let manifest = read_manifest(module)?;
+    Ok((module, manifest))
+}
+
+/// Loads every plugin `search` finds into `registry`. Never fails: problems
+/// are collected per file and uji goes on without those plugins.
+pub fn load_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
+    let started = Instant::now();
+    let mut set = PluginSet::default();
+    let candidates = discover(search, &mut set.failed);
+
+    struct Opened {
+        module: PluginModuleRef,
+        manifest: Manifest,
+        path: PathBuf,
+        origin: Origin,
+        open_time: Duration,
+    }
+    let mut winners: Vec<Opened> = Vec::new();
+    let mut by_name: HashMap<String, PathBuf> = HashMap::new();
+    for candidate in candidates {
+        let opened_at = Instant::now();
+        match open(&candidate.path) {
+            Ok((module, manifest)) => {
+                if let Some(used) = by_name.get(&manifest.name) {
+                    set.shadowed.push(Shadowed {
+                        name: manifest.name,
+                        path: candidate.path,
+                        used: used.clone(),
+                    });
+                    continue;
+                }
+                by_name.insert(manifest.name.clone(), candidate.path.clone());
+                winners.push(Opened {
+                    module,
+                    manifest,
+                    path: candidate.path,
+                    origin: candidate.origin,
+                    open_time: opened_at.elapsed(),
+                });
+            }
+            Err(reason) => set.failed.push(LoadFailure {
+                path: candidate.path,
+                reason,
+            }),
+        }
+    }
+
+    for opened in winners.into_iter().rev() {
+        let init_at = Instant::now();
+        let state = PluginState::new(opened.manifest.name.clone());
+        let host = host_for(registry, &state);
+        match (opened.module.init())(host).into_result() {
+            Ok(()) => set.loaded.push(LoadedPlugin {
+                manifest: opened.manifest,
+                path: opened.path,
+                origin: opened.origin,
+                load_time: opened.open_time + init_at.elapsed(),
+                state,
+            }),
+            Err(fault) => {
+                registry.remove_plugin(&opened.manifest.name);
+                let message = fault.message.to_string();
+                let reason = if fault.panicked {
+                    FailureReason::InitPanicked(message)
+                } else {
+                    FailureReason::InitError(message)
+                };
+                set.failed.push(LoadFailure {
+                    path: opened.path,
+                    reason,
+                });
+            }
+        }
+    }
+    set.elapsed = started.elapsed();
+    set
+}
+
+/// Loads exactly one file (used by tests and `uji plugins --check FILE`).
+pub fn load_plugin_file(path: &Path, registry: &Registry) -> Result<LoadedPlugin, LoadFailure> {
+    let search = PluginSearch {
+        exe_dir: None,
+        plugin_path: Some(path.to_string_lossy().into_owned()),
+        config_plugins: None,
+    };
+    let mut set = load_plugins(&search, registry);
+    match (set.loaded.pop(), set.failed.pop()) {
+        (Some(loaded), _) => Ok(loaded),
+        (None, Some(failure)) => Err(failure),
+        (None, None) => Err(LoadFailure {
+            path: path.to_path_buf(),
+            reason: FailureReason::Missing,
+        }),
+    }
+}

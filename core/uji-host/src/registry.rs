@@ -1,0 +1,397 @@
+//! Everything plugins provide, keyed by name, with the plugin that provided it.
+//!
+//! Items hold a shared [`PluginState`]: once a plugin panics it is marked
+//! failed, and every later call to anything it registered returns an error at
+//! once instead of calling into it again.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::Value;
+use uji_protocol::{HookOptions, LogLevel, ToolSpec};
+
+use crate::calls::{
+    RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredTool, RegisteredWire,
+};
+
+/// Health of one loaded plugin, shared by everything it registered.
+#[derive(Debug)]
+pub struct PluginState {
+    name: String,
+    failed: Mutex<Option<String>>,
+}
+
+impl PluginState {
+    pub fn new(name: impl Into<String>) -> Arc<PluginState> {
+        Arc::new(PluginState {
+            name: name.into(),
+            failed: Mutex::new(None),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Why the plugin was marked failed, if it was.
+    pub fn failure(&self) -> Option<String> {
+        self.failed.lock().ok().and_then(|f| f.clone())
+    }
+
+    /// Marks the plugin failed for the rest of the session. The first reason
+    /// is kept: it is the one that explains the others.
+    pub fn mark_failed(&self, reason: &str) {
+        if let Ok(mut failed) = self.failed.lock()
+            && failed.is_none()
+        {
+            *failed = Some(reason.to_string());
+        }
+    }
+}
+
+/// A notice for the user, from a plugin or from the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// The plugin that sent it, or `uji`.
+    pub source: String,
+    pub text: String,
+}
+
+/// A host service a plugin can call by name with JSON (`Host::call`).
+pub type Service = Arc<dyn Fn(&str, Value) -> Result<Value, String> + Send + Sync>;
+
+type NoticeSink = Arc<dyn Fn(&Notice) + Send + Sync>;
+
+#[derive(Default)]
+struct Items {
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
+    wires: BTreeMap<String, Arc<RegisteredWire>>,
+    frontends: BTreeMap<String, Arc<RegisteredFrontend>>,
+    hooks: BTreeMap<String, Vec<Arc<RegisteredHook>>>,
+    commands: BTreeMap<String, Arc<RegisteredCommand>>,
+}
+
+/// What one plugin currently provides.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provided {
+    pub tools: Vec<String>,
+    pub wires: Vec<String>,
+    pub frontends: Vec<String>,
+    pub hooks: Vec<String>,
+    pub commands: Vec<String>,
+}
+
+impl Provided {
+    /// The kinds of thing provided, e.g. `["tool", "wire"]`.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut kinds = Vec::new();
+        for (list, kind) in [
+            (&self.tools, "tool"),
+            (&self.wires, "wire"),
+            (&self.frontends, "frontend"),
+            (&self.hooks, "hook"),
+            (&self.commands, "command"),
+        ] {
+            if !list.is_empty() {
+                kinds.push(kind);
+            }
+        }
+        kinds
+    }
+}
+
+/// The shared registry. Cheap to clone (an `Arc`).
+#[derive(Clone, Default)]
+pub struct Registry {
+    items: Arc<RwLock<Items>>,
+    services: Arc<RwLock<HashMap<String, Service>>>,
+    config: Arc<RwLock<serde_json::Map<String, Value>>>,
+    notices: Arc<Mutex<Vec<Notice>>>,
+    notice_sink: Arc<RwLock<Option<NoticeSink>>>,
+    log_level: Arc<RwLock<Option<LogLevel>>>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    // ---- tools -------------------------------------------------------------
+
+    /// Adds a tool, replacing one with the same name (last registration wins,
+    /// as `uji.tool.add` does).
+    pub fn add_tool(&self, tool: RegisteredTool) {
+        let name = tool.spec().name.clone();
+        if let Ok(mut items) = self.items.write() {
+            if let Some(old) = items.tools.get(&name)
+                && old.plugin() != tool.plugin()
+            {
+                self.log(
+                    LogLevel::Info,
+                    "uji",
+                    &format!(
+                        "tool {name} from plugin {} replaced by plugin {}",
+                        old.plugin(),
+                        tool.plugin()
+                    ),
+                );
+            }
+            items.tools.insert(name, Arc::new(tool));
+        }
+    }
+
+    /// Removes a tool; true if it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.items
+            .write()
+            .map(|mut items| items.tools.remove(name).is_some())
+            .unwrap_or(false)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+        self.items.read().ok()?.tools.get(name).cloned()
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> Vec<Arc<RegisteredTool>> {
+        self.items
+            .read()
+            .map(|items| items.tools.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools().iter().map(|t| t.spec().clone()).collect()
+    }
+
+    // ---- wires, frontends, commands ----------------------------------------
+
+    pub fn add_wire(&self, wire: RegisteredWire) {
+        if let Ok(mut items) = self.items.write() {
+            items.wires.insert(wire.name().to_string(), Arc::new(wire));
+        }
+    }
+
+    pub fn wire(&self, name: &str) -> Option<Arc<RegisteredWire>> {
+        self.items.read().ok()?.wires.get(name).cloned()
+    }
+
+    pub fn wires(&self) -> Vec<Arc<RegisteredWire>> {
+        self.items
+            .read()
+            .map(|items| items.wires.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn add_frontend(&self, frontend: RegisteredFrontend) {
+        if let Ok(mut items) = self.items.write() {
+            items
+                .frontends
+                .insert(frontend.name().to_string(), Arc::new(frontend));
+        }
+    }
+
+    pub fn frontend(&self, name: &str) -> Option<Arc<RegisteredFrontend>> {
+        self.items.read().ok()?.frontends.get(name).cloned()
+    }
+
+    pub fn frontends(&self) -> Vec<Arc<RegisteredFrontend>> {
+        self.items
+            .read()
+            .map(|items| items.frontends.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn add_command(&self, command: RegisteredCommand) {
+        if let Ok(mut items) = self.items.write() {
+            items
+                .commands
+                .insert(command.name().to_string(), Arc::new(command));
+        }
+    }
+
+    pub fn command(&self, name: &str) -> Option<Arc<RegisteredCommand>> {
+        self.items.read().ok()?.commands.get(name).cloned()
+    }
+
+    pub fn commands(&self) -> Vec<Arc<RegisteredCommand>> {
+        self.items
+            .read()
+            .map(|items| items.commands.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    // ---- hooks -------------------------------------------------------------
+
+    /// Adds a handler. Handlers run lowest priority first; a handler with the
+    /// same name on the same event replaces the old one.
+    pub fn add_hook(&self, hook: RegisteredHook) {
+        if let Ok(mut items) = self.items.write() {
+            let list = items.hooks.entry(hook.event().to_string()).or_default();
+            if let Some(name) = hook.options().name.as_deref() {
+                list.retain(|h| h.options().name.as_deref() != Some(name));
+            }
+            list.push(Arc::new(hook));
+            // Stable: equal priorities keep registration order.
+            list.sort_by_key(|h| h.options().priority);
+        }
+    }
+
+    /// Removes the named handler of `event`; true if it existed.
+    pub fn remove_hook(&self, event: &str, name: &str) -> bool {
+        let Ok(mut items) = self.items.write() else {
+            return false;
+        };
+        let Some(list) = items.hooks.get_mut(event) else {
+            return false;
+        };
+        let before = list.len();
+        list.retain(|h| h.options().name.as_deref() != Some(name));
+        before != list.len()
+    }
+
+    /// The handlers of `event`, in the order they run.
+    pub fn hooks(&self, event: &str) -> Vec<Arc<RegisteredHook>> {
+        self.items
+            .read()
+            .ok()
+            .and_then(|items| items.hooks.get(event).cloned())
+            .unwrap_or_default()
+    }
+
+    // ---- per plugin --------------------------------------------------------
+
+    /// What `plugin` currently provides.
+    pub fn provided_by(&self, plugin: &str) -> Provided {
+        let Ok(items) = self.items.read() else {
+            return Provided::default();
+        };
+        let names = |it: &mut dyn Iterator<Item = (&String, &str)>| -> Vec<String> {
+            it.filter(|(_, p)| *p == plugin)
+                .map(|(n, _)| n.clone())
+                .collect()
+        };
+        let mut hooks: Vec<String> = items
+            .hooks
+            .iter()
+            .filter(|(_, list)| list.iter().any(|h| h.plugin() == plugin))
+            .map(|(event, _)| event.clone())
+            .collect();
+        hooks.dedup();
+        Provided {
+            tools: names(&mut items.tools.iter().map(|(n, t)| (n, t.plugin()))),
+            wires: names(&mut items.wires.iter().map(|(n, w)| (n, w.plugin()))),
+            frontends: names(&mut items.frontends.iter().map(|(n, f)| (n, f.plugin()))),
+            hooks,
+            commands: names(&mut items.commands.iter().map(|(n, c)| (n, c.plugin()))),
+        }
+    }
+
+    /// Forgets everything `plugin` registered (its init failed after
+    /// registering some things).
+    pub fn remove_plugin(&self, plugin: &str) {
+        if let Ok(mut items) = self.items.write() {
+            items.tools.retain(|_, t| t.plugin() != plugin);
+            items.wires.retain(|_, w| w.plugin() != plugin);
+            items.frontends.retain(|_, f| f.plugin() != plugin);
+            items.commands.retain(|_, c| c.plugin() != plugin);
+            for list in items.hooks.values_mut() {
+                list.retain(|h| h.plugin() != plugin);
+            }
+        }
+    }
+
+    // ---- services, config, notices, log -------------------------------------
+
+    /// Offers a host service to plugins under `method` (e.g. `policy.set`).
+    pub fn add_service(&self, method: &str, service: Service) {
+        if let Ok(mut services) = self.services.write() {
+            services.insert(method.to_string(), service);
+        }
+    }
+
+    /// Calls a host service on behalf of `plugin`.
+    pub fn call_service(&self, plugin: &str, method: &str, params: Value) -> Result<Value, String> {
+        let service = self
+            .services
+            .read()
+            .ok()
+            .and_then(|services| services.get(method).cloned());
+        match service {
+            Some(service) => service(plugin, params),
+            None => Err(format!("uji has no host service named {method:?}")),
+        }
+    }
+
+    pub fn set_config(&self, key: &str, value: Value) {
+        if let Ok(mut config) = self.config.write() {
+            config.insert(key.to_string(), value);
+        }
+    }
+
+    pub fn config(&self, key: &str) -> Option<Value> {
+        self.config.read().ok()?.get(key).cloned()
+    }
+
+    /// Shows a notice: to the sink a frontend installed, else kept for later.
+    pub fn notify(&self, source: &str, text: &str) {
+        let notice = Notice {
+            source: source.to_string(),
+            text: text.to_string(),
+        };
+        let sink = self.notice_sink.read().ok().and_then(|s| s.clone());
+        match sink {
+            Some(sink) => sink(&notice),
+            None => {
+                if let Ok(mut notices) = self.notices.lock() {
+                    notices.push(notice);
+                }
+            }
+        }
+    }
+
+    /// Routes notices to `sink`, first delivering the ones kept so far.
+    pub fn set_notice_sink(&self, sink: Arc<dyn Fn(&Notice) + Send + Sync>) {
+        let pending = self
+            .notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default();
+        for notice in &pending {
+            sink(notice);
+        }
+        if let Ok(mut slot) = self.notice_sink.write() {
+            *slot = Some(sink);
+        }
+    }
+
+    /// Notices kept because no sink was installed.
+    pub fn take_notices(&self) -> Vec<Notice> {
+        self.notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
+    }
+
+    /// Log lines at or above this level go to stderr (`UJI_LOG`).
+    pub fn set_log_level(&self, level: Option<LogLevel>) {
+        if let Ok(mut slot) = self.log_level.write() {
+            *slot = level;
+        }
+    }
+
+    pub fn log(&self, level: LogLevel, source: &str, message: &str) {
+        let threshold = self.log_level.read().ok().and_then(|l| *l);
+        if threshold.is_some_and(|t| level >= t) {
+            eprintln!("uji: [{level:?}] {source}: {message}");
+        }
+    }
+}
+
+/// Options for a hook when the plugin sent none or bad ones.
+pub(crate) fn parse_hook_options(json: &str) -> Result<HookOptions, String> {
+    if json.trim().is_empty() {
+        return Ok(HookOptions::default());
+    }
+    serde_json::from_str(json).map_err(|e| format!("invalid hook options: {e}"))
+}

@@ -1,0 +1,455 @@
+//! The plugin loading matrix, in process (through uji-host, as core uses it)
+//! and through the real `uji plugins` command.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use uji_host::{
+    CallError, FailureReason, ProgressSink, Registry, StreamError, WireEvents, load_plugin_file,
+};
+use uji_protocol::ToolCall;
+use uji_protocol::wire::{ProviderInfo, WireRequest};
+use uji_tests::{Sandbox, artifact, plugin_dir, text};
+
+fn load_one(
+    lib: &str,
+) -> (
+    Registry,
+    Result<uji_host::LoadedPlugin, uji_host::LoadFailure>,
+    tempfile::TempDir,
+) {
+    let dir = plugin_dir(&[lib]);
+    let registry = Registry::new();
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let result = load_plugin_file(&file, &registry);
+    (registry, result, dir)
+}
+
+fn call(name: &str, args: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: format!("call_{name}"),
+        args,
+        cwd: std::env::temp_dir().to_string_lossy().into_owned(),
+    }
+}
+
+fn no_progress() -> ProgressSink {
+    Arc::new(|_: &str| {})
+}
+
+#[test]
+fn missing_file_is_reported() {
+    let registry = Registry::new();
+    let failure = load_plugin_file(
+        std::path::Path::new("/nonexistent/libnothing.so"),
+        &registry,
+    )
+    .unwrap_err();
+    assert_eq!(failure.reason, FailureReason::Missing);
+    assert!(
+        failure.reason.to_string().contains("no such file"),
+        "{}",
+        failure.reason
+    );
+}
+
+#[test]
+fn a_cdylib_that_is_not_a_uji_plugin_is_named_as_such() {
+    let (registry, result, _dir) = load_one("uji_fixture_not_a_plugin");
+    let failure = result.unwrap_err();
+    assert_eq!(
+        failure.reason,
+        FailureReason::Load(uji_host::LoadError::NotAPlugin)
+    );
+    assert!(
+        failure.reason.to_string().starts_with("not a uji plugin"),
+        "{}",
+        failure.reason
+    );
+    assert!(registry.tools().is_empty());
+}
+
+#[test]
+fn a_file_that_is_not_a_shared_library_is_refused_with_the_loader_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("libbogus.so");
+    std::fs::write(&bogus, b"this is not ELF").unwrap();
+    let failure = load_plugin_file(&bogus, &Registry::new()).unwrap_err();
+    let text = failure.reason.to_string();
+    assert!(text.starts_with("not a loadable shared library"), "{text}");
+}
+
+#[test]
+fn a_plugin_built_against_another_sdk_says_which_it_needs_and_which_uji_has() {
+    let (registry, result, _dir) = load_one("uji_fixture_incompatible");
+    let failure = result.unwrap_err();
+    assert_eq!(
+        failure.reason,
+        FailureReason::IncompatibleSdk {
+            plugin: "9.0.0".to_string(),
+            host: uji_host::SDK_VERSION.to_string()
+        }
+    );
+    let text = failure.reason.to_string();
+    assert!(text.contains("needs uji-sdk 9.0.0"), "{text}");
+    assert!(
+        text.contains(&format!("this uji has {}", uji_host::SDK_VERSION)),
+        "{text}"
+    );
+    assert!(registry.tools().is_empty());
+}
+
+#[test]
+fn another_programs_abi_stable_library_fails_the_layout_check() {
+    let (_registry, result, _dir) = load_one("uji_fixture_foreign_abi");
+    let failure = result.unwrap_err();
+    assert!(
+        matches!(
+            failure.reason,
+            FailureReason::Load(uji_host::LoadError::IncompatibleLayout(_))
+        ),
+        "{:?}",
+        failure.reason
+    );
+    assert!(
+        failure
+            .reason
+            .to_string()
+            .contains("does not match this uji's")
+    );
+}
+
+#[test]
+fn init_error_is_reported_and_what_it_registered_is_forgotten() {
+    let (registry, result, _dir) = load_one("uji_fixture_init_error");
+    let failure = result.unwrap_err();
+    assert_eq!(
+        failure.reason,
+        FailureReason::InitError("cannot start: FIXTURE_TOKEN is not set".to_string())
+    );
+    assert!(
+        registry.tool("ghost_tool").is_none(),
+        "a failed plugin's tool must not stay"
+    );
+}
+
+#[test]
+fn init_panic_is_caught_and_reported_with_the_panic_message() {
+    let (registry, result, _dir) = load_one("uji_fixture_init_panic");
+    let failure = result.unwrap_err();
+    match &failure.reason {
+        FailureReason::InitPanicked(message) => {
+            assert!(message.contains("index out of bounds"), "{message}");
+            assert!(
+                message.contains("init-panic/src/lib.rs"),
+                "location kept: {message}"
+            );
+        }
+        other => panic!("expected InitPanicked, got {other:?}"),
+    }
+    assert!(registry.tools().is_empty());
+}
+
+#[test]
+fn a_panic_during_a_tool_call_becomes_an_error_and_marks_the_plugin_failed() {
+    let (registry, result, _dir) = load_one("uji_fixture_misbehaving");
+    let loaded = result.unwrap();
+
+    // The plugin works before the panic.
+    let echo = registry.tool("echo").unwrap();
+    let output = echo
+        .start(&call("echo", json!({"text": "still here"})), no_progress())
+        .unwrap()
+        .wait_blocking()
+        .unwrap();
+    assert_eq!(output.text, "still here");
+
+    let panicky = registry.tool("panic_now").unwrap();
+    let err = panicky
+        .start(&call("panic_now", json!({})), no_progress())
+        .unwrap()
+        .wait_blocking()
+        .unwrap_err();
+    match &err {
+        CallError::Panicked { plugin, message } => {
+            assert_eq!(plugin, "fixture-misbehaving");
+            assert!(message.contains("the fixture tool exploded"), "{message}");
+        }
+        other => panic!("expected Panicked, got {other:?}"),
+    }
+    assert!(
+        loaded
+            .failure()
+            .unwrap()
+            .contains("the fixture tool exploded")
+    );
+
+    // Every later call to that plugin fails at once without calling into it.
+    let err = echo
+        .start(&call("echo", json!({"text": "again"})), no_progress())
+        .err()
+        .unwrap();
+    assert!(matches!(err, CallError::PluginFailed { .. }), "{err:?}");
+    assert!(err.to_string().contains("restart uji"), "{err}");
+}
+
+#[test]
+fn a_panic_in_a_synchronous_plugin_call_is_an_error_not_an_abort() {
+    let (registry, result, _dir) = load_one("uji_fixture_misbehaving");
+    result.unwrap();
+    let tool = registry.tool("panic_subject").unwrap();
+    let err = tool.subject(&json!({})).unwrap_err();
+    assert!(matches!(err, CallError::Panicked { .. }), "{err:?}");
+    assert!(err.to_string().contains("no subject for you"), "{err}");
+}
+
+#[test]
+fn a_dropped_completion_gives_an_error_instead_of_a_hang() {
+    let (registry, result, _dir) = load_one("uji_fixture_misbehaving");
+    result.unwrap();
+    let tool = registry.tool("drop_call").unwrap();
+    let running = tool
+        .start(&call("drop_call", json!({})), no_progress())
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(running.wait_blocking());
+    });
+    let result = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a dropped completion must not hang the call");
+    let err = result.unwrap_err();
+    assert_eq!(
+        err,
+        CallError::Dropped {
+            plugin: "fixture-misbehaving".to_string()
+        }
+    );
+    assert!(err.to_string().contains("without finishing"), "{err}");
+}
+
+#[tokio::test]
+async fn cancelling_a_tool_call_reaches_the_plugin_and_progress_streams() {
+    let (registry, result, _dir) = load_one("uji_fixture_misbehaving");
+    result.unwrap();
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink_lines = Arc::clone(&lines);
+    let sink: ProgressSink =
+        Arc::new(move |line: &str| sink_lines.lock().unwrap().push(line.to_string()));
+    let tool = registry.tool("until_cancelled").unwrap();
+    let mut running = tool
+        .start(&call("until_cancelled", json!({})), sink)
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    running.cancel();
+    let output = tokio::time::timeout(Duration::from_secs(5), running.finished())
+        .await
+        .expect("the tool stops promptly once cancelled")
+        .unwrap();
+    assert_eq!(
+        output.text,
+        "error: interrupted by the user while this tool ran"
+    );
+    let lines = lines.lock().unwrap();
+    assert!(lines.first().is_some_and(|l| l == "tick 1"), "{lines:?}");
+}
+
+struct Collect(Mutex<String>);
+
+impl WireEvents for Collect {
+    fn text(&self, delta: &str) {
+        self.0.lock().unwrap().push_str(delta);
+    }
+    fn reasoning(&self, _delta: &str) {}
+}
+
+fn wire_request(model: &str) -> WireRequest {
+    WireRequest {
+        model: model.to_string(),
+        system: String::new(),
+        messages: Vec::new(),
+        tools: Vec::new(),
+        effort: None,
+        max_output: None,
+        cache: None,
+        session: None,
+        provider: ProviderInfo::default(),
+        auth: Default::default(),
+        idle_timeout: None,
+    }
+}
+
+#[test]
+fn wire_calls_survive_panics_and_dropped_replies() {
+    let (registry, result, _dir) = load_one("uji_fixture_misbehaving");
+    result.unwrap();
+    let wire = registry.wire("moody").unwrap();
+
+    let events = Arc::new(Collect(Mutex::new(String::new())));
+    let answer = wire
+        .stream(&wire_request("fine"), events.clone())
+        .unwrap()
+        .wait_blocking()
+        .unwrap();
+    assert_eq!(answer.text, "hi");
+    assert_eq!(*events.0.lock().unwrap(), "hi");
+
+    let dropped = wire
+        .stream(&wire_request("drop"), events.clone())
+        .unwrap()
+        .wait_blocking()
+        .unwrap_err();
+    assert!(
+        matches!(dropped, StreamError::Plugin(CallError::Dropped { .. })),
+        "{dropped:?}"
+    );
+
+    let panicked = wire.stream(&wire_request("panic"), events).err().unwrap();
+    assert!(
+        matches!(panicked, CallError::Panicked { .. }),
+        "{panicked:?}"
+    );
+    assert!(panicked.to_string().contains("the fixture wire exploded"));
+}
+
+#[test]
+fn uji_plugins_lists_good_plugins_and_each_broken_file_with_its_reason() {
+    let dir = plugin_dir(&[
+        "uji_fixture_misbehaving",
+        "uji_fixture_not_a_plugin",
+        "uji_fixture_incompatible",
+        "uji_fixture_init_error",
+        "uji_fixture_init_panic",
+    ]);
+    std::fs::write(dir.path().join("libtruncated.so"), b"\x7fELF").unwrap();
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .uji()
+        .arg("plugins")
+        .env(
+            "UJI_PLUGIN_PATH",
+            format!("{}:/nonexistent/uji-plugins", dir.path().display()),
+        )
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(
+        output.status.success(),
+        "exit 0 even when some failed; stderr: {stderr}"
+    );
+
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("fixture-misbehaving "))
+        .unwrap_or_else(|| panic!("misbehaving plugin listed:\n{stdout}"));
+    assert!(line.contains("0.1.0"), "{line}");
+    assert!(line.contains("tool,wire"), "{line}");
+    assert!(
+        line.contains("tools: drop_call, echo, panic_now, panic_subject, until_cancelled"),
+        "{line}"
+    );
+    assert!(line.contains("wires: moody"), "{line}");
+    assert!(line.contains("libuji_fixture_misbehaving.so"), "{line}");
+
+    let failed = stdout
+        .split("failed to load:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    for (file, reason) in [
+        ("libuji_fixture_not_a_plugin.so", "not a uji plugin"),
+        ("libuji_fixture_incompatible.so", "needs uji-sdk 9.0.0"),
+        (
+            "libuji_fixture_init_error.so",
+            "its init returned an error: cannot start: FIXTURE_TOKEN is not set",
+        ),
+        (
+            "libuji_fixture_init_panic.so",
+            "its init panicked: index out of bounds",
+        ),
+        ("libtruncated.so", "not a loadable shared library"),
+        ("/nonexistent/uji-plugins", "no such file or directory"),
+    ] {
+        let line = failed
+            .lines()
+            .find(|l| l.contains(file))
+            .unwrap_or_else(|| panic!("{file} reported:\n{stdout}"));
+        assert!(
+            line.contains(reason),
+            "{file}: expected {reason:?} in {line:?}"
+        );
+    }
+    assert!(
+        !stdout.contains("ghost_tool"),
+        "a failed plugin's tool is not listed"
+    );
+}
+
+#[test]
+fn uji_plugins_lists_the_shipped_tools_plugin_found_next_to_the_binary() {
+    artifact("uji_plugin_tools");
+    let sandbox = Sandbox::new();
+    let output = sandbox.uji().args(["plugins", "--json"]).output().unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let tools = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "tools")
+        .unwrap_or_else(|| panic!("tools plugin listed: {stdout}"));
+    assert_eq!(tools["origin"], "bundled");
+    assert_eq!(
+        tools["tools"],
+        json!(["edit_file", "read_file", "run_command", "write_file"])
+    );
+    assert_eq!(doc["failed"], json!([]), "nothing shipped fails: {stdout}");
+}
+
+#[test]
+fn a_plugin_in_the_config_dir_is_found_and_a_same_named_one_earlier_in_the_path_wins() {
+    let sandbox = Sandbox::new();
+    let config_plugins = sandbox.config().join("plugins");
+    std::fs::create_dir_all(&config_plugins).unwrap();
+    uji_tests::copy_into(&artifact("uji_fixture_misbehaving"), &config_plugins);
+    let earlier = plugin_dir(&["uji_fixture_misbehaving"]);
+
+    let output = sandbox.uji().args(["plugins", "--json"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let found = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "fixture-misbehaving")
+        .cloned();
+    assert_eq!(found.unwrap()["origin"], "config");
+
+    let output = sandbox
+        .uji()
+        .args(["plugins", "--json"])
+        .env("UJI_PLUGIN_PATH", earlier.path())
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let found = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "fixture-misbehaving")
+        .cloned();
+    assert_eq!(found.unwrap()["origin"], "UJI_PLUGIN_PATH");
+    let shadowed = doc["shadowed"].as_array().unwrap();
+    assert_eq!(shadowed.len(), 1, "{doc}");
+    assert!(
+        shadowed[0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with(config_plugins.to_str().unwrap())
+    );
+}

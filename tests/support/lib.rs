@@ -1,0 +1,119 @@
+//! Helpers for uji's end-to-end tests: where the built binary and plugins
+//! are, isolated config/data directories, and running `uji`.
+//!
+//! The tests use what `cargo build --workspace` produced (the README's test
+//! command builds first), so they exercise the real binary and real cdylibs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `target/<profile>`, where cargo put `uji` and the plugin libraries.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test binary>
+    let deps = exe.parent().expect("deps dir");
+    let dir = if deps.ends_with("deps") {
+        deps.parent().expect("profile dir")
+    } else {
+        deps
+    };
+    dir.to_path_buf()
+}
+
+/// The `uji` executable under test.
+pub fn uji_bin() -> PathBuf {
+    let path = target_dir().join("uji");
+    assert!(
+        path.exists(),
+        "{} is missing: build first with `cargo build --workspace` (the README's test command does)",
+        path.display()
+    );
+    path
+}
+
+/// A built shared library by its library name (`uji_fixture_init_error`).
+pub fn artifact(lib_name: &str) -> PathBuf {
+    let file = format!(
+        "{}{lib_name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    let path = target_dir().join(file);
+    assert!(
+        path.exists(),
+        "{} is missing: build first with `cargo build --workspace` (the README's test command does)",
+        path.display()
+    );
+    path
+}
+
+/// A fresh directory holding copies of the named libraries. Copies, so each
+/// test loads its own instance (dlopen shares one instance per path).
+pub fn plugin_dir(lib_names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in lib_names {
+        let from = artifact(name);
+        let to = dir.path().join(from.file_name().expect("file name"));
+        std::fs::copy(&from, &to).expect("copy plugin");
+    }
+    dir
+}
+
+/// An isolated home for one uji run: config, data and HOME inside a temp dir.
+pub struct Sandbox {
+    pub root: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let root = tempfile::tempdir().expect("tempdir");
+        for dir in ["home", "config", "data", "work"] {
+            std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
+        }
+        Sandbox { root }
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.root.path().join("config")
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    /// A `uji` command with this sandbox's directories and a clean
+    /// environment (no real keys, no real config).
+    pub fn uji(&self) -> Command {
+        let mut cmd = Command::new(uji_bin());
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.root.path().join("home"))
+            .env("UJI_CONFIG_DIR", self.config())
+            .env("UJI_DATA_DIR", self.root.path().join("data"))
+            .current_dir(self.work());
+        cmd
+    }
+}
+
+/// Stdout and stderr as text, for assertions and failure messages.
+pub fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Copies `file` into `dir` and returns the new path.
+pub fn copy_into(file: &Path, dir: &Path) -> PathBuf {
+    let to = dir.join(file.file_name().expect("file name"));
+    std::fs::copy(file, &to).expect("copy");
+    to
+}
