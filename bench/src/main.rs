@@ -1,1 +1,189 @@
-fn main() {}
+//! uji's benchmarks. Run them all with `bench/run` (release build), which
+//! prints a table and, with `--write docs/benchmarks.md`, records it.
+//!
+//! Every measurement runs the real release `uji` binary in a fresh process:
+//! wall time from spawn to exit, and peak RSS from the kernel's accounting of
+//! that child (wait4), so nothing the bench itself allocates is counted.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod startup;
+
+/// One line of the results table.
+pub struct Row {
+    pub area: &'static str,
+    pub what: String,
+    pub value: f64,
+    pub unit: &'static str,
+    /// Upper bound from the issue that asked for the benchmark.
+    pub target: Option<f64>,
+}
+
+impl Row {
+    fn verdict(&self) -> &'static str {
+        match self.target {
+            Some(target) if self.value <= target => "ok",
+            Some(_) => "OVER",
+            None => "",
+        }
+    }
+}
+
+/// What one run of a child process cost.
+pub struct Run {
+    pub wall: Duration,
+    pub peak_rss_kb: u64,
+    pub stdout: Vec<u8>,
+    pub success: bool,
+}
+
+/// Runs `cmd` to completion, measuring wall time and the child's peak RSS.
+pub fn measure(cmd: &mut Command) -> Run {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn benchmark child");
+    let mut stdout = Vec::new();
+    if let Some(mut out) = child.stdout.take() {
+        use std::io::Read;
+        let _ = out.read_to_end(&mut stdout);
+    }
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our child, not yet reaped (std's Child is never waited).
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = started.elapsed();
+    assert!(rc == pid, "wait4 failed for the benchmark child");
+    Run {
+        wall,
+        // Linux reports ru_maxrss in kilobytes.
+        peak_rss_kb: usage.ru_maxrss as u64,
+        stdout,
+        success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    }
+}
+
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values[values.len() / 2]
+}
+
+/// The directory holding the release `uji` and its plugins.
+pub fn release_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent().expect("bench dir").to_path_buf()
+}
+
+pub fn uji_bin() -> PathBuf {
+    let path = release_dir().join("uji");
+    assert!(
+        path.exists(),
+        "{} is missing: run bench/run, which builds the release workspace first",
+        path.display()
+    );
+    path
+}
+
+/// A `uji` command isolated from the user's real config and data.
+pub fn uji(home: &Path) -> Command {
+    let mut cmd = Command::new(uji_bin());
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("UJI_CONFIG_DIR", home.join("config"))
+        .env("UJI_DATA_DIR", home.join("data"));
+    cmd
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    format!("{cores} cores, {cpu}")
+}
+
+fn format_value(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+fn table(rows: &[Row]) -> String {
+    let mut out = String::from("| area | benchmark | result | target | |\n|---|---|---|---|---|\n");
+    for row in rows {
+        let target = row
+            .target
+            .map(|t| format!("≤ {} {}", format_value(t), row.unit))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "| {} | {} | {} {} | {} | {} |\n",
+            row.area,
+            row.what,
+            format_value(row.value),
+            row.unit,
+            target,
+            row.verdict()
+        ));
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let write_to = args
+        .iter()
+        .position(|a| a == "--write")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
+    let filter: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--write"))
+        .map(|(_, a)| a)
+        .collect();
+
+    let mut rows = Vec::new();
+    let areas: [(&str, fn() -> Vec<Row>); 1] = [("startup", startup::run)];
+    for (area, run) in areas {
+        if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {
+            eprintln!("bench: {area}…");
+            rows.extend(run());
+        }
+    }
+
+    let table = table(&rows);
+    println!("{table}");
+    if let Some(path) = write_to {
+        let doc = format!(
+            "# Benchmarks\n\nThe latest numbers from `bench/run` (release build), on {}.\nRe-run with `bench/run --write docs/benchmarks.md`. Each row runs the real `uji` binary in fresh processes; times are medians, memory is the peak RSS of the `uji` process.\n\n{table}\n{}",
+            machine(),
+            NOTES
+        );
+        std::fs::write(&path, doc).expect("write results");
+        eprintln!("bench: wrote {}", path.display());
+    }
+    if rows.iter().any(|r| r.verdict() == "OVER") {
+        eprintln!("bench: some results are over their target");
+    }
+}
+
+const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n";

@@ -1,6 +1,8 @@
 //! The third-party example plugin: built on its own, found through
 //! `$UJI_PLUGIN_PATH`, and its tool works.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::Command;
 use std::sync::Arc;
 

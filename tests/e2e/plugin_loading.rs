@@ -1,6 +1,8 @@
 //! The plugin loading matrix, in process (through uji-host, as core uses it)
 //! and through the real `uji plugins` command.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -22,6 +22,8 @@
 
 // abi_stable's derives expand impl blocks inside consts.
 #![allow(non_local_definitions)]
+// ...and by-value trait methods with casts clippy finds redundant.
+#![allow(clippy::unnecessary_cast)]
 
 pub use abi_stable::std_types::{RBox, ROption, RResult, RStr, RString, RVec};
 use abi_stable::{
