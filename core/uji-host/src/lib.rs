@@ -18,7 +18,7 @@ pub use calls::{
 };
 pub use loader::{
     BUNDLED_PREFIX, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch, PluginSet,
-    Shadowed, load_plugin_file, load_plugins,
+    Shadowed, load_module, load_plugin_file, load_plugins,
 };
 pub use registry::{Notice, PluginState, Provided, Registry, Service};
-pub use uji_abi::{LoadError, SDK_VERSION};
+pub use uji_abi::{LoadError, PluginModuleRef, SDK_VERSION};

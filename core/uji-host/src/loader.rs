@@ -31,6 +31,8 @@ pub enum Origin {
     PluginPath,
     Config,
     Bundled,
+    /// Linked into the uji executable.
+    Builtin,
 }
 
 impl Origin {
@@ -39,6 +41,7 @@ impl Origin {
             Origin::PluginPath => "UJI_PLUGIN_PATH",
             Origin::Config => "config",
             Origin::Bundled => "bundled",
+            Origin::Builtin => "builtin",
         }
     }
 }
@@ -347,6 +350,42 @@ pub fn load_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
     }
     set.elapsed = started.elapsed();
     set
+}
+
+/// Initialises a plugin linked into this process (uji's compiled-in parts,
+/// tests) through the same handshake and `init` as a file. `label` stands in
+/// for the path in listings.
+pub fn load_module(
+    module: PluginModuleRef,
+    label: &str,
+    registry: &Registry,
+) -> Result<LoadedPlugin, LoadFailure> {
+    let path = PathBuf::from(label);
+    let started = Instant::now();
+    let fail = |reason| LoadFailure {
+        path: path.clone(),
+        reason,
+    };
+    let manifest = read_manifest(module).map_err(fail)?;
+    let state = PluginState::new(manifest.name.clone());
+    match (module.init())(host_for(registry, &state)).into_result() {
+        Ok(()) => Ok(LoadedPlugin {
+            manifest,
+            path: path.clone(),
+            origin: Origin::Builtin,
+            load_time: started.elapsed(),
+            state,
+        }),
+        Err(fault) => {
+            registry.remove_plugin(&manifest.name);
+            let message = fault.message.to_string();
+            Err(fail(if fault.panicked {
+                FailureReason::InitPanicked(message)
+            } else {
+                FailureReason::InitError(message)
+            }))
+        }
+    }
 }
 
 /// Loads exactly one file (used by tests and `uji plugins --check FILE`).

@@ -2,7 +2,7 @@
 //! [`guard`], so a panic becomes a [`Fault`] instead of unwinding into an
 //! `extern "C"` frame (which aborts the whole process).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
 
@@ -10,15 +10,22 @@ use uji_abi::Fault;
 
 thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+    static GUARD_DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Replaces the default panic printer in this plugin's copy of std: a cdylib
-/// links its own std, so this never touches uji's hook. The message is kept
-/// for the fault instead of being written over the user's terminal.
+/// Keeps panics caught by [`guard`] off the user's terminal: their message
+/// goes into the fault instead. Panics anywhere else still reach the previous
+/// hook. (A cdylib links its own std, so in a plugin this hook is the
+/// plugin's alone; linked into uji itself it chains to uji's.)
 pub(crate) fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        std::panic::set_hook(Box::new(|info| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARD_DEPTH.with(Cell::get) == 0 {
+                previous(info);
+                return;
+            }
             let message = payload_text(info.payload());
             let text = match info.location() {
                 Some(at) => format!("{message} (at {}:{})", at.file(), at.line()),
@@ -27,6 +34,21 @@ pub(crate) fn install_panic_hook() {
             LAST_PANIC.with(|slot| *slot.borrow_mut() = Some(text));
         }));
     });
+}
+
+struct DepthGuard;
+
+impl DepthGuard {
+    fn enter() -> DepthGuard {
+        GUARD_DEPTH.with(|d| d.set(d.get() + 1));
+        DepthGuard
+    }
+}
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        GUARD_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
 }
 
 fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
@@ -41,7 +63,10 @@ fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs `f`, turning a panic into a [`Fault`] with `panicked = true`.
 pub fn guard<R>(f: impl FnOnce() -> R) -> Result<R, Fault> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let depth = DepthGuard::enter();
+    let result = catch_unwind(AssertUnwindSafe(f));
+    drop(depth);
+    match result {
         Ok(value) => Ok(value),
         Err(payload) => {
             let recorded = LAST_PANIC.with(|slot| slot.borrow_mut().take());

@@ -78,6 +78,12 @@ pub trait Plugin: 'static {
     fn init(host: &Host) -> Result<(), String>;
 }
 
+/// The root module of `P`, for hosting a plugin inside the process that
+/// links it (uji's compiled-in parts and tests) instead of loading a file.
+pub fn in_process_module<P: Plugin>() -> uji_abi::PluginModuleRef {
+    __private::plugin_module::<P>()
+}
+
 /// Exports a [`Plugin`] as this library's uji root module. Call it once, in a
 /// crate built as `crate-type = ["cdylib"]`.
 #[macro_export]

@@ -1,0 +1,11 @@
+//! uji's core: the policy gate every tool call passes through (and, as they
+//! land, the turn loop and sessions). Frontends talk to it through
+//! `uji-protocol` types; plugins through `uji-host`.
+
+pub mod gate;
+pub mod interrupt;
+
+pub use gate::{
+    Approval, ApprovalRequest, Approver, DecidedBy, Gate, GateResult, HeadlessApprover, ToolRequest,
+};
+pub use interrupt::{Interrupt, Interrupter, interrupt_pair};

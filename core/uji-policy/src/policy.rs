@@ -1,0 +1,614 @@
+//! The [`Policy`]: rule sets, disabled tools, confinement, and `decide`.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::paths::{self, ConfineError, canonicalize_lenient, expand_home, home_dir};
+use crate::rules::{self, Hits, ListKind, Mode, RuleProblem, ToolRules};
+use crate::split::{Part, split_parts};
+use crate::{Decision, SubjectKind, ToolFacts, Verdict};
+
+/// The set `set_rules(…, None)` writes to.
+pub const DEFAULT_SET: &str = "default";
+
+/// One named group of rules, e.g. the user's config ("default") or a mode
+/// such as "readonly" layered on top.
+#[derive(Debug, Clone)]
+struct RuleSet {
+    name: String,
+    tools: HashMap<String, ToolRules>,
+    default: Option<Decision>,
+    /// The top-level default or the table itself was invalid: nothing may be
+    /// decided `allow`.
+    capped_all: bool,
+}
+
+/// The decision engine's state.
+///
+/// `Default` has no rules, nothing disabled, confinement on and no extra
+/// roots; with no rules every tool falls back to its declared policy, else
+/// ask.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    sets: Vec<RuleSet>,
+    disabled: BTreeSet<String>,
+    confine: bool,
+    roots: Vec<PathBuf>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            sets: Vec::new(),
+            disabled: BTreeSet::new(),
+            confine: true,
+            roots: Vec::new(),
+        }
+    }
+}
+
+/// A matching rule found while deciding.
+struct Hit<'p> {
+    set: &'p str,
+    idx: usize,
+    rules: &'p ToolRules,
+    /// The text the rule matched (a part, the line, a path form).
+    matched: String,
+}
+
+impl Hit<'_> {
+    fn text(&self) -> &str {
+        self.rules
+            .rules
+            .get(self.idx)
+            .map_or("", |r| r.text.as_str())
+    }
+
+    fn message(&self) -> Option<String> {
+        self.rules
+            .rules
+            .get(self.idx)
+            .and_then(|r| r.message.clone())
+    }
+}
+
+/// Fold step keeping the strictest decision (the first set on ties).
+fn strictest<'s>(
+    acc: Option<(Decision, &'s str)>,
+    (d, set): (Decision, &'s str),
+) -> Option<(Decision, &'s str)> {
+    match acc {
+        Some((best, _)) if best >= d => acc,
+        _ => Some((d, set)),
+    }
+}
+
+/// One set's opinion of the tool: its name and compiled rules.
+type Entry<'p> = (&'p str, &'p ToolRules);
+
+/// Per-set query results for one probe text.
+type SetHits = Vec<Hits>;
+
+fn first_hit<'p>(
+    entries: &[Entry<'p>],
+    hits: &SetHits,
+    list: ListKind,
+    matched: &str,
+) -> Option<Hit<'p>> {
+    entries
+        .iter()
+        .zip(hits.iter())
+        .find_map(|(&(set, rules), h)| {
+            h.get(list).map(|idx| Hit {
+                set,
+                idx,
+                rules,
+                matched: matched.to_string(),
+            })
+        })
+}
+
+fn query_all(entries: &[Entry<'_>], text: &str, mode: Mode, buf: &mut Vec<usize>) -> SetHits {
+    entries
+        .iter()
+        .map(|(_, r)| r.query(text, mode, buf))
+        .collect()
+}
+
+fn query_exact_all(entries: &[Entry<'_>], text: &str, mode: Mode) -> SetHits {
+    entries
+        .iter()
+        .map(|(_, r)| r.query_exact(text, mode))
+        .collect()
+}
+
+fn rule_verdict(list: ListKind, tool: &str, hit: &Hit<'_>, what: &str) -> Verdict {
+    let decision = list.decision();
+    let what = if what.is_empty() {
+        String::new()
+    } else {
+        format!("{what} ")
+    };
+    Verdict {
+        decision,
+        because: format!(
+            "{decision} rule \"{}\" of {tool} in set \"{}\" matched {what}\"{}\"",
+            hit.text(),
+            hit.set,
+            hit.matched
+        ),
+        message: if decision == Decision::Allow {
+            None
+        } else {
+            hit.message()
+        },
+    }
+}
+
+/// A probe for a command part: its text and its dequoted form.
+struct PartHits {
+    text: SetHits,
+    plain: Option<SetHits>,
+}
+
+impl PartHits {
+    /// First hit of `list` in either form (deny and ask only use `plain`).
+    fn find<'p>(&self, entries: &[Entry<'p>], part: &Part, list: ListKind) -> Option<Hit<'p>> {
+        first_hit(entries, &self.text, list, &part.text).or_else(|| {
+            match (&self.plain, &part.plain) {
+                (Some(h), Some(p)) if list != ListKind::Allow => first_hit(entries, h, list, p),
+                _ => None,
+            }
+        })
+    }
+}
+
+impl Policy {
+    /// A policy with no rules (same as `Default`).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Install rules into a set (`None` = [`DEFAULT_SET`]).
+    ///
+    /// Replaces the tools `rules` names, and the top-level default if it
+    /// gives one, keeping everything else in that set; other sets are never
+    /// touched. Problems are returned, not fatal: a bad rule is dropped and
+    /// its tool is capped at ask (a bad top-level default caps every tool),
+    /// because silently ignoring, say, a mistyped deny rule must not leave
+    /// the tool running unasked. `~/` in path rules is expanded with `$HOME`
+    /// as it is now.
+    pub fn set_rules(&mut self, rules: &Value, set: Option<&str>) -> Vec<RuleProblem> {
+        let name = set.unwrap_or(DEFAULT_SET);
+        let home = home_dir();
+        let mut problems = Vec::new();
+        let pos = match self.sets.iter().position(|s| s.name == name) {
+            Some(p) => p,
+            None => {
+                self.sets.push(RuleSet {
+                    name: name.to_string(),
+                    tools: HashMap::new(),
+                    default: None,
+                    capped_all: false,
+                });
+                self.sets.len() - 1
+            }
+        };
+        let Some(target) = self.sets.get_mut(pos) else {
+            return problems;
+        };
+        match rules {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if key == "default" {
+                        match rules::parse_default(value) {
+                            Ok(None) => {}
+                            Ok(Some(d)) => {
+                                target.default = Some(d);
+                                target.capped_all = false;
+                            }
+                            Err(text) => {
+                                problems.push(RuleProblem {
+                                    tool: "*".to_string(),
+                                    rule: text,
+                                    problem: rules::BAD_DEFAULT.to_string(),
+                                });
+                                target.default = None;
+                                target.capped_all = true;
+                            }
+                        }
+                    } else {
+                        let compiled =
+                            rules::compile_tool(key, value, home.as_deref(), &mut problems);
+                        target.tools.insert(key.clone(), compiled);
+                    }
+                }
+            }
+            Value::Null => {}
+            Value::Array(a) if a.is_empty() => {}
+            other => {
+                problems.push(RuleProblem {
+                    tool: "*".to_string(),
+                    rule: other.to_string(),
+                    problem: "is not a table of tool rules".to_string(),
+                });
+                target.capped_all = true;
+            }
+        }
+        problems
+    }
+
+    /// Remove a set entirely (`None` = [`DEFAULT_SET`]); returns whether it
+    /// existed. Useful when a mode such as "readonly" is switched off.
+    pub fn clear_rules(&mut self, set: Option<&str>) -> bool {
+        let name = set.unwrap_or(DEFAULT_SET);
+        let before = self.sets.len();
+        self.sets.retain(|s| s.name != name);
+        self.sets.len() != before
+    }
+
+    /// Names of the sets that have been given rules, in creation order.
+    pub fn set_names(&self) -> Vec<String> {
+        self.sets.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// Disable tools: they are denied whatever the rules say.
+    pub fn disable(&mut self, names: &[String]) {
+        self.disabled.extend(names.iter().cloned());
+    }
+
+    /// Re-enable tools disabled with [`Policy::disable`].
+    pub fn enable(&mut self, names: &[String]) {
+        for n in names {
+            self.disabled.remove(n);
+        }
+    }
+
+    /// Is the tool disabled?
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.disabled.contains(name)
+    }
+
+    /// The disabled tools, sorted.
+    pub fn disabled(&self) -> Vec<String> {
+        self.disabled.iter().cloned().collect()
+    }
+
+    /// Turn confinement on or off (`Some`), or just read it (`None`).
+    /// Returns the setting in force afterwards.
+    pub fn confine(&mut self, enabled: Option<bool>) -> bool {
+        if let Some(e) = enabled {
+            self.confine = e;
+        }
+        self.confine
+    }
+
+    /// Replace the extra roots the file tools may reach (`Some`), or just
+    /// read them (`None`). A leading `~/` is expanded with `$HOME`; other
+    /// paths are stored as given, and a relative root is taken against the
+    /// working directory of each check.
+    pub fn roots(&mut self, paths: Option<Vec<String>>) -> Vec<PathBuf> {
+        if let Some(p) = paths {
+            self.roots = p.iter().map(|r| expand_home(r)).collect();
+        }
+        self.roots.clone()
+    }
+
+    /// Where a file tool may go: the canonical path of `path` (with `~/`
+    /// expanded, relative to `cwd`).
+    ///
+    /// With confinement on, the canonical path must lie under the canonical
+    /// `cwd` or one of the canonical roots; this refuses `../` escapes,
+    /// absolute paths elsewhere, symlinks (to files or directories, dangling
+    /// or not) leading out, and new files under such links. The check is
+    /// lexical over resolved paths and so does not guard against the tree
+    /// changing between the check and the use.
+    ///
+    /// # Errors
+    /// [`ConfineError::Outside`] naming the path and the allowed directories;
+    /// [`ConfineError::Loop`] for a symlink loop (also with confinement off).
+    pub fn check_path(&self, path: &str, cwd: &Path) -> Result<PathBuf, ConfineError> {
+        let canon = paths::resolve_against(path, cwd)?;
+        if !self.confine {
+            return Ok(canon);
+        }
+        let mut shown = vec![cwd.to_path_buf()];
+        shown.extend(self.roots.iter().cloned());
+        let allowed: Vec<PathBuf> = shown
+            .iter()
+            .filter_map(|dir| {
+                let abs = if dir.is_absolute() {
+                    dir.clone()
+                } else {
+                    cwd.join(dir)
+                };
+                canonicalize_lenient(&abs).ok()
+            })
+            .collect();
+        if paths::is_within(&canon, &allowed) {
+            Ok(canon)
+        } else {
+            Err(paths::outside(path, shown))
+        }
+    }
+
+    /// Decide one tool call.
+    ///
+    /// Order: a disabled tool is denied; otherwise deny rules of every set,
+    /// then allow rules, then ask rules, first match wins (commands differ,
+    /// see below). With no match the fallback chain is the tool's own
+    /// `default` (strictest across sets), the tool's declared policy, the
+    /// top-level `default` (strictest across sets), and finally ask. A tool
+    /// with an invalid rule is never allowed: allow becomes ask.
+    ///
+    /// For [`SubjectKind::Command`] the line and every part from
+    /// [`split_command`](crate::split_command) are checked: a deny anywhere
+    /// denies, then an ask anywhere asks, then the command is allowed if
+    /// every part hits an allow rule (a bare `( … )` subshell part only needs
+    /// its inner parts) or the line does; with more than one part the whole line
+    /// is only allowed by an exact rule, since `git diff*` must not allow
+    /// `git diff; rm -rf ~`. A line that cannot be split is denied by a deny
+    /// rule on the line or a deny fallback, and asked otherwise; never
+    /// allowed.
+    pub fn decide(&self, facts: &ToolFacts<'_>) -> Verdict {
+        let tool = facts.tool;
+        if self.disabled.contains(tool) {
+            let text = format!("{tool} is disabled");
+            return Verdict {
+                decision: Decision::Deny,
+                because: text.clone(),
+                message: Some(text),
+            };
+        }
+        let entries: Vec<Entry<'_>> = self
+            .sets
+            .iter()
+            .filter_map(|s| s.tools.get(tool).map(|t| (s.name.as_str(), t)))
+            .collect();
+        let mut verdict = match facts.kind {
+            SubjectKind::Command => self.decide_command(facts, &entries),
+            SubjectKind::Path => self.decide_path(facts, &entries),
+            SubjectKind::Other => {
+                let subject = facts.subject;
+                self.decide_probes(facts, &entries, &[subject.to_string()], Mode::Plain, "")
+            }
+        };
+        if verdict.decision == Decision::Allow {
+            let tool_capped = entries.iter().any(|(_, t)| t.capped);
+            let all_capped = self.sets.iter().find(|s| s.capped_all);
+            if tool_capped || all_capped.is_some() {
+                let whose = if tool_capped {
+                    format!("the policy for {tool}")
+                } else {
+                    "the top-level policy".to_string()
+                };
+                verdict.decision = Decision::Ask;
+                verdict.because = format!(
+                    "{}; asking instead because {whose} has an invalid rule",
+                    verdict.because
+                );
+            }
+        }
+        verdict
+    }
+
+    /// Deny, allow, ask over several probe texts, then the fallback.
+    fn decide_probes(
+        &self,
+        facts: &ToolFacts<'_>,
+        entries: &[Entry<'_>],
+        probes: &[String],
+        mode: Mode,
+        what: &str,
+    ) -> Verdict {
+        if entries.iter().any(|(_, t)| t.has_rules()) {
+            let mut buf = Vec::new();
+            let all: Vec<(SetHits, &str)> = probes
+                .iter()
+                .map(|p| (query_all(entries, p, mode, &mut buf), p.as_str()))
+                .collect();
+            for list in [ListKind::Deny, ListKind::Allow, ListKind::Ask] {
+                let hit = entries.iter().enumerate().find_map(|(i, &(set, rules))| {
+                    // Within one set, the earliest rule over all probes.
+                    all.iter()
+                        .filter_map(|(h, text)| {
+                            h.get(i).and_then(|x| x.get(list)).map(|idx| (idx, *text))
+                        })
+                        .min_by_key(|(idx, _)| *idx)
+                        .map(|(idx, text)| Hit {
+                            set,
+                            idx,
+                            rules,
+                            matched: text.to_string(),
+                        })
+                });
+                if let Some(hit) = hit {
+                    return rule_verdict(list, facts.tool, &hit, what);
+                }
+            }
+        }
+        self.fallback(facts, entries)
+    }
+
+    /// Path subjects are matched in every form that names the same file:
+    /// as given, made absolute against `cwd`, canonical, and canonical
+    /// relative to the canonical `cwd`.
+    fn decide_path(&self, facts: &ToolFacts<'_>, entries: &[Entry<'_>]) -> Verdict {
+        let mut probes: Vec<String> = vec![facts.subject.to_string()];
+        if entries.iter().any(|(_, t)| t.has_rules()) {
+            let mut add = |p: &Path| {
+                let s = p.to_string_lossy();
+                if !s.is_empty() && !probes.iter().any(|x| *x == s) {
+                    probes.push(s.into_owned());
+                }
+            };
+            let expanded = expand_home(facts.subject);
+            let joined = if expanded.is_absolute() {
+                expanded
+            } else {
+                facts.cwd.join(expanded)
+            };
+            // Drops `.` components and trailing slashes, keeps `..`.
+            let joined: PathBuf = joined.components().collect();
+            add(&joined);
+            if let Ok(canon) = canonicalize_lenient(&joined) {
+                add(&canon);
+                if let Ok(ccwd) = canonicalize_lenient(facts.cwd)
+                    && let Ok(rel) = canon.strip_prefix(&ccwd)
+                {
+                    add(rel);
+                }
+            }
+        }
+        self.decide_probes(facts, entries, &probes, Mode::Path, "path")
+    }
+
+    fn decide_command(&self, facts: &ToolFacts<'_>, entries: &[Entry<'_>]) -> Verdict {
+        let tool = facts.tool;
+        let line = facts.subject.trim();
+        let has_rules = entries.iter().any(|(_, t)| t.has_rules());
+        let mut buf = Vec::new();
+        let parts = match split_parts(line) {
+            Ok(p) => p,
+            Err(e) => {
+                if has_rules {
+                    let hits = query_all(entries, line, Mode::Plain, &mut buf);
+                    if let Some(hit) = first_hit(entries, &hits, ListKind::Deny, line) {
+                        return rule_verdict(ListKind::Deny, tool, &hit, "line");
+                    }
+                }
+                let fb = self.fallback(facts, entries);
+                if fb.decision == Decision::Deny {
+                    return Verdict::new(
+                        Decision::Deny,
+                        format!("cannot split the command ({e}); {}", fb.because),
+                    );
+                }
+                return Verdict::new(
+                    Decision::Ask,
+                    format!("cannot split the command safely ({e}); asking"),
+                );
+            }
+        };
+        if !has_rules {
+            return self.fallback(facts, entries);
+        }
+
+        let part_hits: Vec<PartHits> = parts
+            .iter()
+            .map(|p| PartHits {
+                text: query_all(entries, &p.text, Mode::Plain, &mut buf),
+                plain: p
+                    .plain
+                    .as_ref()
+                    .map(|t| query_all(entries, t, Mode::Plain, &mut buf)),
+            })
+            .collect();
+        // A single part is the line itself, so the line may be matched by
+        // any rule; a compound line only by an exact rule (for allow).
+        let single = parts.len() <= 1;
+        let line_hits = if single && parts.first().is_some_and(|p| p.text == line) {
+            None
+        } else {
+            Some(query_all(entries, line, Mode::Plain, &mut buf))
+        };
+
+        for list in [ListKind::Deny, ListKind::Ask] {
+            for (part, hits) in parts.iter().zip(part_hits.iter()) {
+                if let Some(hit) = hits.find(entries, part, list) {
+                    return rule_verdict(list, tool, &hit, "part");
+                }
+            }
+            if let Some(lh) = &line_hits
+                && let Some(hit) = first_hit(entries, lh, list, line)
+            {
+                return rule_verdict(list, tool, &hit, "line");
+            }
+        }
+
+        // Allow: every command part (subshell groups excepted) hits allow.
+        let mut allowed: Vec<Hit<'_>> = Vec::new();
+        let mut all = true;
+        for (part, hits) in parts.iter().zip(part_hits.iter()) {
+            if part.group {
+                continue;
+            }
+            match first_hit(entries, &hits.text, ListKind::Allow, &part.text) {
+                Some(hit) => allowed.push(hit),
+                None => {
+                    all = false;
+                    break;
+                }
+            }
+        }
+        if all && !allowed.is_empty() {
+            if let [only] = allowed.as_slice() {
+                return rule_verdict(ListKind::Allow, tool, only, "part");
+            }
+            let list: Vec<String> = allowed
+                .iter()
+                .map(|h| {
+                    format!(
+                        "\"{}\" by rule \"{}\" (set \"{}\")",
+                        h.matched,
+                        h.text(),
+                        h.set
+                    )
+                })
+                .collect();
+            return Verdict::new(
+                Decision::Allow,
+                format!(
+                    "allow rules of {tool} matched every part: {}",
+                    list.join(", ")
+                ),
+            );
+        }
+        let line_allow = match &line_hits {
+            Some(lh) if single => first_hit(entries, lh, ListKind::Allow, line),
+            Some(_) => {
+                let exact = query_exact_all(entries, line, Mode::Plain);
+                first_hit(entries, &exact, ListKind::Allow, line)
+            }
+            None => None,
+        };
+        if let Some(hit) = line_allow {
+            return rule_verdict(ListKind::Allow, tool, &hit, "line");
+        }
+        self.fallback(facts, entries)
+    }
+
+    /// The chain used when no rule matched.
+    fn fallback(&self, facts: &ToolFacts<'_>, entries: &[Entry<'_>]) -> Verdict {
+        let tool = facts.tool;
+        let tool_default = entries
+            .iter()
+            .filter_map(|(set, t)| t.default.map(|d| (d, *set)))
+            .fold(None, strictest);
+        if let Some((d, set)) = tool_default {
+            return Verdict::new(
+                d,
+                format!("no rule matched; {tool}'s default (set \"{set}\")"),
+            );
+        }
+        if let Some(d) = facts.declared {
+            return Verdict::new(d, format!("no rule matched; declared policy of {tool}"));
+        }
+        let top = self
+            .sets
+            .iter()
+            .filter_map(|s| s.default.map(|d| (d, s.name.as_str())))
+            .fold(None, strictest);
+        if let Some((d, set)) = top {
+            let because = if set == DEFAULT_SET {
+                "no rule matched; top-level default".to_string()
+            } else {
+                format!("no rule matched; top-level default (set \"{set}\")")
+            };
+            return Verdict::new(d, because);
+        }
+        Verdict::new(Decision::Ask, "no rule matched; fallback ask")
+    }
+}
