@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod plugins_cmd;
+mod policy_cmd;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -33,12 +34,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Inspect the tool policy.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PolicyCommand {
+    /// Print the decision (allow, ask or deny) for TOOL acting on SUBJECT, then which rule or fallback produced it.
+    Check {
+        /// A tool name, e.g. run_command or write_file.
+        tool: String,
+        /// What the call acts on: a path for file tools, a command line for run_command.
+        subject: String,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Plugins { json }) => plugins_cmd::run(cli.config_dir, cli.data_dir, json),
+        Some(Command::Policy {
+            command: PolicyCommand::Check { tool, subject },
+        }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),
         None => Err(
             "the interactive interface is not built yet; try `uji plugins` or `uji --help`"
                 .to_string(),

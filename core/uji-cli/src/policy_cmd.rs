@@ -1,0 +1,44 @@
+//! `uji policy check TOOL SUBJECT`: the decision a real run would make.
+
+use std::path::PathBuf;
+
+use uji_core::{DecidedBy, Gate};
+use uji_host::paths::{Dirs, ProcessEnv};
+use uji_host::{PluginSearch, Registry, load_plugins};
+
+pub fn check(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    tool: &str,
+    subject: &str,
+) -> Result<(), String> {
+    let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("cannot read the working directory: {e}"))?;
+    // Load plugins exactly as a run does: they (and the Lua config) set the
+    // policy through the gate's services while they initialise.
+    let registry = Registry::new();
+    let gate = Gate::new(registry.clone());
+    gate.install_services();
+    let set = load_plugins(&PluginSearch::for_process(dirs.plugins()), &registry);
+    for notice in registry.take_notices() {
+        eprintln!("uji: {}: {}", notice.source, notice.text);
+    }
+    for failure in &set.failed {
+        eprintln!("uji: plugin {} failed to load: {}", failure.path.display(), failure.reason);
+    }
+    let (verdict, decided_by) = gate.check(tool, subject, &cwd);
+    let source = match decided_by {
+        DecidedBy::Disabled => "disabled",
+        DecidedBy::Confinement => "confinement",
+        _ => "policy",
+    };
+    println!("{} ({source}) {}", verdict.decision, verdict.because);
+    if registry.tool(tool).is_none() {
+        println!("note: no loaded plugin provides a tool named {tool}");
+    }
+    if let Some(message) = verdict.message {
+        println!("the model reads: {message}");
+    }
+    Ok(())
+}
