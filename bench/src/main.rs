@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod examples;
 mod startup;
 
 /// One line of the results table.
@@ -43,7 +44,9 @@ pub struct Run {
 
 /// Runs `cmd` to completion, measuring wall time and the child's peak RSS.
 pub fn measure(cmd: &mut Command) -> Run {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     let started = Instant::now();
     let mut child = cmd.spawn().expect("spawn benchmark child");
     let mut stdout = Vec::new();
@@ -113,7 +116,9 @@ fn machine() -> String {
                 .map(|s| s.trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".to_string());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
     format!("{cores} cores, {cpu}")
 }
 
@@ -162,7 +167,8 @@ fn main() {
         .collect();
 
     let mut rows = Vec::new();
-    let areas: [(&str, fn() -> Vec<Row>); 1] = [("startup", startup::run)];
+    let areas: [(&str, fn() -> Vec<Row>); 2] =
+        [("startup", startup::run), ("policy", examples::policy)];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {
             eprintln!("bench: {area}…");
@@ -186,4 +192,4 @@ fn main() {
     }
 }
 
-const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n";
+const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, splitting included.\n";

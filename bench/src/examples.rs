@@ -1,0 +1,51 @@
+//! Micro-benchmarks that live next to their code as cargo examples (built by
+//! `bench/run`): each prints `name value name value ...` on one line.
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use crate::{Row, release_dir};
+
+/// Runs `target/release/examples/<example>` and returns its named numbers.
+pub fn numbers(example: &str) -> HashMap<String, f64> {
+    let path = release_dir().join("examples").join(example);
+    let output = Command::new(&path).output().unwrap_or_else(|e| {
+        panic!(
+            "{} could not run ({e}); bench/run builds the examples",
+            path.display()
+        )
+    });
+    assert!(output.status.success(), "{example} failed");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .chunks(2)
+        .filter_map(|pair| match pair {
+            [name, value] => value.parse().ok().map(|v| (name.to_string(), v)),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn policy() -> Vec<Row> {
+    let found = numbers("decision_bench");
+    vec![
+        Row {
+            area: "policy",
+            what: "decision, 1,000 rules across 10 tools".to_string(),
+            value: found.get("policy_decision_us").copied().unwrap_or(f64::NAN),
+            unit: "µs",
+            target: Some(20.0),
+        },
+        Row {
+            area: "policy",
+            what: "decision on a 10-part compound command (incl. splitting)".to_string(),
+            value: found
+                .get("compound_10_part_us")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "µs",
+            target: Some(20.0),
+        },
+    ]
+}
