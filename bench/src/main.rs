@@ -48,6 +48,8 @@ pub fn measure(cmd: &mut Command) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let started = Instant::now();
+    // Reaped with wait4 below (to read its rusage), not Child::wait.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("spawn benchmark child");
     let mut stdout = Vec::new();
     if let Some(mut out) = child.stdout.take() {
@@ -167,8 +169,8 @@ fn main() {
         .collect();
 
     let mut rows = Vec::new();
-    let areas: [(&str, fn() -> Vec<Row>); 2] =
-        [("startup", startup::run), ("policy", examples::policy)];
+    type Area = (&'static str, fn() -> Vec<Row>);
+    let areas: [Area; 2] = [("startup", startup::run), ("policy", examples::policy)];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {
             eprintln!("bench: {area}…");
