@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use uji_host::paths::{Dirs, ProcessEnv};
-use uji_host::{PluginSearch, PluginSet, Registry, load_plugins};
+use uji_host::{PluginSet, Registry};
 
 pub fn run(
     config_dir: Option<PathBuf>,
@@ -13,8 +13,10 @@ pub fn run(
     as_json: bool,
 ) -> Result<(), String> {
     let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
-    let registry = Registry::new();
-    let set = load_plugins(&PluginSearch::for_process(dirs.plugins()), &registry);
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let booted = uji_core::boot_process(dirs, &cwd);
+    let (registry, set) = (booted.registry, booted.plugins);
     let text = if as_json {
         render_json(&set, &registry)
     } else {

@@ -2,9 +2,8 @@
 
 use std::path::PathBuf;
 
-use uji_core::{DecidedBy, Gate};
+use uji_core::DecidedBy;
 use uji_host::paths::{Dirs, ProcessEnv};
-use uji_host::{PluginSearch, Registry, load_plugins};
 
 pub fn check(
     config_dir: Option<PathBuf>,
@@ -13,19 +12,21 @@ pub fn check(
     subject: &str,
 ) -> Result<(), String> {
     let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| format!("cannot read the working directory: {e}"))?;
-    // Load plugins exactly as a run does: they (and the Lua config) set the
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    // Boot exactly as a run does: plugins (and the Lua config) set the
     // policy through the gate's services while they initialise.
-    let registry = Registry::new();
-    let gate = Gate::new(registry.clone());
-    gate.install_services();
-    let set = load_plugins(&PluginSearch::for_process(dirs.plugins()), &registry);
+    let booted = uji_core::boot_process(dirs, &cwd);
+    let (registry, gate, set) = (booted.registry, booted.gate, booted.plugins);
     for notice in registry.take_notices() {
         eprintln!("uji: {}: {}", notice.source, notice.text);
     }
     for failure in &set.failed {
-        eprintln!("uji: plugin {} failed to load: {}", failure.path.display(), failure.reason);
+        eprintln!(
+            "uji: plugin {} failed to load: {}",
+            failure.path.display(),
+            failure.reason
+        );
     }
     let (verdict, decided_by) = gate.check(tool, subject, &cwd);
     let source = match decided_by {

@@ -2,9 +2,11 @@
 //! land, the turn loop and sessions). Frontends talk to it through
 //! `uji-protocol` types; plugins through `uji-host`.
 
+pub mod boot;
 pub mod gate;
 pub mod interrupt;
 
+pub use boot::{Booted, boot, boot_process};
 pub use gate::{
     Approval, ApprovalRequest, Approver, DecidedBy, Gate, GateResult, HeadlessApprover, ToolRequest,
 };

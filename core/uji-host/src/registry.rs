@@ -301,6 +301,107 @@ impl Registry {
         }
     }
 
+    /// Removes a wire; true if it existed.
+    pub fn remove_wire(&self, name: &str) -> bool {
+        self.items
+            .write()
+            .map(|mut items| items.wires.remove(name).is_some())
+            .unwrap_or(false)
+    }
+
+    /// Runs the handlers of `event` in order with `payload` (the event name
+    /// is added as `event`), returning each handler's answer. A failing
+    /// handler becomes a notice and does not stop the others.
+    pub fn emit(&self, event: &str, payload: Value) -> Vec<Value> {
+        let mut payload = match payload {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                let mut map = serde_json::Map::new();
+                map.insert("value".to_string(), other);
+                map
+            }
+        };
+        payload.insert("event".to_string(), Value::String(event.to_string()));
+        let payload = Value::Object(payload);
+        let mut answers = Vec::new();
+        for hook in self.hooks(event) {
+            match hook.call(&payload) {
+                Ok(answer) => answers.push(answer),
+                Err(e) => self.notify("uji", &format!("{event} handler failed: {e}")),
+            }
+        }
+        answers
+    }
+
+    /// Offers the registry itself to plugins: `wire.list`, `wire.remove`,
+    /// `hook.remove` (`uji.off`), `emit` (`uji.emit`), `notify`, `config.set`.
+    pub fn install_services(&self) {
+        let registry = self.clone();
+        self.add_service(
+            "wire.list",
+            Arc::new(move |_plugin, _params| {
+                Ok(Value::from(
+                    registry
+                        .wires()
+                        .iter()
+                        .map(|w| Value::String(w.name().to_string()))
+                        .collect::<Vec<_>>(),
+                ))
+            }),
+        );
+        let registry = self.clone();
+        self.add_service(
+            "wire.remove",
+            Arc::new(move |_plugin, params| {
+                let name = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("expected a wire name")?;
+                Ok(Value::Bool(registry.remove_wire(name)))
+            }),
+        );
+        let registry = self.clone();
+        self.add_service(
+            "hook.remove",
+            Arc::new(move |_plugin, params| {
+                let event = params
+                    .get("event")
+                    .and_then(Value::as_str)
+                    .ok_or("expected an event name")?;
+                let name = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("expected a handler name")?;
+                Ok(Value::Bool(registry.remove_hook(event, name)))
+            }),
+        );
+        let registry = self.clone();
+        self.add_service(
+            "emit",
+            Arc::new(move |_plugin, params| {
+                let event = params
+                    .get("event")
+                    .and_then(Value::as_str)
+                    .ok_or("expected an event name")?;
+                let payload = params.get("payload").cloned().unwrap_or(Value::Null);
+                Ok(Value::from(registry.emit(event, payload)))
+            }),
+        );
+        let registry = self.clone();
+        self.add_service(
+            "config.set",
+            Arc::new(move |_plugin, params| {
+                let key = params
+                    .get("key")
+                    .and_then(Value::as_str)
+                    .ok_or("expected a key")?;
+                registry.set_config(key, params.get("value").cloned().unwrap_or(Value::Null));
+                Ok(Value::Null)
+            }),
+        );
+    }
+
     // ---- services, config, notices, log -------------------------------------
 
     /// Offers a host service to plugins under `method` (e.g. `policy.set`).

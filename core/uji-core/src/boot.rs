@@ -1,0 +1,66 @@
+//! Starting uji's core: the registry, the gate, host services, and every
+//! plugin, in the same way for every command.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use uji_host::paths::Dirs;
+use uji_host::{PluginSearch, PluginSet, Registry, load_plugins};
+
+use crate::gate::Gate;
+
+/// A started core.
+pub struct Booted {
+    pub registry: Registry,
+    pub gate: Gate,
+    pub plugins: PluginSet,
+    pub dirs: Dirs,
+    pub cwd: PathBuf,
+}
+
+/// Configuration keys plugins can read with `Host::config` from the start.
+pub const CONFIG_DIR_KEY: &str = "config_dir";
+pub const DATA_DIR_KEY: &str = "data_dir";
+pub const CWD_KEY: &str = "cwd";
+
+/// Builds the registry and gate, offers the host services, then loads the
+/// plugins `search` finds (the Lua plugin runs the user's init.lua while it
+/// initialises, so the policy it sets is in place when this returns).
+pub fn boot(dirs: Dirs, cwd: &Path, search: PluginSearch) -> Booted {
+    let registry = Registry::new();
+    registry.set_config(
+        CONFIG_DIR_KEY,
+        Value::from(dirs.config.to_string_lossy().into_owned()),
+    );
+    registry.set_config(
+        DATA_DIR_KEY,
+        Value::from(dirs.data.to_string_lossy().into_owned()),
+    );
+    registry.set_config(CWD_KEY, Value::from(cwd.to_string_lossy().into_owned()));
+    if let Ok(level) = std::env::var("UJI_LOG") {
+        registry.set_log_level(match level.to_ascii_lowercase().as_str() {
+            "debug" => Some(uji_protocol::LogLevel::Debug),
+            "info" => Some(uji_protocol::LogLevel::Info),
+            "warn" => Some(uji_protocol::LogLevel::Warn),
+            "error" => Some(uji_protocol::LogLevel::Error),
+            _ => None,
+        });
+    }
+    registry.install_services();
+    let gate = Gate::new(registry.clone());
+    gate.install_services();
+    let plugins = load_plugins(&search, &registry);
+    Booted {
+        registry,
+        gate,
+        plugins,
+        dirs,
+        cwd: cwd.to_path_buf(),
+    }
+}
+
+/// The usual boot of a `uji` process.
+pub fn boot_process(dirs: Dirs, cwd: &Path) -> Booted {
+    let search = PluginSearch::for_process(dirs.plugins());
+    boot(dirs, cwd, search)
+}
