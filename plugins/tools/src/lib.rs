@@ -1,1 +1,41 @@
+//! uji's built-in tools as a plugin built only on the public SDK, exactly
+//! like a third-party plugin: `read_file`, `edit_file`, `write_file` and
+//! `run_command`.
+//!
+//! The tool types are public so tests (and other plugins that want the same
+//! behaviour) can use them directly.
 
+mod args;
+mod atomic;
+mod diff;
+mod edit_file;
+mod read_file;
+mod run_command;
+mod write_file;
+
+pub use edit_file::EditFile;
+pub use read_file::ReadFile;
+pub use run_command::RunCommand;
+pub use write_file::WriteFile;
+
+use uji_sdk::{Host, Plugin};
+
+/// The plugin that registers the four built-in tools.
+pub struct ToolsPlugin;
+
+impl Plugin for ToolsPlugin {
+    const NAME: &'static str = "tools";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str =
+        "uji's built-in tools: read_file, edit_file, write_file, run_command";
+
+    fn init(host: &Host) -> Result<(), String> {
+        host.register_tool(ReadFile)?;
+        host.register_tool(EditFile)?;
+        host.register_tool(WriteFile)?;
+        host.register_tool(RunCommand)?;
+        Ok(())
+    }
+}
+
+uji_sdk::export_plugin!(ToolsPlugin);

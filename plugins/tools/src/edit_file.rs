@@ -1,0 +1,240 @@
+//! `edit_file`: exact literal replacement, written atomically.
+
+use std::fs;
+use std::io;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use uji_sdk::{FileDiff, SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
+
+use crate::args::{self, os_error};
+use crate::atomic::{self, Keep};
+use crate::diff;
+
+const NAME: &str = "edit_file";
+/// Larger files are refused: the whole file is held in memory.
+pub(crate) const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+
+const DESCRIPTION: &str = "Edit an existing file by replacing an exact piece of text. \
+`old_string` must match the file exactly, character for character, including whitespace and \
+indentation, and without the line-number prefixes read_file shows; read the file first. It \
+must occur exactly once unless `replace_all` is true: when it matches several places, add a \
+few surrounding lines to make it unique. `new_string` replaces it (an empty `new_string` \
+deletes it). The file keeps its line endings (LF or CRLF), its permissions and its final \
+newline or lack of one. The result names the line of the change. To create a file or \
+rewrite most of one, use write_file instead.";
+
+/// The `edit_file` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditFile;
+
+impl Tool for EditFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(NAME, DESCRIPTION)
+            .subject_kind(SubjectKind::Path)
+            .verb("Update")
+            .question("Edit this file?")
+            .parameters(json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "The file to edit: absolute, relative to the working directory, or starting with ~/"
+                    },
+                    "old_string": {
+                        "type": "string",
+                        "description": "The exact text to replace, copied from the file without line-number prefixes"
+                    },
+                    "new_string": {
+                        "type": "string",
+                        "description": "The replacement text (empty to delete old_string)"
+                    },
+                    "replace_all": {
+                        "type": "boolean",
+                        "description": "Replace every occurrence instead of requiring exactly one (default false)"
+                    }
+                },
+                "required": ["path", "old_string", "new_string"]
+            }))
+    }
+
+    fn subject(&self, args: &Value) -> String {
+        args::subject(args, "path", NAME)
+    }
+
+    fn preview(&self, call: &ToolCall) -> Option<FileDiff> {
+        plan(call).ok().map(|plan| plan.diff())
+    }
+
+    fn run(&self, call: ToolCall, _ctx: &ToolContext) -> ToolOutput {
+        let plan = match plan(&call) {
+            Ok(plan) => plan,
+            Err(message) => return ToolOutput::error(message),
+        };
+        if let Err(e) = atomic::write(&plan.target, &plan.new, Some(&plan.keep)) {
+            return ToolOutput::error(format!("write {}: {}", plan.shown, os_error(&e)));
+        }
+        let diff = plan.diff();
+        ToolOutput {
+            summary: Some(diff::summary(&diff)),
+            text: plan.message,
+            diff: Some(diff),
+            ..Default::default()
+        }
+    }
+}
+
+/// Everything an edit would do, computed without touching the disk.
+struct Plan {
+    shown: String,
+    target: PathBuf,
+    keep: Keep,
+    old: Vec<u8>,
+    new: Vec<u8>,
+    message: String,
+}
+
+impl Plan {
+    fn diff(&self) -> FileDiff {
+        diff::file_diff(&self.shown, &self.old, &self.new, false)
+    }
+}
+
+fn plan(call: &ToolCall) -> Result<Plan, String> {
+    let map = args::object(&call.args)?;
+    let shown = args::non_blank_str(map, "path")?;
+    let old_string = args::non_empty_str(map, "old_string")?;
+    let new_string = args::string(map, "new_string")?;
+    let replace_all = args::optional_bool(map, "replace_all")?.unwrap_or(false);
+    if old_string == new_string {
+        return Err("old_string and new_string are identical".to_string());
+    }
+
+    let full = args::resolve(&call.cwd, shown);
+    let target = atomic::write_target(&full);
+    let meta = fs::metadata(&target).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            format!("{shown} does not exist; use write_file to create a new file")
+        } else {
+            format!("read {shown}: {}", os_error(&e))
+        }
+    })?;
+    if meta.is_dir() {
+        return Err(format!("{shown} is a directory, not a file"));
+    }
+    if !meta.is_file() {
+        return Err(format!("{shown} is not a regular file"));
+    }
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(format!(
+            "{shown} is {:.1} MB; edit_file handles files up to 64 MB",
+            meta.len() as f64 / (1024.0 * 1024.0)
+        ));
+    }
+    if meta.permissions().readonly() {
+        return Err(format!("{shown} is read-only"));
+    }
+    let old = fs::read(&target).map_err(|e| format!("read {shown}: {}", os_error(&e)))?;
+
+    let crlf = uses_crlf(&old);
+    let Some((needle, replacement, positions)) = find(&old, old_string, new_string, crlf) else {
+        return Err(format!(
+            "old_string was not found in {shown}. Read the file again and copy the snippet exactly, without line-number prefixes."
+        ));
+    };
+    if positions.len() > 1 && !replace_all {
+        return Err(format!(
+            "old_string matches {} places in {shown}. Add surrounding lines to make it unique, or pass replace_all: true.",
+            positions.len()
+        ));
+    }
+
+    let mut new = Vec::with_capacity(
+        old.len() + positions.len() * replacement.len().saturating_sub(needle.len()),
+    );
+    let mut at = 0;
+    for &pos in &positions {
+        new.extend_from_slice(&old[at..pos]);
+        new.extend_from_slice(replacement.as_bytes());
+        at = pos + needle.len();
+    }
+    new.extend_from_slice(&old[at..]);
+    keep_final_newline(&old, &mut new, crlf);
+
+    let message = match positions.as_slice() {
+        [first] => {
+            let line = 1 + memchr::memchr_iter(b'\n', &old[..*first]).count();
+            format!("edited {shown} at line {line}")
+        }
+        _ => format!("edited {shown}: replaced {} occurrences", positions.len()),
+    };
+    Ok(Plan {
+        shown: shown.to_string(),
+        target,
+        keep: Keep::from_metadata(&meta),
+        old,
+        new,
+        message,
+    })
+}
+
+/// True when the file's first line ends with CRLF.
+fn uses_crlf(content: &[u8]) -> bool {
+    match memchr::memchr(b'\n', content) {
+        Some(i) => i > 0 && content[i - 1] == b'\r',
+        None => false,
+    }
+}
+
+fn to_lf(s: &str) -> String {
+    s.replace("\r\n", "\n")
+}
+
+fn to_crlf(s: &str) -> String {
+    to_lf(s).replace('\n', "\r\n")
+}
+
+/// Finds `old` in `content`, in the file's line-ending style first (a CRLF
+/// file matches an `old` written with bare LF), then literally. Returns the
+/// needle and replacement used and the start of each non-overlapping match.
+fn find(content: &[u8], old: &str, new: &str, crlf: bool) -> Option<(String, String, Vec<usize>)> {
+    let mut candidates: Vec<(String, String)> = Vec::with_capacity(2);
+    if crlf {
+        candidates.push((to_crlf(old), to_crlf(new)));
+        candidates.push((old.to_string(), new.to_string()));
+    } else {
+        candidates.push((old.to_string(), new.to_string()));
+        candidates.push((to_lf(old), to_lf(new)));
+    }
+    let mut tried: Vec<String> = Vec::new();
+    for (needle, replacement) in candidates {
+        if needle.is_empty() || tried.contains(&needle) {
+            continue;
+        }
+        let positions: Vec<usize> = memchr::memmem::find_iter(content, needle.as_bytes()).collect();
+        if !positions.is_empty() {
+            return Some((needle, replacement, positions));
+        }
+        tried.push(needle);
+    }
+    None
+}
+
+/// Keeps the file's final newline, or its lack of one, when a replacement at
+/// the very end would change it.
+fn keep_final_newline(old: &[u8], new: &mut Vec<u8>, crlf: bool) {
+    let had = old.ends_with(b"\n");
+    let has = new.ends_with(b"\n");
+    if had && !has && !new.is_empty() {
+        if crlf {
+            new.extend_from_slice(b"\r\n");
+        } else {
+            new.push(b'\n');
+        }
+    } else if !had && has {
+        new.pop();
+        if crlf && new.ends_with(b"\r") {
+            new.pop();
+        }
+    }
+}
