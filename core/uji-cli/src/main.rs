@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod plugins_cmd;
 mod policy_cmd;
+mod tool_cmd;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -34,10 +35,34 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the tools, or run one call by hand through the policy gate.
+    Tool {
+        #[command(subcommand)]
+        command: ToolCommand,
+    },
     /// Inspect the tool policy.
     Policy {
         #[command(subcommand)]
         command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ToolCommand {
+    /// One line per tool: name, declared policy, plugin, description.
+    List,
+    /// Run one tool call as the model would (rules, confinement and hooks apply; nobody is asked).
+    Run {
+        /// The tool's name, e.g. read_file.
+        name: String,
+        /// The arguments as one JSON object, e.g. '{"path": "README.md"}'.
+        args: Option<String>,
+        /// Run calls the policy would ask about (deny rules still deny).
+        #[arg(long)]
+        yes: bool,
+        /// Print the tool's progress lines to stderr.
+        #[arg(long)]
+        progress: bool,
     },
 }
 
@@ -56,6 +81,31 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Plugins { json }) => plugins_cmd::run(cli.config_dir, cli.data_dir, json),
+        Some(Command::Tool {
+            command: ToolCommand::List,
+        }) => tool_cmd::list(cli.config_dir, cli.data_dir),
+        Some(Command::Tool {
+            command:
+                ToolCommand::Run {
+                    name,
+                    args,
+                    yes,
+                    progress,
+                },
+        }) => match tool_cmd::run(
+            cli.config_dir,
+            cli.data_dir,
+            tool_cmd::RunOptions {
+                name,
+                args,
+                yes,
+                progress,
+            },
+        ) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),

@@ -1,0 +1,125 @@
+//! `uji tool list` and `uji tool run`: call a tool by hand, through the same
+//! gate (rules, confinement, hooks) a model's call goes through.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use uji_core::{HeadlessApprover, ToolRequest, interrupt_pair};
+use uji_host::ProgressSink;
+use uji_host::paths::{Dirs, ProcessEnv};
+
+fn boot(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+) -> Result<uji_core::Booted, String> {
+    let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let booted = uji_core::boot_process(dirs, &cwd);
+    for failure in &booted.plugins.failed {
+        eprintln!(
+            "uji: plugin {} failed to load: {}",
+            failure.path.display(),
+            failure.reason
+        );
+    }
+    Ok(booted)
+}
+
+pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<(), String> {
+    let booted = boot(config_dir, data_dir)?;
+    let mut out = String::new();
+    for tool in booted.registry.tools() {
+        let spec = tool.spec();
+        let first_line = spec.description.lines().next().unwrap_or_default();
+        let disabled = if booted.gate.is_disabled(&spec.name) {
+            " (disabled)"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "{}\t{}\t{}{disabled}\t{first_line}\n",
+            spec.name,
+            spec.policy.as_str(),
+            tool.plugin()
+        ));
+    }
+    std::io::stdout()
+        .write_all(out.as_bytes())
+        .map_err(|e| format!("cannot write to stdout: {e}"))
+}
+
+pub struct RunOptions {
+    pub name: String,
+    pub args: Option<String>,
+    pub yes: bool,
+    pub progress: bool,
+}
+
+/// Prints the text the model would read. Exit status: 0 when the tool ran
+/// and reported no error, 1 otherwise (refused, failed, bad arguments).
+pub fn run(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    options: RunOptions,
+) -> Result<bool, String> {
+    let args: Value = match options.args.as_deref() {
+        None => Value::Object(Default::default()),
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| format!("the arguments are not valid JSON ({e}); pass one JSON object, e.g. '{{\"path\": \"README.md\"}}'"))?,
+    };
+    let booted = boot(config_dir, data_dir)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let progress: ProgressSink = if options.progress {
+        Arc::new(|line: &str| eprintln!("  {line}"))
+    } else {
+        Arc::new(|_: &str| {})
+    };
+    let request = ToolRequest {
+        call_id: "call_cli".to_string(),
+        name: options.name,
+        args,
+        cwd: booted.cwd.clone(),
+    };
+    let approver = HeadlessApprover { yes: options.yes };
+    let result = runtime.block_on(async {
+        let (interrupter, mut interrupt) = interrupt_pair();
+        let ctrl_c = async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupter.interrupt();
+            }
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            result = booted.gate.run(request, &approver, progress, &mut interrupt) => result,
+            () = ctrl_c => unreachable_pending(),
+        }
+    });
+    for notice in booted.registry.take_notices() {
+        eprintln!("uji: {}: {}", notice.source, notice.text);
+    }
+    let mut stdout = std::io::stdout().lock();
+    let mut text = result.output.text.clone();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))?;
+    if let Some(summary) = &result.output.summary {
+        eprintln!("uji: {summary}");
+    }
+    Ok(result.ran && !result.output.is_error)
+}
+
+/// The Ctrl-C branch never completes: it only triggers the interrupt, and
+/// the gate then finishes the call.
+fn unreachable_pending() -> uji_core::GateResult {
+    unreachable!("the ctrl-c future never resolves")
+}

@@ -1,0 +1,240 @@
+//! The built-in tools plugin loaded by the real `uji` binary, called through
+//! the policy gate with `uji tool run`: what the model reads and what happens
+//! on disk.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Output;
+
+use uji_tests::{Sandbox, text};
+
+fn tool(sandbox: &Sandbox, args: &[&str]) -> (Output, String, String) {
+    let output = sandbox.uji().arg("tool").args(args).output().unwrap();
+    let (stdout, stderr) = text(&output);
+    (output, stdout, stderr)
+}
+
+#[test]
+fn the_four_tools_are_listed_with_their_declared_policies() {
+    let sandbox = Sandbox::new();
+    let (output, stdout, stderr) = tool(&sandbox, &["list"]);
+    assert!(output.status.success(), "{stderr}");
+    let rows: Vec<(String, String, String)> = stdout
+        .lines()
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            (
+                cols[0].to_string(),
+                cols[1].to_string(),
+                cols[2].to_string(),
+            )
+        })
+        .collect();
+    for (name, policy) in [
+        ("edit_file", "ask"),
+        ("read_file", "allow"),
+        ("run_command", "ask"),
+        ("write_file", "ask"),
+    ] {
+        assert!(
+            rows.contains(&(name.to_string(), policy.to_string(), "tools".to_string())),
+            "{name} {policy} from the tools plugin: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn read_file_pages_a_file_and_stays_inside_the_working_directory() {
+    let sandbox = Sandbox::new();
+    let lines: String = (1..=2500).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(sandbox.work().join("big.txt"), lines).unwrap();
+    let (output, stdout, _) = tool(&sandbox, &["run", "read_file", r#"{"path": "big.txt"}"#]);
+    assert!(output.status.success());
+    assert!(
+        stdout.starts_with("    1| line 1\n    2| line 2\n"),
+        "{}",
+        &stdout[..60]
+    );
+    assert!(stdout.contains(" 2000| line 2000\n"));
+    assert!(!stdout.contains("line 2001\n"));
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("[showed lines 1-2000 of 2500; continue with offset 2001]"),
+        "{}",
+        &stdout[stdout.len() - 80..]
+    );
+
+    let (_, stdout, _) = tool(
+        &sandbox,
+        &["run", "read_file", r#"{"path": "big.txt", "offset": 2499}"#],
+    );
+    assert_eq!(stdout, " 2499| line 2499\n 2500| line 2500\n");
+
+    std::fs::write(sandbox.root.path().join("secret.txt"), "top secret").unwrap();
+    let (output, stdout, _) = tool(
+        &sandbox,
+        &["run", "read_file", r#"{"path": "../secret.txt"}"#],
+    );
+    assert!(!output.status.success());
+    assert!(
+        stdout.starts_with("denied: ../secret.txt is outside the allowed directories"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("top secret"));
+}
+
+#[test]
+fn edits_and_writes_ask_first_and_change_the_disk_only_when_allowed() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.work().join("src.rs");
+    std::fs::write(&file, "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
+    let edit = r#"{"path": "src.rs", "old_string": "\"hi\"", "new_string": "\"hello\""}"#;
+
+    let (output, stdout, _) = tool(&sandbox, &["run", "edit_file", edit]);
+    assert!(!output.status.success());
+    assert!(
+        stdout.starts_with("denied: edit_file needs approval"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "fn main() {\n    println!(\"hi\");\n}\n"
+    );
+
+    let (output, stdout, stderr) = tool(&sandbox, &["run", "edit_file", edit, "--yes"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "edited src.rs at line 2\n");
+    assert!(!stdout.contains("@@"), "the model never sees the diff");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "fn main() {\n    println!(\"hello\");\n}\n"
+    );
+
+    let (output, stdout, _) = tool(
+        &sandbox,
+        &[
+            "run",
+            "write_file",
+            r#"{"path": "new/deep/notes.md", "content": "a\nb\n"}"#,
+            "--yes",
+        ],
+    );
+    assert!(output.status.success());
+    assert_eq!(stdout, "created new/deep/notes.md (2 lines)\n");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("new/deep/notes.md")).unwrap(),
+        "a\nb\n"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(sandbox.work().join("new/deep"))
+        .unwrap()
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary files left behind");
+}
+
+#[test]
+fn run_command_keeps_the_tail_saves_the_full_output_and_streams_progress() {
+    let sandbox = Sandbox::new();
+    let (output, stdout, stderr) = tool(
+        &sandbox,
+        &[
+            "run",
+            "run_command",
+            r#"{"command": "seq 1 5000; echo done >&2; exit 4"}"#,
+            "--yes",
+            "--progress",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "a non-zero exit is a result, not a failure: {stderr}"
+    );
+    assert!(
+        stdout.contains("\n5000\ndone\n"),
+        "tail kept, stderr merged in order"
+    );
+    assert!(!stdout.contains("\n2000\n"), "head dropped");
+    assert!(stdout.contains("(exit code 4)"));
+    let spill = stdout
+        .split("Full output: ")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or_else(|| panic!("names the full output file: {stdout}"));
+    let full = std::fs::read_to_string(spill.trim()).unwrap();
+    assert!(
+        full.starts_with("1\n2\n3\n") && full.contains("\n5000\n"),
+        "the full output is saved"
+    );
+    assert!(
+        stderr.contains("  1\n  2\n"),
+        "progress lines stream to the frontend"
+    );
+    let _ = std::fs::remove_file(spill.trim());
+}
+
+#[test]
+fn run_command_timeout_kills_the_process_tree() {
+    let sandbox = Sandbox::new();
+    let started = std::time::Instant::now();
+    let (_, stdout, _) = tool(
+        &sandbox,
+        &[
+            "run",
+            "run_command",
+            r#"{"command": "sleep 30 & echo $! > child.pid; echo started; sleep 30", "timeout": 1}"#,
+            "--yes",
+        ],
+    );
+    assert!(started.elapsed().as_secs() < 20, "returned at the timeout");
+    assert!(stdout.contains("started"), "{stdout}");
+    assert!(
+        stdout.contains("error: command timed out after 1s"),
+        "{stdout}"
+    );
+    let pid = std::fs::read_to_string(sandbox.work().join("child.pid")).unwrap();
+    // Killed means gone or a zombie (in a container PID 1 may never reap it).
+    let state = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    let running = state
+        .split(") ")
+        .nth(1)
+        .is_some_and(|rest| !rest.starts_with('Z'));
+    assert!(
+        !running,
+        "the background child was killed with its group: {state}"
+    );
+}
+
+#[test]
+fn bad_arguments_get_a_one_line_error() {
+    let sandbox = Sandbox::new();
+    for (name, args, expected) in [
+        (
+            "read_file",
+            r#"{}"#,
+            "error: `path` is required and must be a non-empty string",
+        ),
+        (
+            "read_file",
+            r#"[1, 2]"#,
+            "error: arguments must be a JSON object",
+        ),
+        (
+            "edit_file",
+            r#"{"path": "x", "old_string": "a", "new_string": "a"}"#,
+            "error: old_string and new_string are identical",
+        ),
+        (
+            "run_command",
+            r#"{"command": "true", "timeout": "soon"}"#,
+            "error: `timeout` must be",
+        ),
+    ] {
+        let (output, stdout, _) = tool(&sandbox, &["run", name, args, "--yes"]);
+        assert!(!output.status.success(), "{name} {args}");
+        assert!(stdout.starts_with(expected), "{name} {args}: {stdout}");
+        assert_eq!(stdout.trim_end().lines().count(), 1, "one line: {stdout}");
+    }
+    let (output, _, stderr) = tool(&sandbox, &["run", "read_file", "{not json"]);
+    assert!(!output.status.success());
+    assert!(stderr.contains("not valid JSON"), "{stderr}");
+}
