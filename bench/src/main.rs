@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 mod examples;
 mod startup;
+mod tools;
 
 /// One line of the results table.
 pub struct Row {
@@ -44,9 +45,8 @@ pub struct Run {
 
 /// Runs `cmd` to completion, measuring wall time and the child's peak RSS.
 pub fn measure(cmd: &mut Command) -> Run {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    // stdin is the caller's choice (`uji()` gives /dev/null).
+    cmd.stdout(Stdio::piped()).stderr(Stdio::null());
     let started = Instant::now();
     // Reaped with wait4 below (to read its rusage), not Child::wait.
     #[allow(clippy::zombie_processes)]
@@ -104,7 +104,8 @@ pub fn uji(home: &Path) -> Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("UJI_CONFIG_DIR", home.join("config"))
-        .env("UJI_DATA_DIR", home.join("data"));
+        .env("UJI_DATA_DIR", home.join("data"))
+        .stdin(Stdio::null());
     cmd
 }
 
@@ -170,7 +171,11 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 2] = [("startup", startup::run), ("policy", examples::policy)];
+    let areas: [Area; 3] = [
+        ("startup", startup::run),
+        ("tools", tools::run),
+        ("policy", examples::policy),
+    ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {
             eprintln!("bench: {area}…");
@@ -194,4 +199,4 @@ fn main() {
     }
 }
 
-const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, splitting included.\n";
+const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **tools**: each call is a fresh `uji tool run NAME - --yes` process (arguments on stdin), so the time includes starting uji and loading its plugins; 5 runs, median time, highest peak RSS. Inputs: a 50 MB text file (first page), the last line of a 20 MB file (rewritten before each run), a 10 MB `write_file`, `seq 1 1000000`, and one 10 MB line.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, splitting included.\n";

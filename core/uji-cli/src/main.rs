@@ -55,7 +55,7 @@ enum ToolCommand {
     Run {
         /// The tool's name, e.g. read_file.
         name: String,
-        /// The arguments as one JSON object, e.g. '{"path": "README.md"}'.
+        /// The arguments as one JSON object, e.g. '{"path": "README.md"}'; `-` reads them from stdin.
         args: Option<String>,
         /// Run calls the policy would ask about (deny rules still deny).
         #[arg(long)]
@@ -77,7 +77,21 @@ enum PolicyCommand {
     },
 }
 
+/// Big buffers (a tool's megabytes of arguments or output) are allocated
+/// with mmap and given back to the system when freed. Without a fixed
+/// threshold glibc raises it after the first large free, and later large
+/// buffers stay resident for the rest of the session.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tuning; called before any
+    // other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+    }
+}
+
 fn main() -> ExitCode {
+    tune_allocator();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Plugins { json }) => plugins_cmd::run(cli.config_dir, cli.data_dir, json),

@@ -65,9 +65,19 @@ pub fn run(
     data_dir: Option<PathBuf>,
     options: RunOptions,
 ) -> Result<bool, String> {
-    let args: Value = match options.args.as_deref() {
+    let args_text = match options.args {
+        Some(dash) if dash == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| format!("cannot read the arguments from stdin: {e}"))?;
+            Some(text)
+        }
+        other => other,
+    };
+    let args: Value = match args_text {
         None => Value::Object(Default::default()),
-        Some(text) => serde_json::from_str(text)
+        // The text is dropped once parsed: it can be megabytes.
+        Some(text) => serde_json::from_str(&text)
             .map_err(|e| format!("the arguments are not valid JSON ({e}); pass one JSON object, e.g. '{{\"path\": \"README.md\"}}'"))?,
     };
     let booted = boot(config_dir, data_dir)?;

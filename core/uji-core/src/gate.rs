@@ -64,6 +64,12 @@ pub enum Approval {
 /// Asks the user through the frontend.
 pub trait Approver: Send + Sync {
     fn ask(&self, request: ApprovalRequest) -> oneshot::Receiver<Approval>;
+
+    /// Whether questions should carry the diff preview (computing it reads
+    /// the file and diffs it, wasted work when nobody looks).
+    fn wants_preview(&self) -> bool {
+        true
+    }
 }
 
 /// The approver of headless runs: `--yes` allows every ask, otherwise nobody
@@ -81,6 +87,10 @@ impl Approver for HeadlessApprover {
             Approval::Unavailable
         });
         rx
+    }
+
+    fn wants_preview(&self) -> bool {
+        false
     }
 }
 
@@ -381,6 +391,10 @@ impl Gate {
     /// Runs `before_tool` hooks in order; the first that decides wins. A hook
     /// that fails denies the call (fail closed) and says so in a notice.
     fn before_tool(&self, request: &ToolRequest, subject: &str) -> Option<(HookVerdict, String)> {
+        let hooks = self.registry.hooks("before_tool");
+        if hooks.is_empty() {
+            return None;
+        }
         let payload = json!({
             "event": "before_tool",
             "tool": request.name,
@@ -388,7 +402,7 @@ impl Gate {
             "subject": subject,
             "call_id": request.call_id,
         });
-        for hook in self.registry.hooks("before_tool") {
+        for hook in hooks {
             let who = hook
                 .options()
                 .name
@@ -419,12 +433,18 @@ impl Gate {
     }
 
     /// Folds `after_tool` hooks over the result text.
-    fn after_tool(&self, request: &ToolRequest, subject: &str, output: &mut ToolOutput) {
+    fn after_tool(
+        &self,
+        request: &ToolRequest,
+        args: &Value,
+        subject: &str,
+        output: &mut ToolOutput,
+    ) {
         for hook in self.registry.hooks("after_tool") {
             let payload = json!({
                 "event": "after_tool",
                 "tool": request.name,
-                "args": request.args,
+                "args": args,
                 "subject": subject,
                 "call_id": request.call_id,
                 "text": output.text,
@@ -454,7 +474,7 @@ impl Gate {
     /// Runs one call through the gate.
     pub async fn run(
         &self,
-        request: ToolRequest,
+        mut request: ToolRequest,
         approver: &dyn Approver,
         progress: ProgressSink,
         interrupt: &mut Interrupt,
@@ -532,9 +552,11 @@ impl Gate {
             }
         };
 
+        // The arguments move into the call (they can be megabytes: a
+        // write_file's content); later steps read them from `call`.
         let call = ToolCall {
             id: request.call_id.clone(),
-            args: request.args.clone(),
+            args: std::mem::take(&mut request.args),
             cwd: request.cwd.to_string_lossy().into_owned(),
         };
         match decision {
@@ -555,8 +577,12 @@ impl Gate {
                     question: question
                         .or_else(|| spec.display.question.clone())
                         .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
-                    diff: tool.preview(&call).ok().flatten(),
-                    args: request.args.clone(),
+                    diff: if approver.wants_preview() {
+                        tool.preview(&call).ok().flatten()
+                    } else {
+                        None
+                    },
+                    args: call.args.clone(),
                 };
                 let answer = tokio::select! {
                     answer = approver.ask(approval) => answer.unwrap_or(Approval::Deny { guidance: None }),
@@ -622,7 +648,7 @@ impl Gate {
         if interrupted && !output.text.contains("interrupted") {
             output = ToolOutput::error("interrupted by the user while this tool ran");
         }
-        self.after_tool(&request, &subject, &mut output);
+        self.after_tool(&request, &call.args, &subject, &mut output);
         GateResult {
             output,
             decision,

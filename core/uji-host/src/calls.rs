@@ -62,6 +62,28 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
+/// Serialises `value` into a buffer of exactly the right size. Tool
+/// arguments can be megabytes (a write_file's content), and growing the
+/// buffer by doubling would briefly need well over twice that.
+fn to_json_exact<T: serde::Serialize>(value: &T) -> Result<String, serde_json::Error> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value)?;
+    let mut out = Vec::with_capacity(count.0);
+    serde_json::to_writer(&mut out, value)?;
+    // serde_json writes only valid UTF-8.
+    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+}
+
 fn check_health(plugin: &PluginState) -> Result<(), CallError> {
     match plugin.failure() {
         Some(reason) => Err(CallError::PluginFailed {
@@ -161,7 +183,7 @@ impl RegisteredTool {
     /// The string policy rules match for these arguments.
     pub fn subject(&self, args: &Value) -> Result<String, CallError> {
         check_health(&self.plugin)?;
-        let args = args.to_string();
+        let args = to_json_exact(args).map_err(|e| bad_output(&self.plugin, e))?;
         into_call_result(&self.plugin, self.tool.subject(RStr::from(args.as_str())))
             .map(String::from)
     }
@@ -169,7 +191,7 @@ impl RegisteredTool {
     /// The change a call would make, for the approval question.
     pub fn preview(&self, call: &ToolCall) -> Result<Option<FileDiff>, CallError> {
         check_health(&self.plugin)?;
-        let call = serde_json::to_string(call).map_err(|e| bad_output(&self.plugin, e))?;
+        let call = to_json_exact(call).map_err(|e| bad_output(&self.plugin, e))?;
         let json = into_call_result(&self.plugin, self.tool.preview(RStr::from(call.as_str())))?;
         serde_json::from_str(json.as_str())
             .map_err(|e| bad_output(&self.plugin, format!("preview: {e}")))
@@ -178,7 +200,7 @@ impl RegisteredTool {
     /// Starts a call. The result arrives through the returned [`RunningCall`].
     pub fn start(&self, call: &ToolCall, progress: ProgressSink) -> Result<RunningCall, CallError> {
         check_health(&self.plugin)?;
-        let call_json = serde_json::to_string(call).map_err(|e| bad_output(&self.plugin, e))?;
+        let call_json = to_json_exact(call).map_err(|e| bad_output(&self.plugin, e))?;
         let (tx, rx) = oneshot::channel();
         let flag = Arc::new(AtomicBool::new(false));
         let handle = ToolCallSlot {

@@ -138,7 +138,9 @@ fn plan(call: &ToolCall) -> Result<Plan<'_>, String> {
                 return Err(format!("{shown} is read-only"));
             }
             let content = if meta.len() <= MAX_DIFF_BYTES {
-                let mut old = Vec::new();
+                // Sized up front: growing by doubling would briefly hold
+                // half again the file.
+                let mut old = Vec::with_capacity(meta.len() as usize + 1);
                 fs::File::open(&target)
                     .and_then(|f| f.take(MAX_DIFF_BYTES + 1).read_to_end(&mut old))
                     .map_err(|e| format!("read {shown}: {}", os_error(&e)))?;
