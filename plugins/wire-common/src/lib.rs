@@ -1,0 +1,134 @@
+//! Code shared by uji's model-API wires (`anthropic`, `openai-chat`).
+//!
+//! - [`sse`]: an incremental server-sent-events reader;
+//! - [`StreamParser`]: what each API implements, a pure state machine fed
+//!   one SSE event at a time (testable without a network);
+//! - [`StreamState`]: SSE reader and parser together, fed raw bytes;
+//! - [`http`]: the plugin's own tokio runtime and HTTP client, the streaming
+//!   loop (idle timeout, cancel, error mapping) and [`http::spawn_stream`],
+//!   which a wire's `stream` calls;
+//! - [`errors`]: `Retry-After` parsing, error-body trimming, status mapping.
+
+pub mod errors;
+pub mod http;
+pub mod sse;
+
+use uji_sdk::{Answer, Failure};
+
+pub use errors::{parse_retry_after, status_failure, transport_failure, trim_body};
+pub use http::{HttpRequest, spawn_stream};
+pub use sse::SseReader;
+
+/// A piece of the answer to show while it streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delta {
+    Text(String),
+    Reasoning(String),
+}
+
+/// One API's streaming format: fed one SSE event at a time, it returns the
+/// deltas to show and, at the end, the assembled answer.
+pub trait StreamParser: Send + 'static {
+    /// Handles one event. `event` is the `event:` name (`""` when absent),
+    /// `data` the raw data. Malformed data is skipped.
+    fn feed(&mut self, event: &str, data: &str) -> Vec<Delta>;
+
+    /// True once nothing more is expected (the finish event, or an error
+    /// event): the caller stops reading.
+    fn is_done(&self) -> bool;
+
+    /// The answer, or why there is none (also when the stream ended early).
+    fn finish(self) -> Result<Answer, Failure>;
+}
+
+/// How many bytes of a stream are kept to explain a body that held no
+/// events at all.
+const PREFIX_BYTES: usize = 2048;
+
+/// An SSE reader and a [`StreamParser`] together: feed raw bytes, get deltas.
+pub struct StreamState<P> {
+    reader: SseReader,
+    parser: P,
+    events: u64,
+    prefix: Vec<u8>,
+}
+
+impl<P: StreamParser> StreamState<P> {
+    pub fn new(parser: P) -> StreamState<P> {
+        StreamState {
+            reader: SseReader::new(),
+            parser,
+            events: 0,
+            prefix: Vec::new(),
+        }
+    }
+
+    /// Feeds bytes; `on_delta` runs for each delta. Returns true once the
+    /// parser is done.
+    pub fn push(&mut self, bytes: &[u8], on_delta: &mut dyn FnMut(Delta)) -> bool {
+        if self.events == 0 && self.prefix.len() < PREFIX_BYTES {
+            let room = PREFIX_BYTES - self.prefix.len();
+            self.prefix
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        let parser = &mut self.parser;
+        let events = &mut self.events;
+        self.reader.push(bytes, &mut |event, data| {
+            *events += 1;
+            if parser.is_done() {
+                return;
+            }
+            for delta in parser.feed(event, data) {
+                on_delta(delta);
+            }
+        });
+        self.parser.is_done()
+    }
+
+    /// True once the parser is done.
+    pub fn is_done(&self) -> bool {
+        self.parser.is_done()
+    }
+
+    /// The stream ended (or the parser is done): the answer or the failure.
+    /// A body without a single event is reported with its start, since it
+    /// was not an event stream at all (an error page, a JSON error).
+    pub fn end(mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Answer, Failure> {
+        if !self.parser.is_done() {
+            let parser = &mut self.parser;
+            let events = &mut self.events;
+            self.reader.finish(&mut |event, data| {
+                *events += 1;
+                if parser.is_done() {
+                    return;
+                }
+                for delta in parser.feed(event, data) {
+                    on_delta(delta);
+                }
+            });
+        }
+        let events = self.events;
+        let prefix = std::mem::take(&mut self.prefix);
+        match self.parser.finish() {
+            Err(Failure::Http { status: None, .. })
+                if events == 0 && looks_like_a_body(&prefix) =>
+            {
+                Err(Failure::Provider {
+                    message: format!(
+                        "the server did not answer with an event stream: {}",
+                        trim_body(&String::from_utf8_lossy(&prefix))
+                    ),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
+/// Bytes that are something other than SSE comments and blank lines.
+fn looks_like_a_body(prefix: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(prefix);
+    text.lines()
+        .map(str::trim)
+        .any(|line| !line.is_empty() && !line.starts_with(':'))
+}
