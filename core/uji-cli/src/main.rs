@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod headless;
 mod plugins_cmd;
 mod policy_cmd;
+mod run_cmd;
 mod tool_cmd;
 
 #[derive(Parser, Debug)]
@@ -23,12 +25,58 @@ struct Cli {
     /// Data directory for sessions (default: $UJI_DATA_DIR, $XDG_DATA_HOME/uji, ~/.local/share/uji).
     #[arg(long, global = true, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// The frontend to use (a loaded plugin's, e.g. tui; `uji run` uses headless).
+    #[arg(long, global = true, value_name = "NAME")]
+    frontend: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run one prompt to completion without a screen; print the answer (or JSON events with --json).
+    Run {
+        /// What uji should do.
+        #[arg(required = true, trailing_var_arg = true)]
+        prompt: Vec<String>,
+        /// One JSON object per line on stdout (schema in docs/headless.md).
+        #[arg(long)]
+        json: bool,
+        /// PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5 or ollama/qwen3.
+        #[arg(long, value_name = "PROVIDER/MODEL")]
+        model: Option<String>,
+        /// Offer the model only these tools (comma-separated).
+        #[arg(long, value_name = "A,B")]
+        tools: Option<String>,
+        /// Text added to the system prompt after a blank line.
+        #[arg(long, value_name = "TEXT")]
+        append_prompt: Option<String>,
+        /// Session title (default: the prompt's first line).
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// Run calls the policy would ask about; deny rules still deny.
+        #[arg(long)]
+        yes: bool,
+        /// Continue a saved session.
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+    },
+    /// Continue a saved session in the interactive frontend (latest in this directory by default).
+    Resume {
+        #[arg(long, value_name = "ID")]
+        id: Option<String>,
+    },
+    /// List saved sessions of this directory.
+    List {
+        /// Sessions of every directory.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Delete a saved session.
+    Delete {
+        /// The session id (`uji list` shows them).
+        id: String,
+    },
     /// List the loaded plugins and what they provide, then any plugin file that failed to load.
     Plugins {
         /// Print one JSON document instead of a table.
@@ -94,6 +142,37 @@ fn main() -> ExitCode {
     tune_allocator();
     let cli = Cli::parse();
     let result = match cli.command {
+        Some(Command::Run {
+            prompt,
+            json,
+            model,
+            tools,
+            append_prompt,
+            title,
+            yes,
+            resume,
+        }) => {
+            return run_cmd::run(
+                cli.config_dir,
+                cli.data_dir,
+                run_cmd::RunOptions {
+                    prompt,
+                    json,
+                    model,
+                    tools,
+                    append_prompt,
+                    title,
+                    yes,
+                    resume,
+                    frontend: cli.frontend,
+                },
+            );
+        }
+        Some(Command::Resume { id }) => {
+            return run_cmd::resume(cli.config_dir, cli.data_dir, id, cli.frontend);
+        }
+        Some(Command::List { all }) => return run_cmd::list(cli.config_dir, cli.data_dir, all),
+        Some(Command::Delete { id }) => return run_cmd::delete(cli.config_dir, cli.data_dir, &id),
         Some(Command::Plugins { json }) => plugins_cmd::run(cli.config_dir, cli.data_dir, json),
         Some(Command::Tool {
             command: ToolCommand::List,
@@ -123,10 +202,10 @@ fn main() -> ExitCode {
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),
-        None => Err(
-            "the interactive interface is not built yet; try `uji plugins` or `uji --help`"
-                .to_string(),
-        ),
+        None => Err(format!(
+            "no interactive frontend named {:?} is installed yet; run a prompt without a screen with: uji run \"your prompt\"",
+            cli.frontend.as_deref().unwrap_or("tui")
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,7 +15,7 @@ pub fn run(
     let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let booted = uji_core::boot_process(dirs, &cwd);
+    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
     let (registry, set) = (booted.registry, booted.plugins);
     let text = if as_json {
         render_json(&set, &registry)

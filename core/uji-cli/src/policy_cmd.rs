@@ -16,7 +16,7 @@ pub fn check(
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     // Boot exactly as a run does: plugins (and the Lua config) set the
     // policy through the gate's services while they initialise.
-    let booted = uji_core::boot_process(dirs, &cwd);
+    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
     let (registry, gate, set) = (booted.registry, booted.gate, booted.plugins);
     for notice in registry.take_notices() {
         eprintln!("uji: {}: {}", notice.source, notice.text);

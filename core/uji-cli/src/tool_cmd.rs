@@ -17,7 +17,7 @@ fn boot(
     let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let booted = uji_core::boot_process(dirs, &cwd);
+    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
     for failure in &booted.plugins.failed {
         eprintln!(
             "uji: plugin {} failed to load: {}",

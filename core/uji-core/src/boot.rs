@@ -5,14 +5,18 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use uji_host::paths::Dirs;
-use uji_host::{PluginSearch, PluginSet, Registry, load_plugins};
+use uji_host::{
+    LoadFailure, PluginModuleRef, PluginSearch, PluginSet, Registry, load_module, load_plugins,
+};
 
 use crate::gate::Gate;
+use crate::providers::{ProcessEnvLookup, Providers};
 
 /// A started core.
 pub struct Booted {
     pub registry: Registry,
     pub gate: Gate,
+    pub providers: Providers,
     pub plugins: PluginSet,
     pub dirs: Dirs,
     pub cwd: PathBuf,
@@ -27,6 +31,17 @@ pub const CWD_KEY: &str = "cwd";
 /// plugins `search` finds (the Lua plugin runs the user's init.lua while it
 /// initialises, so the policy it sets is in place when this returns).
 pub fn boot(dirs: Dirs, cwd: &Path, search: PluginSearch) -> Booted {
+    boot_with(dirs, cwd, search, &[])
+}
+
+/// Like [`boot`], first hosting plugins linked into the executable (the
+/// headless frontend), each with a label for listings.
+pub fn boot_with(
+    dirs: Dirs,
+    cwd: &Path,
+    search: PluginSearch,
+    builtins: &[(PluginModuleRef, &str)],
+) -> Booted {
     let registry = Registry::new();
     registry.set_config(
         CONFIG_DIR_KEY,
@@ -49,10 +64,23 @@ pub fn boot(dirs: Dirs, cwd: &Path, search: PluginSearch) -> Booted {
     registry.install_services();
     let gate = Gate::new(registry.clone());
     gate.install_services();
-    let plugins = load_plugins(&search, &registry);
+    let providers = Providers::new(std::sync::Arc::new(ProcessEnvLookup));
+    providers.install_services(&registry);
+    let mut builtin_failures: Vec<LoadFailure> = Vec::new();
+    let mut builtin_loaded = Vec::new();
+    for (module, label) in builtins {
+        match load_module(*module, label, &registry) {
+            Ok(loaded) => builtin_loaded.push(loaded),
+            Err(failure) => builtin_failures.push(failure),
+        }
+    }
+    let mut plugins = load_plugins(&search, &registry);
+    plugins.loaded.splice(0..0, builtin_loaded);
+    plugins.failed.extend(builtin_failures);
     Booted {
         registry,
         gate,
+        providers,
         plugins,
         dirs,
         cwd: cwd.to_path_buf(),
@@ -60,7 +88,7 @@ pub fn boot(dirs: Dirs, cwd: &Path, search: PluginSearch) -> Booted {
 }
 
 /// The usual boot of a `uji` process.
-pub fn boot_process(dirs: Dirs, cwd: &Path) -> Booted {
+pub fn boot_process(dirs: Dirs, cwd: &Path, builtins: &[(PluginModuleRef, &str)]) -> Booted {
     let search = PluginSearch::for_process(dirs.plugins());
-    boot(dirs, cwd, search)
+    boot_with(dirs, cwd, search, builtins)
 }

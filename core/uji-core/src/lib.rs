@@ -2,11 +2,18 @@
 //! land, the turn loop and sessions). Frontends talk to it through
 //! `uji-protocol` types; plugins through `uji-host`.
 
+pub mod agent;
 pub mod boot;
+pub mod compaction;
 pub mod gate;
 pub mod interrupt;
+pub mod prompt;
+pub mod providers;
+pub mod retry;
+pub mod server;
+pub mod store;
 
-pub use boot::{Booted, boot, boot_process};
+pub use boot::{Booted, boot, boot_process, boot_with};
 pub use gate::{
     Approval, ApprovalRequest, Approver, DecidedBy, Gate, GateResult, HeadlessApprover, ToolRequest,
 };

@@ -246,6 +246,7 @@ fn default_priority() -> i64 {
     50
 }
 
+pub mod session;
 pub mod wire;
 
 #[cfg(test)]

@@ -1,0 +1,123 @@
+//! The system prompt: how to work with the tools, the environment, and the
+//! project's own instructions from `AGENTS.md` files.
+
+use std::path::{Path, PathBuf};
+
+const BASE: &str = "You are uji, a coding agent working in the user's repository from their terminal. \
+You read, edit and write files and run commands through the tools you are given, and you finish the task the user asks for.
+
+How to work:
+- Look before you change: read the files you are about to edit, and search the code (run_command with rg or grep) instead of guessing.
+- Make the smallest change that does the job, in the style of the surrounding code. Prefer edit_file for changes to existing files; use write_file for new files or complete rewrites.
+- edit_file replaces exact text: copy old_string from read_file's output without the line-number prefixes, with enough surrounding lines to be unique.
+- Check your work: build, run the tests or the program with run_command, and read the errors before trying again.
+- Commands run non-interactively with no terminal: pass flags such as --yes or --no-pager, and never start editors or pagers.
+- Some calls need the user's approval and may be refused; a refusal comes back as a result starting with \"denied:\". Do not retry a refused call unchanged: adapt, or ask the user.
+- When you are done, answer with a short summary of what you changed and anything the user should know. Do not invent results you did not see.";
+
+/// The instruction files that apply in `cwd`: `AGENTS.md` from the
+/// repository root (the nearest ancestor holding `.git`, else `cwd` itself)
+/// down to `cwd`, outermost first.
+pub fn agents_files(cwd: &Path) -> Vec<PathBuf> {
+    let root = cwd
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd);
+    let mut dirs: Vec<&Path> = cwd
+        .ancestors()
+        .take_while(|dir| dir.starts_with(root))
+        .collect();
+    dirs.reverse();
+    dirs.into_iter()
+        .map(|dir| dir.join("AGENTS.md"))
+        .filter(|file| file.is_file())
+        .collect()
+}
+
+/// Largest AGENTS.md text taken into the prompt, per file.
+const MAX_AGENTS_BYTES: usize = 64 * 1024;
+
+/// The full system prompt for a turn in `cwd`.
+pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
+    let mut prompt = String::from(BASE);
+    prompt.push_str(&format!(
+        "\n\nEnvironment: working directory {}; platform {}; date {}.",
+        cwd.display(),
+        std::env::consts::OS,
+        today()
+    ));
+    for file in agents_files(cwd) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let text = if text.len() > MAX_AGENTS_BYTES {
+            let mut end = MAX_AGENTS_BYTES;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}\n[…cut at 64 KB]", &text[..end])
+        } else {
+            text
+        };
+        prompt.push_str(&format!(
+            "\n\nInstructions from {} (follow them):\n{}",
+            file.display(),
+            text.trim_end()
+        ));
+    }
+    if let Some(append) = append.filter(|a| !a.trim().is_empty()) {
+        prompt.push_str("\n\n");
+        prompt.push_str(append);
+    }
+    prompt
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, without a date crate.
+fn today() -> String {
+    let days = crate::store::now_ms() / 86_400_000;
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_files_run_from_the_repository_root_down_to_the_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("crates/app")).unwrap();
+        std::fs::write(root.join("AGENTS.md"), "root rules").unwrap();
+        std::fs::write(root.join("crates/app/AGENTS.md"), "app rules").unwrap();
+        let files = agents_files(&root.join("crates/app"));
+        assert_eq!(
+            files,
+            vec![root.join("AGENTS.md"), root.join("crates/app/AGENTS.md")]
+        );
+        let prompt = system_prompt(&root.join("crates/app"), Some("extra words"));
+        let (a, b) = (
+            prompt.find("root rules").unwrap(),
+            prompt.find("app rules").unwrap(),
+        );
+        assert!(a < b, "outermost first");
+        assert!(prompt.ends_with("\n\nextra words"));
+    }
+
+    #[test]
+    fn the_date_is_well_formed() {
+        let date = today();
+        assert_eq!(date.len(), 10);
+        assert!(date.starts_with("20"));
+    }
+}

@@ -1,0 +1,432 @@
+//! Model providers: which wire talks to which server, with which key, and
+//! the models they offer.
+//!
+//! Built in: `anthropic` (Messages API), `openai` (Chat Completions) and
+//! `ollama` (a local OpenAI-compatible server). Any other OpenAI-compatible
+//! server (OpenRouter, vLLM, llama.cpp, LM Studio, Groq, DeepSeek...) is added
+//! from the config with `uji.provider.add`.
+
+use std::sync::{Arc, RwLock};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use uji_host::Registry;
+
+/// A model a provider offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub id: String,
+    /// Tokens the model can read, for compaction.
+    #[serde(default = "default_context_window")]
+    pub context_window: u64,
+    /// Output limit sent with each request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<u64>,
+}
+
+fn default_context_window() -> u64 {
+    128_000
+}
+
+/// A provider: a server reached through one wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provider {
+    pub id: String,
+    /// The wire plugin that speaks its API (`anthropic`, `openai-chat`).
+    pub wire: String,
+    pub base_url: String,
+    /// Environment variable holding the key; none for keyless servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_env: Option<String>,
+    /// Environment variable that overrides `base_url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url_env: Option<String>,
+    #[serde(default)]
+    pub models: Vec<ModelInfo>,
+    /// Model used when only the provider is chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+}
+
+/// A choice ready to send requests with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub provider: Provider,
+    pub model: ModelInfo,
+    pub base_url: String,
+    /// Never printed, logged, saved or put in events.
+    pub key: Option<String>,
+}
+
+impl Resolved {
+    /// `provider/model`.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.provider.id, self.model.id)
+    }
+}
+
+/// Reads the environment (a trait so tests can supply their own).
+pub trait EnvLookup: Send + Sync {
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+pub struct ProcessEnvLookup;
+
+impl EnvLookup for ProcessEnvLookup {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+}
+
+fn builtin() -> Vec<Provider> {
+    vec![
+        Provider {
+            id: "anthropic".into(),
+            wire: "anthropic".into(),
+            base_url: "https://api.anthropic.com".into(),
+            key_env: Some("ANTHROPIC_API_KEY".into()),
+            base_url_env: Some("ANTHROPIC_BASE_URL".into()),
+            models: vec![
+                ModelInfo {
+                    id: "claude-sonnet-4-5".into(),
+                    context_window: 200_000,
+                    max_output: Some(16_000),
+                },
+                ModelInfo {
+                    id: "claude-opus-4-1".into(),
+                    context_window: 200_000,
+                    max_output: Some(16_000),
+                },
+                ModelInfo {
+                    id: "claude-haiku-4-5".into(),
+                    context_window: 200_000,
+                    max_output: Some(16_000),
+                },
+            ],
+            default_model: Some("claude-sonnet-4-5".into()),
+        },
+        Provider {
+            id: "openai".into(),
+            wire: "openai-chat".into(),
+            base_url: "https://api.openai.com/v1".into(),
+            key_env: Some("OPENAI_API_KEY".into()),
+            base_url_env: Some("OPENAI_BASE_URL".into()),
+            models: vec![
+                ModelInfo {
+                    id: "gpt-4.1".into(),
+                    context_window: 1_000_000,
+                    max_output: Some(32_768),
+                },
+                ModelInfo {
+                    id: "gpt-4o".into(),
+                    context_window: 128_000,
+                    max_output: Some(16_384),
+                },
+            ],
+            default_model: Some("gpt-4.1".into()),
+        },
+        Provider {
+            id: "ollama".into(),
+            wire: "openai-chat".into(),
+            base_url: "http://localhost:11434/v1".into(),
+            key_env: None,
+            base_url_env: Some("OLLAMA_BASE_URL".into()),
+            models: Vec::new(),
+            default_model: None,
+        },
+    ]
+}
+
+/// The providers known to this process and the model in use.
+#[derive(Clone)]
+pub struct Providers {
+    list: Arc<RwLock<Vec<Provider>>>,
+    chosen: Arc<RwLock<Option<String>>>,
+    env: Arc<dyn EnvLookup>,
+}
+
+impl Providers {
+    pub fn new(env: Arc<dyn EnvLookup>) -> Providers {
+        Providers {
+            list: Arc::new(RwLock::new(builtin())),
+            chosen: Arc::new(RwLock::new(None)),
+            env,
+        }
+    }
+
+    pub fn list(&self) -> Vec<Provider> {
+        self.list.read().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Adds a provider, or merges into the one with the same id (fields
+    /// given replace, models are added or replaced by id).
+    pub fn add(&self, provider: Provider) {
+        let Ok(mut list) = self.list.write() else {
+            return;
+        };
+        match list.iter_mut().find(|p| p.id == provider.id) {
+            Some(existing) => {
+                existing.wire = provider.wire;
+                existing.base_url = provider.base_url;
+                existing.key_env = provider.key_env.or(existing.key_env.take());
+                existing.base_url_env = provider.base_url_env;
+                if provider.default_model.is_some() {
+                    existing.default_model = provider.default_model;
+                }
+                for model in provider.models {
+                    existing.models.retain(|m| m.id != model.id);
+                    existing.models.push(model);
+                }
+            }
+            None => list.push(provider),
+        }
+    }
+
+    /// Records the model to use (`uji.model.use`), as `provider/model` or
+    /// just `provider`.
+    pub fn choose(&self, choice: &str) -> Result<Resolved, String> {
+        let resolved = self.resolve(Some(choice))?;
+        if let Ok(mut chosen) = self.chosen.write() {
+            *chosen = Some(choice.to_string());
+        }
+        Ok(resolved)
+    }
+
+    pub fn chosen(&self) -> Option<String> {
+        self.chosen.read().ok().and_then(|c| c.clone())
+    }
+
+    /// What a request will use: `flag` (`--model`), else the configured
+    /// choice, else the first built-in provider whose key is set.
+    pub fn resolve(&self, flag: Option<&str>) -> Result<Resolved, String> {
+        let choice = flag.map(str::to_string).or_else(|| self.chosen());
+        let list = self.list();
+        let Some(choice) = choice else {
+            for provider in &list {
+                if provider
+                    .key_env
+                    .as_deref()
+                    .is_some_and(|var| self.env.get(var).is_some())
+                    && provider.default_model.is_some()
+                {
+                    return self.resolve_in(&list, &provider.id, None);
+                }
+            }
+            return Err("no model provider is set up: export ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI), pass --model ollama/MODEL for a local Ollama server, or add a provider in init.lua with uji.provider.add".to_string());
+        };
+        let (provider, model) = match choice.split_once('/') {
+            Some((p, m)) if !p.is_empty() && !m.is_empty() => (p.to_string(), Some(m.to_string())),
+            _ => (choice.trim_end_matches('/').to_string(), None),
+        };
+        self.resolve_in(&list, &provider, model.as_deref())
+    }
+
+    fn resolve_in(
+        &self,
+        list: &[Provider],
+        provider_id: &str,
+        model: Option<&str>,
+    ) -> Result<Resolved, String> {
+        let provider = list.iter().find(|p| p.id == provider_id).ok_or_else(|| {
+            let known: Vec<&str> = list.iter().map(|p| p.id.as_str()).collect();
+            format!(
+                "unknown provider {provider_id:?}; known providers: {} (add others with uji.provider.add)",
+                known.join(", ")
+            )
+        })?;
+        let model_id = match model
+            .map(str::to_string)
+            .or_else(|| provider.default_model.clone())
+        {
+            Some(id) => id,
+            None => {
+                return Err(format!(
+                    "provider {provider_id} has no default model: pass --model {provider_id}/MODEL"
+                ));
+            }
+        };
+        let model = provider
+            .models
+            .iter()
+            .find(|m| m.id == model_id)
+            .cloned()
+            .unwrap_or(ModelInfo {
+                id: model_id,
+                context_window: default_context_window(),
+                max_output: None,
+            });
+        let key = match &provider.key_env {
+            Some(var) => match self.env.get(var) {
+                Some(key) => Some(key),
+                None => {
+                    return Err(format!(
+                        "{var} is not set: export it to use {}, or choose another provider with --model",
+                        provider.id
+                    ));
+                }
+            },
+            None => None,
+        };
+        let base_url = provider
+            .base_url_env
+            .as_deref()
+            .and_then(|var| self.env.get(var))
+            .unwrap_or_else(|| provider.base_url.clone())
+            .trim_end_matches('/')
+            .to_string();
+        Ok(Resolved {
+            provider: provider.clone(),
+            model,
+            base_url,
+            key,
+        })
+    }
+
+    /// `provider.add`, `provider.list`, `model.use`, `model.current`.
+    pub fn install_services(&self, registry: &Registry) {
+        let providers = self.clone();
+        registry.add_service(
+            "provider.add",
+            Arc::new(move |_plugin, params| {
+                let provider: Provider = serde_json::from_value(params)
+                    .map_err(|e| format!("invalid provider: {e} (needs id, wire and base_url)"))?;
+                if provider.id.trim().is_empty() {
+                    return Err("a provider needs a non-empty id".to_string());
+                }
+                providers.add(provider);
+                Ok(Value::Null)
+            }),
+        );
+        let providers = self.clone();
+        registry.add_service(
+            "provider.list",
+            Arc::new(move |_plugin, _params| {
+                serde_json::to_value(providers.list()).map_err(|e| e.to_string())
+            }),
+        );
+        let providers = self.clone();
+        let events = registry.clone();
+        registry.add_service(
+            "model.use",
+            Arc::new(move |_plugin, params| {
+                let choice = match (&params["model"], &params["provider"]) {
+                    (Value::String(model), Value::String(provider)) if !model.contains('/') => {
+                        format!("{provider}/{model}")
+                    }
+                    (Value::String(model), _) => model.clone(),
+                    (_, Value::String(provider)) => provider.clone(),
+                    _ => {
+                        return Err(
+                            "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\""
+                                .to_string(),
+                        );
+                    }
+                };
+                let resolved = providers.choose(&choice)?;
+                let answer = json!({"provider": resolved.provider.id, "model": resolved.model.id});
+                events.emit("model_changed", answer.clone());
+                Ok(answer)
+            }),
+        );
+        let providers = self.clone();
+        registry.add_service(
+            "model.current",
+            Arc::new(move |_plugin, _params| {
+                Ok(match providers.resolve(None) {
+                    Ok(resolved) => {
+                        json!({"provider": resolved.provider.id, "model": resolved.model.id})
+                    }
+                    Err(_) => Value::Null,
+                })
+            }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct Env(HashMap<&'static str, &'static str>);
+    impl EnvLookup for Env {
+        fn get(&self, name: &str) -> Option<String> {
+            self.0.get(name).map(|v| v.to_string())
+        }
+    }
+
+    fn providers(pairs: &[(&'static str, &'static str)]) -> Providers {
+        Providers::new(Arc::new(Env(pairs.iter().copied().collect())))
+    }
+
+    #[test]
+    fn with_nothing_set_the_error_says_what_to_set() {
+        let err = providers(&[]).resolve(None).unwrap_err();
+        assert!(
+            err.contains("ANTHROPIC_API_KEY")
+                && err.contains("OPENAI_API_KEY")
+                && err.contains("ollama"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_first_provider_with_a_key_is_used_and_base_urls_come_from_the_environment() {
+        let p = providers(&[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"),
+        ]);
+        let resolved = p.resolve(None).unwrap();
+        assert_eq!(resolved.label(), "openai/gpt-4.1");
+        assert_eq!(resolved.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(resolved.key.as_deref(), Some("sk-test"));
+        let anthropic = providers(&[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "k")])
+            .resolve(None)
+            .unwrap();
+        assert_eq!(anthropic.provider.id, "anthropic");
+        assert_eq!(anthropic.base_url, "https://api.anthropic.com");
+    }
+
+    #[test]
+    fn flags_choices_and_added_providers() {
+        let p = providers(&[("ANTHROPIC_API_KEY", "k")]);
+        assert_eq!(p.resolve(Some("ollama/qwen3")).unwrap().key, None);
+        assert!(
+            p.resolve(Some("ollama"))
+                .unwrap_err()
+                .contains("--model ollama/MODEL")
+        );
+        assert!(
+            p.resolve(Some("openai/gpt-4o"))
+                .unwrap_err()
+                .contains("OPENAI_API_KEY is not set")
+        );
+        assert!(
+            p.resolve(Some("nope/x"))
+                .unwrap_err()
+                .contains("unknown provider")
+        );
+        p.add(Provider {
+            id: "local".into(),
+            wire: "openai-chat".into(),
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            key_env: None,
+            base_url_env: None,
+            models: vec![ModelInfo {
+                id: "m".into(),
+                context_window: 4096,
+                max_output: Some(512),
+            }],
+            default_model: Some("m".into()),
+        });
+        p.choose("local").unwrap();
+        let resolved = p.resolve(None).unwrap();
+        assert_eq!(resolved.label(), "local/m");
+        assert_eq!(resolved.model.context_window, 4096);
+        assert_eq!(
+            p.resolve(Some("anthropic")).unwrap().label(),
+            "anthropic/claude-sonnet-4-5",
+            "the flag wins"
+        );
+    }
+}

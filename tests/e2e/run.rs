@@ -1,0 +1,610 @@
+//! `uji run` end to end: the real binary, the real plugins, and the fake
+//! model server on 127.0.0.1 speaking the Chat Completions stream. Tests
+//! assert on what uji sent, what it printed and what changed on disk.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, RecordedRequest, Script};
+use uji_tests::{Sandbox, text};
+
+const MODEL: &str = "openai/test-model";
+const KEY: &str = "sk-e2e-secret-key-42";
+
+fn answer(text: &str) -> Script {
+    Script::sse(
+        ChatEvents::new("test-model")
+            .text(text, 3)
+            .finish("stop")
+            .usage(120, 30, 20)
+            .done(),
+    )
+}
+
+fn call(id: &str, name: &str, args: Value) -> Script {
+    Script::sse(
+        ChatEvents::new("test-model")
+            .tool_call(0, id, name, &args.to_string(), 4)
+            .finish("tool_calls")
+            .usage(100, 10, 0)
+            .done(),
+    )
+}
+
+fn uji(sandbox: &Sandbox, model: &FakeModel) -> Command {
+    let mut cmd = sandbox.uji();
+    cmd.env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", model.base_url())
+        .env_remove("ANTHROPIC_API_KEY");
+    cmd
+}
+
+fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> (Output, String, String) {
+    let output = uji(sandbox, model)
+        .args(["run", "--model", MODEL])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    (output, stdout, stderr)
+}
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// The messages a request carried.
+fn messages(request: &RecordedRequest) -> Vec<Value> {
+    request.json["messages"].as_array().unwrap().clone()
+}
+
+fn session_file(sandbox: &Sandbox, id: &str) -> String {
+    std::fs::read_to_string(
+        sandbox
+            .root
+            .path()
+            .join("data/sessions")
+            .join(format!("{id}.jsonl")),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_multi_step_task_reads_edits_and_runs_and_the_events_come_in_order() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("notes.txt"), "status: draft\n").unwrap();
+    std::fs::write(
+        sandbox.work().join("AGENTS.md"),
+        "Always answer in lowercase.",
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    model
+        .push(call("call_read", "read_file", json!({"path": "notes.txt"})))
+        .push(call(
+            "call_edit",
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "draft", "new_string": "final"}),
+        ))
+        .push(call(
+            "call_cat",
+            "run_command",
+            json!({"command": "cat notes.txt"}),
+        ))
+        .push(answer("notes are final now"));
+
+    let (output, stdout, stderr) = run(
+        &sandbox,
+        &model,
+        &["--json", "--yes", "mark", "the", "notes", "final"],
+    );
+    assert!(
+        output.status.success(),
+        "stderr: {stderr}\nstdout: {stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("notes.txt")).unwrap(),
+        "status: final\n"
+    );
+
+    let events = events(&stdout);
+    assert_eq!(events[0]["type"], "session");
+    let id = events[0]["id"].as_str().unwrap().to_string();
+    let kinds: Vec<String> = events
+        .iter()
+        .filter(|e| e["type"] != "progress" && e["type"] != "notice")
+        .map(|e| match e["type"].as_str().unwrap() {
+            "message" => format!("message:{}", e["message"]["role"].as_str().unwrap()),
+            other => other.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "message:user",
+            "message:assistant",
+            "message:tool",
+            "message:assistant",
+            "message:tool",
+            "message:assistant",
+            "message:tool",
+            "message:assistant",
+            "done"
+        ]
+    );
+    let done = events.last().unwrap();
+    assert_eq!(done["text"], "notes are final now");
+    assert_eq!(
+        done["usage"]["output"], 60,
+        "usage summed over the four requests: {done}"
+    );
+    assert!(events.iter().any(|e| e["type"] == "progress"
+        && e["tool"] == "run_command"
+        && e["line"] == "status: final"));
+    let user = &events[1]["message"];
+    assert_eq!(user["text"], "mark the notes final");
+
+    // What uji sent: four requests, each carrying the previous results.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[0].path, "/chat/completions");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let system = requests[0].json["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("Always answer in lowercase."),
+        "AGENTS.md reaches the system prompt"
+    );
+    let tools: Vec<&str> = requests[0].json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        ["edit_file", "read_file", "run_command", "write_file"]
+    );
+    let second = messages(&requests[1]);
+    let read_result = second.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(read_result["tool_call_id"], "call_read");
+    assert_eq!(read_result["content"], "    1| status: draft\n");
+    let fourth = messages(&requests[3]);
+    let cat_result = fourth.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(cat_result["content"], "status: final");
+
+    // The session on disk holds the same conversation, and no key.
+    let saved = session_file(&sandbox, &id);
+    assert_eq!(saved.lines().count(), 1 + 8, "header + 8 messages");
+    assert!(
+        !saved.contains(KEY) && !stdout.contains(KEY) && !stderr.contains(KEY),
+        "the key never leaks"
+    );
+}
+
+#[test]
+fn text_mode_prints_only_the_answer_on_stdout() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "read_file", json!({"path": "missing.txt"})))
+        .push(answer("there is no such file"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["what", "is", "in", "missing.txt?"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "there is no such file\n");
+    assert!(
+        stderr.contains("uji: Read missing.txt"),
+        "tool activity goes to stderr: {stderr}"
+    );
+}
+
+#[test]
+fn ask_calls_are_refused_without_yes_and_the_model_is_told_how_to_allow_them() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "write_file",
+            json!({"path": "x.txt", "content": "x"}),
+        ))
+        .push(answer("could not write"));
+    let (output, _, stderr) = run(&sandbox, &model, &["write", "x"]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!sandbox.work().join("x.txt").exists());
+    let result = messages(&model.requests()[1])
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("denied: write_file needs approval"),
+        "{content}"
+    );
+    assert!(content.contains("--yes"), "{content}");
+}
+
+#[test]
+fn invalid_arguments_and_unknown_tools_become_results_the_model_can_correct() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(Script::sse(
+            ChatEvents::new("test-model")
+                .parallel_tool_calls(
+                    &[
+                        (0, "c_bad", "read_file", "{not json"),
+                        (1, "c_unknown", "grep", "{}"),
+                    ],
+                    2,
+                )
+                .finish("tool_calls")
+                .done(),
+        ))
+        .push(answer("ok"));
+    let (output, _, stderr) = run(&sandbox, &model, &["go"]);
+    assert!(output.status.success(), "{stderr}");
+    let results: Vec<Value> = messages(&model.requests()[1])
+        .into_iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("error: arguments are not valid JSON"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        results[1]["content"],
+        "error: unknown tool `grep`. Available tools: edit_file, read_file, run_command, write_file."
+    );
+}
+
+#[test]
+fn exit_codes_say_what_happened() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+
+    model.push(Script::status(
+        400,
+        r#"{"error":{"message":"model not found: test-model"}}"#,
+        &[],
+    ));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["hi"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("uji: error: http: 400:") && stderr.contains("model not found"),
+        "{stderr}"
+    );
+
+    let output = sandbox
+        .uji()
+        .args(["run", "hi"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr.contains("uji: error: no model provider is set up: export ANTHROPIC_API_KEY"),
+        "{stderr}"
+    );
+
+    let output = sandbox.uji().arg("run").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "a usage error");
+
+    model.push(Script::status(401, "bad key", &[]));
+    let (output, _, stderr) = run(&sandbox, &model, &["hi"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr.contains("authentication rejected (401)"), "{stderr}");
+}
+
+#[test]
+fn retryable_failures_are_retried_with_a_notice() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(Script::status(429, "slow down", &[("retry-after", "0")]))
+        .push(Script::status(503, "overloaded", &[("retry-after", "0")]))
+        .push(answer("third time lucky"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--json", "hi"]);
+    assert!(output.status.success(), "{stderr}");
+    let events = events(&stdout);
+    let notices: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "notice")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            "request failed (http: 429: slow down), retrying in 0s (1/5)",
+            "request failed (http: 503: overloaded), retrying in 0s (2/5)"
+        ]
+    );
+    assert_eq!(events.last().unwrap()["text"], "third time lucky");
+    assert_eq!(model.requests().len(), 3);
+}
+
+fn spawn_run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> Child {
+    uji(sandbox, model)
+        .args(["run", "--model", MODEL, "--json", "--yes"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads JSON events from the child's stdout until `until` matches one.
+fn read_until(
+    child: &mut Child,
+    until: impl Fn(&Value) -> bool,
+) -> (Vec<Value>, BufReader<std::process::ChildStdout>) {
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("stdout closed before the awaited event; saw {seen:?}");
+        }
+        let event: Value = serde_json::from_str(line.trim()).unwrap();
+        let stop = until(&event);
+        seen.push(event);
+        if stop {
+            return (seen, reader);
+        }
+    }
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn rest(reader: BufReader<std::process::ChildStdout>) -> Vec<Value> {
+    reader
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn sigint_mid_stream_stops_at_once_and_records_the_turn_as_interrupted() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(
+        Script::stall_after(
+            ChatEvents::new("test-model")
+                .text("thinking about it", 3)
+                .build(),
+        )
+        .stall_limit(Duration::from_secs(30)),
+    );
+    let mut child = spawn_run(&sandbox, &model, &["hi"]);
+    let (seen, reader) = read_until(&mut child, |e| e["type"] == "message");
+    let id = seen[0]["id"].as_str().unwrap().to_string();
+    assert!(model.wait_for_requests(1, Duration::from_secs(10)));
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    signal(&child, "-INT");
+    let status = child.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "stops at once");
+    assert_eq!(status.code(), Some(130));
+    let done = rest(reader).pop().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["error"], "interrupted");
+    assert!(
+        model.wait_for_dropped(1, Duration::from_secs(5)),
+        "the connection was dropped"
+    );
+    let saved = session_file(&sandbox, &id);
+    assert!(
+        saved
+            .lines()
+            .last()
+            .unwrap()
+            .contains(r#""role":"error","text":"interrupted""#),
+        "{saved}"
+    );
+}
+
+#[test]
+fn sigint_mid_command_kills_it_and_the_session_stays_valid() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(call(
+        "c_sleep",
+        "run_command",
+        json!({"command": "echo started; sleep 30"}),
+    ));
+    let mut child = spawn_run(&sandbox, &model, &["wait a while"]);
+    let (seen, reader) = read_until(&mut child, |e| {
+        e["type"] == "progress" && e["line"] == "started"
+    });
+    let id = seen[0]["id"].as_str().unwrap().to_string();
+    let started = Instant::now();
+    signal(&child, "-INT");
+    let status = child.wait().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    let events = rest(reader);
+    let tool = events
+        .iter()
+        .find(|e| e["type"] == "message" && e["message"]["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["message"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by the user while this tool ran"),
+        "{tool}"
+    );
+
+    // The session resumes: the next request is valid and carries that result.
+    model.push(answer("resumed fine"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--resume", &id, "carry on"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "resumed fine\n");
+    let sent = messages(model.requests().last().unwrap());
+    assert!(
+        sent.iter()
+            .any(|m| m["role"] == "tool" && m["tool_call_id"] == "c_sleep")
+    );
+    assert_eq!(sent.last().unwrap()["content"], "carry on");
+}
+
+#[test]
+fn sigkill_mid_turn_then_resume_repairs_the_history() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(call(
+        "c_long",
+        "run_command",
+        json!({"command": "echo go; sleep 30"}),
+    ));
+    let mut child = spawn_run(&sandbox, &model, &["start"]);
+    let (seen, _reader) = read_until(&mut child, |e| e["type"] == "progress");
+    let id = seen[0]["id"].as_str().unwrap().to_string();
+    signal(&child, "-KILL");
+    child.wait().unwrap();
+    let saved = session_file(&sandbox, &id);
+    assert!(
+        saved.contains("c_long") && !saved.contains(r#""role":"tool""#),
+        "killed before the result: {saved}"
+    );
+
+    model.push(answer("picked up"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--resume", &id, "continue"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "picked up\n");
+    let sent = messages(model.requests().last().unwrap());
+    let repaired = sent.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(repaired["tool_call_id"], "c_long");
+    assert_eq!(
+        repaired["content"],
+        "error: uji stopped before this tool returned a result"
+    );
+
+    // uji list shows it; uji delete removes it.
+    let list = sandbox.uji().arg("list").output().unwrap();
+    assert!(text(&list).0.contains(&id));
+    let delete = sandbox.uji().args(["delete", &id]).output().unwrap();
+    assert!(delete.status.success());
+    let again = sandbox.uji().args(["delete", &id]).output().unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    let bad = sandbox
+        .uji()
+        .args(["run", "--resume", "not-an-id", "x"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(
+        text(&bad).1.contains("invalid session id"),
+        "{}",
+        text(&bad).1
+    );
+}
+
+#[test]
+fn one_turn_survives_150_tool_rounds() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("a.txt"), "a\n").unwrap();
+    let model = FakeModel::start();
+    for round in 0..150 {
+        model.push(call(
+            &format!("c{round}"),
+            "read_file",
+            json!({"path": "a.txt"}),
+        ));
+    }
+    model.push(answer("read it 150 times"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--json", "read a lot"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(model.requests().len(), 151);
+    let events = events(&stdout);
+    let tools = events
+        .iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "tool")
+        .count();
+    assert_eq!(tools, 150);
+    assert_eq!(events.last().unwrap()["text"], "read it 150 times");
+    assert_eq!(
+        messages(model.requests().last().unwrap()).len(),
+        1 + 1 + 300,
+        "system, user, 150 calls and results"
+    );
+}
+
+#[test]
+fn tools_append_prompt_and_title_options_shape_the_request() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(answer("fine"));
+    let (output, stdout, stderr) = run(
+        &sandbox,
+        &model,
+        &[
+            "--json",
+            "--tools",
+            "read_file,run_command",
+            "--append-prompt",
+            "Be terse.",
+            "--title",
+            "my title",
+            "hello",
+        ],
+    );
+    assert!(output.status.success(), "{stderr}");
+    let request = &model.requests()[0];
+    let tools: Vec<&str> = request.json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read_file", "run_command"]);
+    assert!(
+        request.json["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("\n\nBe terse.")
+    );
+    let id = events(&stdout)[0]["id"].as_str().unwrap().to_string();
+    assert!(
+        session_file(&sandbox, &id)
+            .lines()
+            .next()
+            .unwrap()
+            .contains(r#""title":"my title""#)
+    );
+}
