@@ -608,3 +608,163 @@ fn tools_append_prompt_and_title_options_shape_the_request() {
             .contains(r#""title":"my title""#)
     );
 }
+
+/// Points `cmd` at a config plugin applying `config`; keep the returned
+/// directory alive until the command has run.
+#[must_use]
+fn with_config(cmd: &mut Command, config: Value) -> tempfile::TempDir {
+    let plugins = uji_tests::plugin_dir(&["uji_fixture_policy_setter"]);
+    cmd.env("UJI_PLUGIN_PATH", plugins.path())
+        .env("UJI_FIXTURE_POLICY", config.to_string());
+    plugins
+}
+
+#[test]
+fn a_provider_from_the_config_is_used_without_a_key() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(Script::sse(
+        ChatEvents::new("m")
+            .text("local says hi", 2)
+            .finish("stop")
+            .done(),
+    ));
+    let mut cmd = sandbox.uji();
+    let _config = with_config(
+        &mut cmd,
+        json!({"providers": [{"id": "local", "wire": "openai-chat", "base_url": model.base_url(), "models": [{"id": "m", "context_window": 8000}]}], "model": "local/m"}),
+    );
+    let output = cmd
+        .args(["run", "hi"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "local says hi\n");
+    let request = model.last_request();
+    assert_eq!(request.json["model"], "m");
+    assert_eq!(request.header("authorization"), None, "keyless provider");
+}
+
+#[test]
+fn before_turn_and_before_stop_hooks_shape_the_turn() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(answer("first try"))
+        .push(answer("after the nudge"));
+    let mut cmd = uji(&sandbox, &model);
+    let _config = with_config(
+        &mut cmd,
+        json!({"before_turn_suffix": "HOOKED SUFFIX", "before_stop_once": "check your work"}),
+    );
+    let output = cmd
+        .args(["run", "--model", MODEL, "--json", "go"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "before_stop sent the model back once");
+    assert!(
+        requests[0].json["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("\nHOOKED SUFFIX")
+    );
+    let last = messages(&requests[1]).pop().unwrap();
+    assert_eq!(last["content"], "check your work");
+    let events = events(&stdout);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["message"]["role"] == "user" && e["message"]["hidden"] == true)
+    );
+    assert_eq!(events.last().unwrap()["text"], "after the nudge");
+}
+
+#[test]
+fn near_the_context_window_older_messages_are_compacted_and_the_raw_history_kept() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    let config = json!({"providers": [{"id": "tiny", "wire": "openai-chat", "base_url": model.base_url(), "models": [{"id": "m", "context_window": 2400, "max_output": 200}]}]});
+    let long = "a long answer about many things. ".repeat(250);
+    model.push(Script::sse(
+        ChatEvents::new("m").text(&long, 5).finish("stop").done(),
+    ));
+    let mut cmd = sandbox.uji();
+    let _config = with_config(&mut cmd, config.clone());
+    let output = cmd
+        .args(["run", "--model", "tiny/m", "--json", "first task"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let id = events(&stdout)[0]["id"].as_str().unwrap().to_string();
+
+    model
+        .push(Script::sse(
+            ChatEvents::new("m")
+                .text("SUMMARY: did the first task", 2)
+                .finish("stop")
+                .done(),
+        ))
+        .push(Script::sse(
+            ChatEvents::new("m")
+                .text("second done", 2)
+                .finish("stop")
+                .done(),
+        ));
+    let mut cmd = sandbox.uji();
+    let _config2 = with_config(&mut cmd, config);
+    let output = cmd
+        .args([
+            "run",
+            "--model",
+            "tiny/m",
+            "--json",
+            "--resume",
+            &id,
+            "second task",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let summary_request = &requests[1];
+    assert!(
+        summary_request
+            .json
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty)),
+        "the summary call offers no tools"
+    );
+    assert!(summary_request.body_text().contains("first task"));
+    let sent = messages(&requests[2]);
+    assert!(
+        sent[1]["content"].as_str().unwrap().starts_with(
+            "Summary of the earlier part of this conversation:\nSUMMARY: did the first task"
+        ),
+        "{sent:?}"
+    );
+    assert_eq!(sent.last().unwrap()["content"], "second task");
+    assert!(
+        !requests[2].body_text().contains("a long answer about"),
+        "the folded answer is not sent again"
+    );
+    let events = events(&stdout);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "notice" && e["text"] == "compacted 2 earlier messages"),
+        "{events:?}"
+    );
+    assert!(
+        session_file(&sandbox, &id).contains("a long answer about"),
+        "the raw history stays on disk"
+    );
+}

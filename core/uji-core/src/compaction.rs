@@ -54,7 +54,8 @@ pub fn estimate_tokens(system: &str, messages: &[Message]) -> usize {
 
 /// Where to cut: messages up to the returned seq are summarised, the rest
 /// (about `keep_tokens` worth) stay verbatim. The kept part never starts
-/// with a tool result, whose call would be lost.
+/// with a tool result: the cut moves back to the assistant message that
+/// made the call, so a call and its result stay together.
 fn cut_point(messages: &[StoredMessage], keep_tokens: usize) -> Option<u64> {
     let mut kept = 0usize;
     let mut cut = messages.len();
@@ -73,8 +74,9 @@ fn cut_point(messages: &[StoredMessage], keep_tokens: usize) -> Option<u64> {
         kept += size;
         cut -= 1;
     }
-    while cut < messages.len() && matches!(messages[cut].body, MessageBody::Tool { .. }) {
-        cut += 1;
+    while cut > 0 && cut < messages.len() && matches!(messages[cut].body, MessageBody::Tool { .. })
+    {
+        cut -= 1;
     }
     if cut == 0 || cut >= messages.len() {
         return None;
