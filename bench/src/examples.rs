@@ -49,3 +49,26 @@ pub fn policy() -> Vec<Row> {
         },
     ]
 }
+
+pub fn lua() -> Vec<Row> {
+    let found = numbers("lua_bench");
+    vec![
+        Row {
+            area: "lua",
+            what: "round trip of a trivial Lua tool call through the gate".to_string(),
+            value: found
+                .get("lua_tool_roundtrip_us")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "µs",
+            target: Some(50.0),
+        },
+        Row {
+            area: "lua",
+            what: "load an init.lua that adds 50 tools and a policy".to_string(),
+            value: found.get("init_50_tools_ms").copied().unwrap_or(f64::NAN),
+            unit: "ms",
+            target: Some(5.0),
+        },
+    ]
+}

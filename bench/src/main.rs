@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod examples;
+mod run;
 mod startup;
 mod tools;
 
@@ -38,6 +39,8 @@ impl Row {
 /// What one run of a child process cost.
 pub struct Run {
     pub wall: Duration,
+    /// User plus system CPU time of the child.
+    pub cpu: Duration,
     pub peak_rss_kb: u64,
     pub stdout: Vec<u8>,
     pub success: bool,
@@ -64,8 +67,12 @@ pub fn measure(cmd: &mut Command) -> Run {
     let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let wall = started.elapsed();
     assert!(rc == pid, "wait4 failed for the benchmark child");
+    let timeval = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
     Run {
         wall,
+        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
         // Linux reports ru_maxrss in kilobytes.
         peak_rss_kb: usage.ru_maxrss as u64,
         stdout,
@@ -171,10 +178,13 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 3] = [
+    let areas: [Area; 6] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
+        ("wire", run::wire),
+        ("run", run::run),
+        ("lua", examples::lua),
     ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {
@@ -199,4 +209,4 @@ fn main() {
     }
 }
 
-const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **tools**: each call is a fresh `uji tool run NAME - --yes` process (arguments on stdin), so the time includes starting uji and loading its plugins; 5 runs, median time, highest peak RSS. Inputs: a 50 MB text file (first page), the last line of a 20 MB file (rewritten before each run), a 10 MB `write_file`, `seq 1 1000000`, and one 10 MB line.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, splitting included.\n";
+const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **tools**: each call is a fresh `uji tool run NAME - --yes` process (arguments on stdin), so the time includes starting uji and loading its plugins; 5 runs, median time, highest peak RSS. Inputs: a 50 MB text file (first page), the last line of a 20 MB file (rewritten before each run), a 10 MB `write_file`, `seq 1 1000000`, and one 10 MB line.\n- **wire**: a 50,000-chunk streamed answer (Chat Completions) from the fake server on 127.0.0.1, through `uji run` end to end; the row is the CPU time (user + system) of the uji process, median of 5. The parser-only row is `plugins/wire-common/examples/stream_bench.rs`. First byte: in process, the real wire plugin is handed a built request and a loopback listener records when the request's first byte arrives; cold is the first request of the process (runtime start and connect), warm the median of the next 50.\n- **run**: `uji run` against a zero-latency fake server (release build), 20 runs: (a) a one-text-answer turn; (b) read_file + edit_file + run_command + answer, four requests. The per-round-trip overhead is (b − a) / 3: one more request plus one tool call through the gate.\n- **lua**: `tests/bench-examples/lua_bench.rs`, in process through the real gate and Lua plugin.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, splitting included.\n";

@@ -1,0 +1,189 @@
+//! The agent loop and the wires, end to end through `uji run` against the
+//! fake model server on 127.0.0.1 (zero latency).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, Script};
+
+use crate::{Row, Run, measure, median, uji};
+
+fn run_cmd(home: &Path, work: &Path, model: &FakeModel, prompt: &str) -> Command {
+    let mut cmd = uji(home);
+    cmd.current_dir(work)
+        .env("OPENAI_API_KEY", "bench-key")
+        .env("OPENAI_BASE_URL", model.base_url())
+        .args(["run", "--yes", "--model", "openai/m", prompt]);
+    cmd
+}
+
+fn text_answer(text: &str, pieces: usize) -> Script {
+    Script::sse(
+        ChatEvents::new("m")
+            .text(text, pieces)
+            .finish("stop")
+            .usage(10, 10, 0)
+            .done(),
+    )
+}
+
+fn tool_call(id: &str, name: &str, args: serde_json::Value) -> Script {
+    Script::sse(
+        ChatEvents::new("m")
+            .tool_call(0, id, name, &args.to_string(), 2)
+            .finish("tool_calls")
+            .done(),
+    )
+}
+
+fn ok(run: Run, what: &str) -> Run {
+    assert!(run.success, "uji run failed during the {what} benchmark");
+    run
+}
+
+pub fn run() -> Vec<Row> {
+    let home = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let model = FakeModel::start();
+
+    let mut one = Vec::new();
+    for _ in 0..20 {
+        model.push(text_answer("hello there", 3));
+        one.push(ok(
+            measure(&mut run_cmd(home.path(), work.path(), &model, "hi")),
+            "one-answer",
+        ));
+    }
+    let mut four = Vec::new();
+    for _ in 0..20 {
+        std::fs::write(work.path().join("notes.txt"), "status: draft\n").expect("write");
+        model
+            .push(tool_call("c1", "read_file", json!({"path": "notes.txt"})))
+            .push(tool_call(
+                "c2",
+                "edit_file",
+                json!({"path": "notes.txt", "old_string": "draft", "new_string": "final"}),
+            ))
+            .push(tool_call(
+                "c3",
+                "run_command",
+                json!({"command": "cat notes.txt"}),
+            ))
+            .push(text_answer("done", 2));
+        four.push(ok(
+            measure(&mut run_cmd(
+                home.path(),
+                work.path(),
+                &model,
+                "finish the notes",
+            )),
+            "four-request",
+        ));
+    }
+    let ms = |runs: &[Run]| median(runs.iter().map(|r| r.wall.as_secs_f64() * 1000.0).collect());
+    let peak = |runs: &[Run]| runs.iter().map(|r| r.peak_rss_kb).max().unwrap_or(0) as f64 / 1024.0;
+    let (a, b) = (ms(&one), ms(&four));
+    vec![
+        Row {
+            area: "run",
+            what: "(a) one text answer: wall time".into(),
+            value: a,
+            unit: "ms",
+            target: Some(50.0),
+        },
+        Row {
+            area: "run",
+            what: "(a) one text answer: peak RSS".into(),
+            value: peak(&one),
+            unit: "MB",
+            target: Some(30.0),
+        },
+        Row {
+            area: "run",
+            what: "(b) read + edit + command + answer (4 requests): wall time".into(),
+            value: b,
+            unit: "ms",
+            target: Some(100.0),
+        },
+        Row {
+            area: "run",
+            what: "(b) peak RSS".into(),
+            value: peak(&four),
+            unit: "MB",
+            target: None,
+        },
+        Row {
+            area: "run",
+            what: "overhead per round trip, (b − a) / 3".into(),
+            value: (b - a) / 3.0,
+            unit: "ms",
+            target: None,
+        },
+    ]
+}
+
+pub fn wire() -> Vec<Row> {
+    let home = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let model = FakeModel::start();
+    let text: String = (0..50_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let mut runs = Vec::new();
+    for _ in 0..5 {
+        model.push(text_answer(&text, 50_000));
+        runs.push(ok(
+            measure(&mut run_cmd(
+                home.path(),
+                work.path(),
+                &model,
+                "stream a lot",
+            )),
+            "50k-chunk",
+        ));
+    }
+    let cpu = median(runs.iter().map(|r| r.cpu.as_secs_f64()).collect());
+    let parser = crate::examples::numbers("stream_bench");
+    let first_byte = crate::examples::numbers("wire_first_byte");
+    vec![
+        Row {
+            area: "wire",
+            what: "50,000-chunk answer through `uji run`: uji CPU time".into(),
+            value: cpu,
+            unit: "s",
+            target: Some(0.5),
+        },
+        Row {
+            area: "wire",
+            what: "50,000-chunk answer, SSE reader + Chat Completions parser only".into(),
+            value: parser
+                .get("stream_50k_chunks_ms")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "ms",
+            target: None,
+        },
+        Row {
+            area: "wire",
+            what: "request built → first byte on the socket (cold: runtime + connect)".into(),
+            value: first_byte
+                .get("first_byte_cold_us")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "µs",
+            target: None,
+        },
+        Row {
+            area: "wire",
+            what: "request built → first byte on the socket (warm, median of 50)".into(),
+            value: first_byte
+                .get("first_byte_warm_us")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "µs",
+            target: None,
+        },
+    ]
+}
