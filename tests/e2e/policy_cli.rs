@@ -49,20 +49,34 @@ fn the_first_word_is_the_decision_then_the_rule_that_made_it() {
 
 #[test]
 fn named_sets_disable_and_confinement_show_up_in_checks() {
-    let out = check(json!({"rules": {"write_file": {"deny": [{"pattern": "*.lock", "message": "lock files are generated"}]}}, "name": "readonly"}), "write_file", "Cargo.lock");
+    let out = check(
+        json!({"rules": {"write_file": {"deny": [{"pattern": "*.lock", "message": "lock files are generated"}]}}, "name": "readonly"}),
+        "write_file",
+        "Cargo.lock",
+    );
     assert_eq!(first_word(&out), "deny", "{out}");
     assert!(out.contains("readonly"), "names the set: {out}");
-    assert!(out.contains("the model reads: lock files are generated"), "{out}");
+    assert!(
+        out.contains("the model reads: lock files are generated"),
+        "{out}"
+    );
 
     let out = check(json!({"disable": ["edit_file"]}), "edit_file", "a.txt");
-    assert!(out.starts_with("deny (disabled) edit_file is disabled"), "{out}");
+    assert!(
+        out.starts_with("deny (disabled) edit_file is disabled"),
+        "{out}"
+    );
 
     let out = check(json!({}), "write_file", "../elsewhere.txt");
     assert!(out.starts_with("deny (confinement)"), "{out}");
     assert!(out.contains("outside the allowed directories"), "{out}");
 
     let out = check(json!({"confine": false}), "write_file", "../elsewhere.txt");
-    assert_eq!(first_word(&out), "ask", "confinement off: the declared policy decides: {out}");
+    assert_eq!(
+        first_word(&out),
+        "ask",
+        "confinement off: the declared policy decides: {out}"
+    );
 }
 
 #[test]
@@ -73,10 +87,16 @@ fn an_invalid_rule_is_reported_and_the_tool_asks_instead_of_allowing() {
         .uji()
         .args(["policy", "check", "read_file", "notes.md"])
         .env("UJI_PLUGIN_PATH", plugins.path())
-        .env("UJI_FIXTURE_POLICY", json!({"rules": {"read_file": {"allow": ["*.md", "/(unclosed/"]}}}).to_string())
+        .env(
+            "UJI_FIXTURE_POLICY",
+            json!({"rules": {"read_file": {"allow": ["*.md", "/(unclosed/"]}}}).to_string(),
+        )
         .output()
         .unwrap();
     let (stdout, stderr) = text(&output);
     assert_eq!(first_word(&stdout), "ask", "{stdout}");
-    assert!(stderr.contains("/(unclosed/"), "the bad rule is reported with its text: {stderr}");
+    assert!(
+        stderr.contains("/(unclosed/"),
+        "the bad rule is reported with its text: {stderr}"
+    );
 }

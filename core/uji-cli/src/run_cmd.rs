@@ -118,6 +118,18 @@ pub fn run(
             }
         }
     }
+    // Usage is tracked per session: a resumed one starts from what its
+    // saved answers used.
+    let mut usage = uji_protocol::wire::Usage::default();
+    for message in &session.messages {
+        if let uji_protocol::session::MessageBody::Assistant { usage: Some(u), .. } = &message.body
+        {
+            usage.input += u.input;
+            usage.output += u.output;
+            usage.cache_read += u.cache_read;
+            usage.cache_write += u.cache_write;
+        }
+    }
     let agent = Agent {
         gate: booted.gate.clone(),
         registry: booted.registry.clone(),
@@ -131,7 +143,7 @@ pub fn run(
         },
         approver: Arc::new(HeadlessApprover { yes: options.yes }),
         events: Arc::new(|_| {}),
-        usage: Default::default(),
+        usage,
     };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()

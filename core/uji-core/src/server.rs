@@ -154,6 +154,18 @@ pub fn serve(
         }
         agent.approver = Arc::new(approver.clone());
     }
+    install_session_services(&agent, &ops_tx);
+    let info = Arc::new(Mutex::new(session_info(&agent)));
+    let info_for_service = Arc::clone(&info);
+    agent.registry.add_service(
+        "session.info",
+        Arc::new(move |_plugin, _params| {
+            Ok(info_for_service
+                .lock()
+                .map(|i| i.clone())
+                .unwrap_or(Value::Null))
+        }),
+    );
     let port = Arc::new(ServerPort {
         ops: ops_tx,
         events: Mutex::new(events_rx),
@@ -243,9 +255,53 @@ pub fn serve(
             if let Ok(mut slot) = current.lock() {
                 *slot = None;
             }
+            if let Ok(mut info) = info.lock() {
+                *info = session_info(&agent);
+            }
         }
         let _ = events.send(Event::Closed);
         last
     });
     (port, handle)
+}
+
+/// What `uji.session.info()` returns.
+fn session_info(agent: &Agent) -> Value {
+    serde_json::json!({
+        "id": agent.session.id(),
+        "title": agent.session.header.title,
+        "cwd": agent.session.header.cwd,
+        "model": agent.settings.model.label(),
+        "messages": agent.session.messages.len(),
+        "usage": agent.usage,
+    })
+}
+
+/// `session.submit` (queue a user message) and `quit` for plugins.
+fn install_session_services(agent: &Agent, ops: &tmpsc::UnboundedSender<Op>) {
+    let submit = ops.clone();
+    agent.registry.add_service(
+        "session.submit",
+        Arc::new(move |_plugin, params| {
+            let text = params
+                .get("text")
+                .and_then(Value::as_str)
+                .ok_or("session.submit needs the text to send")?;
+            submit
+                .send(Op::UserMessage {
+                    text: text.to_string(),
+                    images: Vec::new(),
+                })
+                .map_err(|_| "the session has ended".to_string())?;
+            Ok(Value::Null)
+        }),
+    );
+    let quit = ops.clone();
+    agent.registry.add_service(
+        "quit",
+        Arc::new(move |_plugin, _params| {
+            let _ = quit.send(Op::Shutdown);
+            Ok(Value::Null)
+        }),
+    );
 }

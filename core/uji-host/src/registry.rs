@@ -388,6 +388,35 @@ impl Registry {
                 Ok(Value::from(registry.emit(event, payload)))
             }),
         );
+        // Key bindings are kept for whichever interactive frontend runs.
+        let registry = self.clone();
+        self.add_service(
+            "keymap.add",
+            Arc::new(move |_plugin, params| {
+                for field in ["mode", "key"] {
+                    if !params.get(field).is_some_and(Value::is_string) {
+                        return Err(format!("keymap.add needs a {field} string"));
+                    }
+                }
+                let mut list = registry
+                    .config("keymap")
+                    .and_then(|v| v.as_array().cloned())
+                    .unwrap_or_default();
+                list.retain(|b| !(b["mode"] == params["mode"] && b["key"] == params["key"]));
+                list.push(params);
+                registry.set_config("keymap", Value::Array(list));
+                Ok(Value::Null)
+            }),
+        );
+        let registry = self.clone();
+        self.add_service(
+            "keymap.list",
+            Arc::new(move |_plugin, _params| {
+                Ok(registry
+                    .config("keymap")
+                    .unwrap_or(Value::Array(Vec::new())))
+            }),
+        );
         let registry = self.clone();
         self.add_service(
             "config.set",

@@ -1,0 +1,345 @@
+---@meta
+-- Type annotations of uji's Lua API for lua-language-server. Not loaded by
+-- uji; add this directory to `workspace.library` in `.luarc.json`:
+--
+--   { "workspace.library": ["<path to uji>/lua/types"], "runtime.version": "LuaJIT" }
+--
+-- See docs/lua.md for the full description of every function.
+
+---@class uji
+---@field tool uji.tool
+---@field wire uji.wire
+---@field provider uji.provider
+---@field model uji.model
+---@field command uji.command
+---@field keymap uji.keymap
+---@field json uji.json
+---@field session uji.session
+---@field version string The Lua plugin's version.
+uji = {}
+
+-- ---------------------------------------------------------------------------
+-- uji.tool
+
+---@alias uji.Policy "allow"|"ask"|"deny"
+
+---@class uji.Image
+---@field media_type "image/png"|"image/jpeg"|"image/gif"|"image/webp"
+---@field data string Base64 (or a data: URL).
+---@field name? string
+
+---@class uji.ToolResultTable
+---@field text string What the model reads.
+---@field images? uji.Image[] Sent to the model with the text; bad ones are left out with a note.
+
+---@alias uji.ToolResult string|uji.ToolResultTable
+
+---@class uji.ToolContext
+---@field call_id string The model's id of this call.
+---@field cwd string The session's working directory.
+---@field tool string The tool's name.
+local ToolContext = {}
+
+--- Finishes the call; only the first call counts.
+---@param result? uji.ToolResult
+function ToolContext.done(result) end
+
+--- Shows a line under the running tool.
+---@param line string
+function ToolContext.progress(line) end
+
+--- True once the user interrupted the call (or it ended).
+---@return boolean
+function ToolContext.cancelled() end
+
+---@class uji.ToolDisplay
+---@field verb? string Transcript verb followed by the subject, e.g. "Read".
+---@field question? string Title of the approval question.
+
+---@class uji.ToolSpec
+---@field description? string What the tool does; the model reads it.
+---@field parameters? table JSON Schema of the arguments.
+---@field run fun(args: table, ctx: uji.ToolContext): (uji.ToolResult|fun()|nil) Returns a result, nothing (then call ctx.done later), or a function uji calls to stop the work (then call ctx.done later).
+---@field subject? string|fun(args: table): string What policy rules match; default the tool's name.
+---@field policy? uji.Policy Used when no policy rule matches (default "ask").
+---@field display? uji.ToolDisplay
+---@field path? boolean uji extension: the subject is a file path (path rules and confinement apply); default subject = args.path.
+
+---@class uji.ToolRules
+---@field allow? (string|{[1]: string, [2]: string})[]
+---@field ask? (string|{[1]: string, [2]: string})[]
+---@field deny? (string|{[1]: string, [2]: string})[]
+---@field default? uji.Policy
+
+---@class uji.tool
+uji.tool = {}
+
+--- Registers a tool the model can call, or replaces the tool with the same name.
+---@param name string
+---@param spec uji.ToolSpec
+function uji.tool.add(name, spec) end
+
+--- Removes a tool; true if it existed.
+---@param name string
+---@return boolean
+function uji.tool.remove(name) end
+
+--- The names of every registered tool, sorted.
+---@return string[]
+function uji.tool.list() end
+
+--- Turns tools off: the model still sees them and every call is denied.
+---@param names string|string[]
+function uji.tool.disable(names) end
+
+--- Turns tools back on.
+---@param names string|string[]
+function uji.tool.enable(names) end
+
+--- Sets policy rules; returns the problems found (also shown as notices).
+---@param rules table<string, uji.ToolRules|uji.Policy> Tool name -> rules; `default` -> a policy for every tool.
+---@param options? {name?: string} A named rule set, kept apart from the others.
+---@return string[] problems
+function uji.tool.policy(rules, options) end
+
+--- Confines the file tools to the working directory and the roots (true), lifts it (false), or reads it (nil).
+---@param enabled? boolean
+---@return boolean confined
+function uji.tool.confine(enabled) end
+
+--- Replaces the extra directories file tools may reach (nil: only reads them).
+---@param paths? string[]
+---@return string[] roots
+function uji.tool.roots(paths) end
+
+-- ---------------------------------------------------------------------------
+-- events
+
+---@class uji.HookOptions
+---@field priority? integer Lower runs first (default 50).
+---@field name? string Same name on the same event replaces.
+
+--- Adds an event handler; returns its name.
+---@param event "before_tool"|"after_tool"|"before_turn"|"before_stop"|string
+---@param handler fun(payload: table): any
+---@param options? uji.HookOptions
+---@return string name
+function uji.on(event, handler, options) end
+
+--- Removes a named handler; true if it existed.
+---@param event string
+---@param name string
+---@return boolean
+function uji.off(event, name) end
+
+--- Runs every handler of `event`; returns their answers.
+---@param event string
+---@param payload? table
+---@return any[] answers
+function uji.emit(event, payload) end
+
+-- ---------------------------------------------------------------------------
+-- notices, log, timers
+
+--- Shows a notice to the user.
+---@param text any
+function uji.notify(text) end
+
+--- Writes to uji's log.
+---@param level "debug"|"info"|"warn"|"error"
+---@param message string
+function uji.log(level, message) end
+
+--- Runs `fn` after the code running now.
+---@param fn fun()
+function uji.schedule(fn) end
+
+--- Runs `fn` after `seconds`; returns a function that cancels it (true if it had not run).
+---@param seconds number
+---@param fn fun()
+---@return fun(): boolean cancel
+function uji.defer(seconds, fn) end
+
+-- ---------------------------------------------------------------------------
+-- commands and keys
+
+---@class uji.command
+uji.command = {}
+
+--- Adds the slash command /name; the handler gets the text after the name.
+---@param name string
+---@param handler fun(args: string): string?|{handler: fun(args: string): string?, desc?: string}
+function uji.command.add(name, handler) end
+
+---@class uji.KeyBinding
+---@field mode string
+---@field key string
+---@field binding string|{command: string}|fun()
+
+---@class uji.keymap
+uji.keymap = {}
+
+--- Binds `key` in `mode` to an action name, {command = "name"} or a function.
+---@param mode "normal"|"insert"|string
+---@param key string e.g. "<C-b>"
+---@param binding string|{command: string}|fun()
+function uji.keymap.add(mode, key, binding) end
+
+--- The bindings added from Lua.
+---@return uji.KeyBinding[]
+function uji.keymap.list() end
+
+-- ---------------------------------------------------------------------------
+-- JSON
+
+---@class uji.json
+---@field null lightuserdata JSON null.
+uji.json = {}
+
+--- Encodes a value as JSON (an empty table is {}).
+---@param value any
+---@return string
+function uji.json.encode(value) end
+
+--- Decodes JSON text.
+---@param text string
+---@return any
+function uji.json.decode(text) end
+
+--- Marks `t` (or a new table) as a JSON array and returns it.
+---@generic T: table
+---@param t? T
+---@return T
+function uji.json.array(t) end
+
+-- ---------------------------------------------------------------------------
+-- wires, providers, models
+
+---@class uji.WireMessage
+---@field role "user"|"assistant"|"tool"
+---@field text? string
+---@field content? string
+---@field images? uji.Image[]
+---@field tool_calls? {id: string, name: string, arguments: string}[]
+---@field tool_call_id? string
+---@field name? string
+
+---@class uji.WireRequest
+---@field model string
+---@field system string
+---@field messages uji.WireMessage[]
+---@field tools {name: string, description: string, parameters: table}[]
+---@field effort? string
+---@field max_output? integer
+---@field cache? "off"|"short"|"long"
+---@field session? string
+---@field provider {id: string, base_url: string}
+---@field auth {key?: string}
+---@field idle_timeout? integer
+
+---@class uji.WireAnswer
+---@field text? string
+---@field reasoning? string
+---@field tool_calls? {id: string, name: string, arguments: string|table}[]
+---@field usage? {input?: integer, output?: integer, cache_read?: integer, cache_write?: integer}
+---@field replay? any
+
+---@class uji.WireFailure
+---@field kind "http"|"auth"|"provider"
+---@field status? integer
+---@field message? string
+---@field retry_after? number
+
+---@class uji.WireReply
+local WireReply = {}
+---@param delta string
+function WireReply.text(delta) end
+---@param delta string
+function WireReply.reasoning(delta) end
+---@param answer? string|uji.WireAnswer
+function WireReply.done(answer) end
+---@param failure string|uji.WireFailure
+function WireReply.fail(failure) end
+
+---@class uji.wire
+uji.wire = {}
+
+--- Adds a model API written in Lua.
+---@param name string
+---@param spec {stream: fun(request: uji.WireRequest, reply: uji.WireReply): fun()?}
+function uji.wire.add(name, spec) end
+
+--- Removes a wire; true if it existed.
+---@param name string
+---@return boolean
+function uji.wire.remove(name) end
+
+--- The names of every wire.
+---@return string[]
+function uji.wire.list() end
+
+---@class uji.ProviderSpec
+---@field id string
+---@field wire string
+---@field base_url string
+---@field key_env? string
+---@field models (string|{id: string, context_window?: integer, max_output?: integer})[]
+
+---@class uji.provider
+uji.provider = {}
+
+--- Adds a provider.
+---@param spec uji.ProviderSpec
+---@return any
+function uji.provider.add(spec) end
+
+--- The providers.
+---@return table[]
+function uji.provider.list() end
+
+---@class uji.model
+uji.model = {}
+
+--- Selects a model: "provider/model" or {provider, model}.
+---@param spec string|{provider: string, model: string}
+---@return {provider: string, model: string}
+function uji.model.use(spec) end
+
+--- The selected model, or nil.
+---@return {provider: string, model: string}|nil
+function uji.model.current() end
+
+-- ---------------------------------------------------------------------------
+-- session
+
+---@class uji.session
+uji.session = {}
+
+--- Sends a message as if the user typed it.
+---@param text string
+function uji.session.submit(text) end
+
+--- Facts about the current session.
+---@return table
+function uji.session.info() end
+
+--- Quits uji.
+function uji.quit() end
+
+-- ---------------------------------------------------------------------------
+-- shipped modules
+
+---@class uji.planmode
+---@field prompt string The paragraph added to the system prompt.
+local planmode = {}
+---@param opts? {command?: string, key?: string|false, mode?: string, tools?: string[], prompt?: string, priority?: integer}
+---@return uji.planmode
+function planmode.setup(opts) end
+function planmode.enable() end
+function planmode.disable() end
+---@return boolean
+function planmode.toggle() end
+---@return boolean
+function planmode.active() end
+
+return uji

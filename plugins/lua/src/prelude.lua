@@ -1,0 +1,127 @@
+-- Builds the `uji` table from the plugin's raw functions. Each raw function
+-- returns true and its results, or false and a message; the wrappers raise
+-- that message as an error at the caller's line, so errors read
+-- "init.lua:12: uji.tool.add("x"): run is missing".
+local raw, config_lua = ...
+
+local function wrap(f)
+  return function(...)
+    local ok, a, b = f(...)
+    if not ok then
+      error(a, 2)
+    end
+    return a, b
+  end
+end
+
+local uji = {}
+
+uji.tool = {
+  add = wrap(raw.tool_add),
+  remove = wrap(raw.tool_remove),
+  list = wrap(raw.tool_list),
+  disable = wrap(raw.tool_disable),
+  enable = wrap(raw.tool_enable),
+  policy = wrap(raw.tool_policy),
+  confine = wrap(raw.tool_confine),
+  roots = wrap(raw.tool_roots),
+}
+
+uji.wire = {
+  add = wrap(raw.wire_add),
+  remove = wrap(raw.wire_remove),
+  list = wrap(raw.wire_list),
+}
+
+uji.provider = {
+  add = wrap(raw.provider_add),
+  list = wrap(raw.provider_list),
+}
+
+uji.model = {
+  use = wrap(raw.model_use),
+  current = wrap(raw.model_current),
+}
+
+uji.on = wrap(raw.on)
+uji.off = wrap(raw.off)
+uji.emit = wrap(raw.emit)
+
+uji.notify = wrap(raw.notify)
+uji.log = wrap(raw.log)
+
+uji.command = {
+  add = wrap(raw.command_add),
+}
+
+uji.keymap = {
+  add = wrap(raw.keymap_add),
+  list = wrap(raw.keymap_list),
+}
+
+uji.schedule = wrap(raw.schedule)
+uji.defer = wrap(raw.defer)
+
+uji.json = {
+  encode = wrap(raw.json_encode),
+  decode = wrap(raw.json_decode),
+  array = wrap(raw.json_array),
+  null = raw.json_null,
+}
+
+uji.session = {
+  submit = wrap(raw.session_submit),
+  info = wrap(raw.session_info),
+}
+
+uji.quit = wrap(raw.quit)
+
+uji.version = raw.version
+
+-- print goes to uji's log: the terminal belongs to the interface.
+print = function(...)
+  local parts = {}
+  for i = 1, select("#", ...) do
+    parts[#parts + 1] = tostring((select(i, ...)))
+  end
+  raw.log("info", table.concat(parts, "\t"))
+end
+
+-- The debug library is not loaded (it can break the sandbox); traceback is
+-- safe and useful with xpcall.
+debug = { traceback = raw.traceback }
+
+-- require: <config>/lua first, then the modules shipped with uji, then the
+-- usual package.path.
+if config_lua then
+  package.path = config_lua .. ";" .. package.path
+end
+
+local function shipped_searcher(name)
+  if config_lua then
+    local file = package.searchpath(name, config_lua)
+    if file then
+      local chunk, err = loadfile(file)
+      if not chunk then
+        error(err, 0)
+      end
+      return chunk, file
+    end
+  end
+  local source, chunkname = raw.shipped(name)
+  if source then
+    local chunk, err = load(source, chunkname)
+    if not chunk then
+      error(err, 0)
+    end
+    return chunk, chunkname
+  end
+  return "\n\tno module '" .. name .. "' shipped with uji"
+end
+
+local searchers = package.searchers or package.loaders
+table.insert(searchers, 2, shipped_searcher)
+
+package.loaded.uji = uji
+_G.uji = uji
+return uji

@@ -1,0 +1,285 @@
+//! The Lua plugin hosted in process (no cdylib needed): a config dir, the
+//! plugin's init through the real host, and calls through the real gate.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use uji_core::{Gate, HeadlessApprover, Interrupt, ToolRequest};
+use uji_host::{ProgressSink, Registry, load_module};
+
+struct Env {
+    registry: Registry,
+    gate: Gate,
+    config: tempfile::TempDir,
+}
+
+fn boot(init: &str) -> Env {
+    let config = tempfile::tempdir().unwrap();
+    std::fs::write(config.path().join("init.lua"), init).unwrap();
+    let registry = Registry::new();
+    registry.set_config(
+        "config_dir",
+        Value::from(config.path().to_string_lossy().into_owned()),
+    );
+    registry.install_services();
+    let gate = Gate::new(registry.clone());
+    gate.install_services();
+    load_module(
+        uji_sdk::in_process_module::<uji_plugin_lua::LuaPlugin>(),
+        "lua",
+        &registry,
+    )
+    .unwrap();
+    Env {
+        registry,
+        gate,
+        config,
+    }
+}
+
+fn call(env: &Env, name: &str, args: Value) -> uji_core::GateResult {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let progress: ProgressSink = Arc::new(|_| {});
+    rt.block_on(env.gate.run(
+        ToolRequest {
+            call_id: "c1".into(),
+            name: name.into(),
+            args,
+            cwd: env.config.path().to_path_buf(),
+        },
+        &HeadlessApprover { yes: true },
+        progress,
+        &mut Interrupt::never(),
+    ))
+}
+
+#[test]
+fn a_lua_tool_runs_through_the_gate() {
+    let env = boot(
+        r#"
+        uji.tool.add("echo", {
+          description = "Echoes.",
+          parameters = { type = "object", properties = { text = { type = "string" } } },
+          policy = "allow",
+          run = function(args) return "echo: " .. args.text end,
+        })
+        "#,
+    );
+    let notices = env.registry.take_notices();
+    assert!(notices.is_empty(), "{notices:?}");
+    let spec = env.registry.tool("echo").unwrap().spec().clone();
+    assert_eq!(
+        spec.parameters,
+        json!({"type": "object", "properties": {"text": {"type": "string"}}})
+    );
+    let result = call(&env, "echo", json!({"text": "hi"}));
+    assert_eq!(result.output.text, "echo: hi");
+    assert!(result.ran);
+}
+
+#[test]
+fn errors_in_init_become_notices_with_file_and_line() {
+    let env = boot("local x = 1\nerror('boom')\n");
+    let notices = env.registry.take_notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].text.contains("init.lua:2: boom"), "{notices:?}");
+}
+
+#[test]
+fn services_that_are_not_there_yet_raise_a_clear_error() {
+    let env = boot(
+        r#"
+for _, f in ipairs({
+  function() uji.model.use("anthropic/claude") end,
+  function() uji.model.current() end,
+  function() uji.provider.add({ id = "p", wire = "w", base_url = "http://x", models = { "m" } }) end,
+  function() uji.session.submit("hi") end,
+  function() uji.quit() end,
+}) do
+  local ok, err = pcall(f)
+  uji.notify(tostring(ok) .. " " .. err)
+end
+uji.keymap.add("normal", "<C-b>", { command = "plan" })
+uji.notify("keymap kept: " .. #uji.keymap.list())
+"#,
+    );
+    let notices: Vec<String> = env
+        .registry
+        .take_notices()
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert_eq!(notices.len(), 6, "{notices:?}");
+    for (notice, api) in notices.iter().zip([
+        "uji.model.use",
+        "uji.model.current",
+        "uji.provider.add",
+        "uji.session.submit",
+        "uji.quit",
+    ]) {
+        assert!(notice.starts_with("false "), "{notice}");
+        assert!(
+            notice.contains(&format!(
+                "{api} is not available yet: uji has no host service"
+            )),
+            "{notice}"
+        );
+        assert!(notice.contains("init.lua:"), "{notice}");
+    }
+    assert_eq!(notices[5], "keymap kept: 1");
+}
+
+#[test]
+fn provider_specs_are_checked_and_models_normalized() {
+    let env = boot(
+        r#"
+local ok, err = pcall(uji.provider.add, { id = "p", base_url = "http://x" })
+uji.notify(err)
+"#,
+    );
+    let notices: Vec<String> = env
+        .registry
+        .take_notices()
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert!(
+        notices[0].contains("uji.provider.add: wire must be a string"),
+        "{notices:?}"
+    );
+
+    // With a provider.add service, the normalized spec is what it receives.
+    let config = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config.path().join("init.lua"),
+        r#"local r = uji.provider.add({ id = "p", wire = "w", base_url = "http://x", models = { "a", { id = "b", context_window = 10 } } })
+uji.notify(r.ok and "ok" or "not ok")"#,
+    )
+    .unwrap();
+    let registry = Registry::new();
+    registry.set_config(
+        "config_dir",
+        Value::from(config.path().to_string_lossy().into_owned()),
+    );
+    let seen = Arc::new(std::sync::Mutex::new(Value::Null));
+    let sink = Arc::clone(&seen);
+    registry.add_service(
+        "provider.add",
+        Arc::new(move |_plugin, params| {
+            *sink.lock().unwrap() = params;
+            Ok(json!({"ok": true}))
+        }),
+    );
+    load_module(
+        uji_sdk::in_process_module::<uji_plugin_lua::LuaPlugin>(),
+        "lua",
+        &registry,
+    )
+    .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        json!({"id": "p", "wire": "w", "base_url": "http://x", "models": [{"id": "a"}, {"id": "b", "context_window": 10}]})
+    );
+    let notices: Vec<String> = registry
+        .take_notices()
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert_eq!(notices, ["ok"]);
+}
+
+/// Every ```lua block of docs/lua.md runs as an init.lua without an error,
+/// except the "not available yet" of services that come with the agent loop.
+#[test]
+fn every_example_in_the_docs_runs() {
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/lua.md")).unwrap();
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in docs.lines() {
+        match (&mut current, line.trim_start()) {
+            (None, "```lua") => current = Some(String::new()),
+            (Some(_), "```") => blocks.push(current.take().unwrap()),
+            (Some(block), _) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    assert!(blocks.len() > 25, "found {} blocks", blocks.len());
+    for block in &blocks {
+        let env = boot(block);
+        for notice in env.registry.take_notices() {
+            assert!(
+                !notice.text.contains("failed") || notice.text.contains("is not available yet"),
+                "docs example failed: {}\n---\n{block}",
+                notice.text
+            );
+        }
+    }
+}
+
+#[test]
+fn shipped_modules_are_embedded() {
+    let names = uji_plugin_lua::shipped_names();
+    assert!(names.contains(&"uji.defaults"), "{names:?}");
+    assert!(names.contains(&"uji.planmode"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("types")), "{names:?}");
+}
+
+#[test]
+fn hook_names_are_generated_from_the_line_and_stay_unique() {
+    let env = boot(
+        r#"
+local names = {}
+for i = 1, 2 do
+  names[i] = uji.on("x", function() return i end)
+end
+names[3] = uji.on("x", function() return 3 end, { name = "three" })
+uji.notify(table.concat(names, " "))
+uji.notify(uji.json.encode(uji.emit("x")))
+"#,
+    );
+    let notices: Vec<String> = env
+        .registry
+        .take_notices()
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert_eq!(notices, ["init.lua:4 init.lua:4#2 three", "[1,2,3]"]);
+}
+
+#[test]
+fn the_lua_environment_is_luajit_with_the_safe_libraries() {
+    let env = boot(
+        r#"
+uji.notify(tostring(require("uji") == uji))
+uji.notify(type(jit) .. " " .. type(io.popen) .. " " .. type(os.time) .. " " .. tostring(ffi))
+local ok, trace = xpcall(function() error("deep") end, debug.traceback)
+uji.notify(tostring(ok) .. " " .. tostring(trace:find("stack traceback", 1, true) ~= nil))
+print("to the log, not the terminal")
+uji.notify(type(uji.version))
+"#,
+    );
+    let notices: Vec<String> = env
+        .registry
+        .take_notices()
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            "true",
+            "table function function nil",
+            "false true",
+            "string"
+        ]
+    );
+}
