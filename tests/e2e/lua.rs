@@ -229,7 +229,7 @@ fn every_example_of_the_spec_runs_as_written() {
         json!({"type": "object", "properties": {}}),
         "an empty table stays an empty JSON object"
     );
-    assert_eq!(branch.policy.as_str(), "allow");
+    assert_eq!(branch.policy.map(|p| p.as_str()), Some("allow"));
     assert_eq!(branch.display.verb.as_deref(), Some("Checked the branch"));
     assert_eq!(
         branch.display.question.as_deref(),
@@ -1106,4 +1106,63 @@ end)
     assert!(model.starts_with("false "), "{model}");
     assert!(model.contains("init.lua:17: uji.model.use"), "{model}");
     assert_eq!(env.command("cancel", ""), "true false");
+}
+
+#[test]
+fn init_lua_runs_after_every_other_plugin_whatever_the_search_order() {
+    // Tools after Lua in the search path: the config must still see (and
+    // here remove) what the tools plugin registers.
+    let root = tempfile::tempdir().unwrap();
+    let config = root.path().join("config");
+    let data = root.path().join("data");
+    let work = root.path().join("work");
+    for dir in [&config, &data, &work] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(
+        config.join("init.lua"),
+        r#"assert(uji.tool.remove("write_file"))"#,
+    )
+    .unwrap();
+    let search = PluginSearch {
+        exe_dir: None,
+        plugin_path: Some(format!(
+            "{}:{}",
+            artifact("uji_plugin_tools").display(),
+            artifact("uji_plugin_lua").display()
+        )),
+        config_plugins: None,
+    };
+    let booted = uji_core::boot(Dirs { config, data }, &work, search);
+    assert!(
+        booted.plugins.failed.is_empty(),
+        "{:?}",
+        booted.plugins.failed
+    );
+    assert!(booted.registry.tool("write_file").is_none());
+    assert!(booted.registry.tool("read_file").is_some());
+    assert_eq!(booted.plugins.loaded.last().unwrap().manifest.name, "lua");
+}
+
+#[test]
+fn a_lua_tool_that_declares_no_policy_falls_back_to_the_top_level_default() {
+    let env = init(
+        r#"
+uji.tool.add("plain", { run = function() return "ran" end })
+uji.tool.add("careful", { policy = "ask", run = function() return "ran" end })
+uji.tool.policy({ default = "allow" })
+"#,
+    );
+    let ask = Ask::new();
+    assert_eq!(env.call_with("plain", json!({}), &ask).output.text, "ran");
+    assert!(
+        ask.questions().is_empty(),
+        "no declared policy: the top-level default allows"
+    );
+    assert_eq!(env.call_with("careful", json!({}), &ask).output.text, "ran");
+    assert_eq!(
+        ask.questions().len(),
+        1,
+        "a declared ask beats the top-level default"
+    );
 }

@@ -42,7 +42,7 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<()
         out.push_str(&format!(
             "{}\t{}\t{}{disabled}\t{first_line}\n",
             spec.name,
-            spec.policy.as_str(),
+            spec.policy.map_or("-", |p| p.as_str()),
             tool.plugin()
         ));
     }

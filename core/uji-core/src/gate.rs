@@ -358,7 +358,7 @@ impl Gate {
             .as_ref()
             .map(|s| s.subject)
             .unwrap_or_else(|| guess_kind(tool));
-        let declared_policy = spec.as_ref().map(|s| declared(s.policy));
+        let declared_policy = spec.as_ref().and_then(|s| s.policy.map(declared));
         if self.is_disabled(tool) {
             let mut verdict = Verdict::new(Decision::Deny, format!("{tool} is disabled"));
             verdict.message = Some(format!("{tool} is disabled"));
@@ -537,7 +537,7 @@ impl Gate {
                     tool: &request.name,
                     subject: &subject,
                     kind: policy_kind(spec.subject),
-                    declared: Some(declared(spec.policy)),
+                    declared: spec.policy.map(declared),
                     cwd: &request.cwd,
                 };
                 let verdict = self

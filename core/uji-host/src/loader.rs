@@ -5,7 +5,8 @@
 //! the plugins shipped with uji (next to the executable, or in
 //! `<prefix>/lib/uji/plugins/` for an installed uji). Winners are initialised
 //! in the reverse order, shipped plugins first, so a user's plugin that
-//! registers a tool with a built-in name replaces the built-in one.
+//! registers a tool with a built-in name replaces the built-in one. The Lua
+//! plugin, which runs the user's init.lua, always comes last.
 //!
 //! Next to the executable only `libuji_plugin_*` files count (that directory
 //! is also cargo's target directory); in the other directories every shared
@@ -21,6 +22,11 @@ use uji_protocol::Manifest;
 
 use crate::host_api::host_for;
 use crate::registry::{PluginState, Provided, Registry};
+
+/// The plugin that runs the user's configuration (init.lua). It is
+/// initialised after every other plugin, so the configuration sees — and can
+/// replace or remove — everything they provide.
+pub const CONFIG_PLUGIN: &str = "lua";
 
 /// Prefix of the shipped plugins' file names.
 pub const BUNDLED_PREFIX: &str = "uji_plugin_";
@@ -321,7 +327,12 @@ pub fn load_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
         }
     }
 
-    for opened in winners.into_iter().rev() {
+    let mut order: Vec<Opened> = winners.into_iter().rev().collect();
+    if let Some(at) = order.iter().position(|o| o.manifest.name == CONFIG_PLUGIN) {
+        let config = order.remove(at);
+        order.push(config);
+    }
+    for opened in order {
         let init_at = Instant::now();
         let state = PluginState::new(opened.manifest.name.clone());
         let host = host_for(registry, &state);

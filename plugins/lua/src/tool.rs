@@ -476,11 +476,11 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
         }
     };
     let policy = match field("policy")? {
-        Value::Nil => DeclaredPolicy::Ask,
+        Value::Nil => None,
         Value::String(s) => match s.to_string_lossy().as_str() {
-            "allow" => DeclaredPolicy::Allow,
-            "ask" => DeclaredPolicy::Ask,
-            "deny" => DeclaredPolicy::Deny,
+            "allow" => Some(DeclaredPolicy::Allow),
+            "ask" => Some(DeclaredPolicy::Ask),
+            "deny" => Some(DeclaredPolicy::Deny),
             other => {
                 return Err(format!(
                     "{who}: policy must be \"allow\", \"ask\" or \"deny\", got {other:?}"

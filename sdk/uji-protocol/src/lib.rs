@@ -76,8 +76,10 @@ pub struct ToolSpec {
     /// JSON Schema of the arguments.
     #[serde(default = "empty_object_schema")]
     pub parameters: Value,
-    #[serde(default)]
-    pub policy: DeclaredPolicy,
+    /// What the tool declares for itself. `None` lets the policy's
+    /// top-level default decide when no rule and no tool default apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<DeclaredPolicy>,
     #[serde(default)]
     pub subject: SubjectKind,
     #[serde(default)]
@@ -91,7 +93,7 @@ impl ToolSpec {
             name: name.into(),
             description: description.into(),
             parameters: empty_object_schema(),
-            policy: DeclaredPolicy::Ask,
+            policy: Some(DeclaredPolicy::Ask),
             subject: SubjectKind::Other,
             display: Display::default(),
         }
@@ -103,7 +105,7 @@ impl ToolSpec {
     }
 
     pub fn policy(mut self, policy: DeclaredPolicy) -> Self {
-        self.policy = policy;
+        self.policy = Some(policy);
         self
     }
 
@@ -256,7 +258,7 @@ mod tests {
     #[test]
     fn tool_spec_defaults_fill_missing_fields() {
         let spec: ToolSpec = serde_json::from_str(r#"{"name":"x"}"#).unwrap();
-        assert_eq!(spec.policy, DeclaredPolicy::Ask);
+        assert_eq!(spec.policy, None);
         assert_eq!(spec.subject, SubjectKind::Other);
         assert_eq!(spec.parameters, empty_object_schema());
     }
