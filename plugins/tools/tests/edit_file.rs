@@ -19,7 +19,7 @@ fn edit(dir: &std::path::Path, args: serde_json::Value) -> uji_sdk::ToolOutput {
 fn spec_declares_policy_subject_and_display() {
     let spec = EditFile.spec();
     assert_eq!(spec.name, "edit_file");
-    assert_eq!(spec.policy, DeclaredPolicy::Ask);
+    assert_eq!(spec.policy, Some(DeclaredPolicy::Ask));
     assert_eq!(spec.subject, SubjectKind::Path);
     assert_eq!(spec.display.verb.as_deref(), Some("Update"));
     assert_eq!(spec.display.question.as_deref(), Some("Edit this file?"));

@@ -21,7 +21,7 @@ fn numbered(range: std::ops::RangeInclusive<usize>, line: impl Fn(usize) -> Stri
 fn spec_declares_policy_subject_and_display() {
     let spec = ReadFile.spec();
     assert_eq!(spec.name, "read_file");
-    assert_eq!(spec.policy, DeclaredPolicy::Allow);
+    assert_eq!(spec.policy, Some(DeclaredPolicy::Allow));
     assert_eq!(spec.subject, SubjectKind::Path);
     assert_eq!(spec.display.verb.as_deref(), Some("Read"));
     assert_eq!(spec.display.question.as_deref(), Some("Read this file?"));

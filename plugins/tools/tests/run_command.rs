@@ -59,7 +59,7 @@ fn wait_for(mut condition: impl FnMut() -> bool, limit: Duration) -> bool {
 fn spec_declares_policy_subject_and_display() {
     let spec = RunCommand.spec();
     assert_eq!(spec.name, "run_command");
-    assert_eq!(spec.policy, DeclaredPolicy::Ask);
+    assert_eq!(spec.policy, Some(DeclaredPolicy::Ask));
     assert_eq!(spec.subject, SubjectKind::Command);
     assert_eq!(spec.display.verb.as_deref(), Some("Shell"));
     assert_eq!(spec.display.question.as_deref(), Some("Run this command?"));

@@ -19,7 +19,7 @@ fn write_tool(dir: &std::path::Path, args: serde_json::Value) -> uji_sdk::ToolOu
 fn spec_declares_policy_subject_and_display() {
     let spec = WriteFile.spec();
     assert_eq!(spec.name, "write_file");
-    assert_eq!(spec.policy, DeclaredPolicy::Ask);
+    assert_eq!(spec.policy, Some(DeclaredPolicy::Ask));
     assert_eq!(spec.subject, SubjectKind::Path);
     assert_eq!(spec.display.verb.as_deref(), Some("Write"));
     assert_eq!(
