@@ -768,3 +768,51 @@ fn near_the_context_window_older_messages_are_compacted_and_the_raw_history_kept
         "the raw history stays on disk"
     );
 }
+
+#[test]
+fn a_lua_wire_drives_a_whole_turn_with_a_tool_call() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("a.txt"), "from the file\n").unwrap();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"
+require("uji.defaults")
+uji.wire.add("scripted", {
+  stream = function(request, reply)
+    local last = request.messages[#request.messages]
+    if last.role == "tool" then
+      reply.text("the tool said: ")
+      reply.done({ text = "the tool said: " .. last.content, usage = { input = 7, output = 3 } })
+    else
+      reply.done({ tool_calls = { { id = "lua_1", name = "read_file", arguments = { path = "a.txt" } } } })
+    end
+  end,
+})
+uji.provider.add({ id = "scripted", wire = "scripted", base_url = "lua://", models = { "one" } })
+uji.model.use("scripted")
+"#,
+    )
+    .unwrap();
+    let output = sandbox
+        .uji()
+        .args(["run", "--json", "read a.txt"])
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let events = events(&stdout);
+    let tool = events
+        .iter()
+        .find(|e| e["message"]["role"] == "tool")
+        .unwrap();
+    assert_eq!(tool["message"]["content"], "    1| from the file\n");
+    let done = events.last().unwrap();
+    assert_eq!(done["text"], "the tool said:     1| from the file\n");
+    assert_eq!(done["usage"]["input"], 7);
+    let assistant = events
+        .iter()
+        .find(|e| e["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(assistant["message"]["model"], "scripted/one");
+}

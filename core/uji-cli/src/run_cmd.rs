@@ -37,6 +37,14 @@ fn cwd() -> Result<PathBuf, String> {
     Ok(cwd.canonicalize().unwrap_or(cwd))
 }
 
+/// Notices kept while plugins loaded (an init.lua error, say) explain many
+/// failures; show them before giving up.
+fn flush_notices(registry: &uji_host::Registry) {
+    for notice in registry.take_notices() {
+        eprintln!("uji: {}: {}", notice.source, notice.text);
+    }
+}
+
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("uji: error: {message}");
     ExitCode::FAILURE
@@ -71,7 +79,10 @@ pub fn run(
     }
     let model = match booted.providers.resolve(options.model.as_deref()) {
         Ok(model) => model,
-        Err(e) => return fail(e),
+        Err(e) => {
+            flush_notices(&booted.registry);
+            return fail(e);
+        }
     };
     let frontend_name = options.frontend.as_deref().unwrap_or("headless");
     let Some(frontend) = booted.registry.frontend(frontend_name) else {

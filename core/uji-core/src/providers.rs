@@ -237,6 +237,7 @@ impl Providers {
         let model_id = match model
             .map(str::to_string)
             .or_else(|| provider.default_model.clone())
+            .or_else(|| provider.models.first().map(|m| m.id.clone()))
         {
             Some(id) => id,
             None => {

@@ -322,8 +322,9 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
                     let model: Option<String> = t.get("model").ok();
                     match (provider, model) {
                         (Some(p), Some(m)) => format!("{p}/{m}"),
+                        (Some(p), None) => p,
                         _ => {
-                            return Err("uji.model.use: give \"provider/model\" or {provider = ..., model = ...}".to_string());
+                            return Err("uji.model.use: give \"provider/model\", \"provider\" or {provider = ..., model = ...}".to_string());
                         }
                     }
                 }
@@ -334,11 +335,7 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
                     ));
                 }
             };
-            if !model.contains('/') {
-                return Err(format!(
-                    "uji.model.use: {model:?} names no provider; write \"provider/model\""
-                ));
-            }
+            // A bare provider id picks its default model; core checks it.
             let answer = service(state, "uji.model.use", "model.use", json!({"model": model}))?;
             lua_value(lua, &answer)
         })?,
