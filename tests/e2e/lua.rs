@@ -31,6 +31,16 @@ struct Env {
 /// Boots uji's core with the Lua and tools plugins and a config directory
 /// holding `files` (paths relative to it).
 fn boot(files: &[(&str, &str)]) -> Env {
+    let plugin_path = format!(
+        "{}:{}",
+        artifact("uji_plugin_lua").display(),
+        artifact("uji_plugin_tools").display()
+    );
+    boot_in(files, plugin_path)
+}
+
+/// Like [`boot`], with the plugins found along `plugin_path`.
+fn boot_in(files: &[(&str, &str)], plugin_path: String) -> Env {
     let root = tempfile::tempdir().unwrap();
     let config = root.path().join("config");
     let data = root.path().join("data");
@@ -45,11 +55,7 @@ fn boot(files: &[(&str, &str)]) -> Env {
     }
     let search = PluginSearch {
         exe_dir: None,
-        plugin_path: Some(format!(
-            "{}:{}",
-            artifact("uji_plugin_lua").display(),
-            artifact("uji_plugin_tools").display()
-        )),
+        plugin_path: Some(plugin_path),
         config_plugins: None,
     };
     let booted = uji_core::boot(Dirs { config, data }, &work, search);
@@ -1112,33 +1118,16 @@ end)
 fn init_lua_runs_after_every_other_plugin_whatever_the_search_order() {
     // Tools after Lua in the search path: the config must still see (and
     // here remove) what the tools plugin registers.
-    let root = tempfile::tempdir().unwrap();
-    let config = root.path().join("config");
-    let data = root.path().join("data");
-    let work = root.path().join("work");
-    for dir in [&config, &data, &work] {
-        std::fs::create_dir_all(dir).unwrap();
-    }
-    std::fs::write(
-        config.join("init.lua"),
-        r#"assert(uji.tool.remove("write_file"))"#,
-    )
-    .unwrap();
-    let search = PluginSearch {
-        exe_dir: None,
-        plugin_path: Some(format!(
-            "{}:{}",
-            artifact("uji_plugin_tools").display(),
-            artifact("uji_plugin_lua").display()
-        )),
-        config_plugins: None,
-    };
-    let booted = uji_core::boot(Dirs { config, data }, &work, search);
-    assert!(
-        booted.plugins.failed.is_empty(),
-        "{:?}",
-        booted.plugins.failed
+    let plugin_path = format!(
+        "{}:{}",
+        artifact("uji_plugin_tools").display(),
+        artifact("uji_plugin_lua").display()
     );
+    let env = boot_in(
+        &[("init.lua", r#"assert(uji.tool.remove("write_file"))"#)],
+        plugin_path,
+    );
+    let booted = &env.booted;
     assert!(booted.registry.tool("write_file").is_none());
     assert!(booted.registry.tool("read_file").is_some());
     assert_eq!(booted.plugins.loaded.last().unwrap().manifest.name, "lua");

@@ -360,36 +360,14 @@ pub fn error_failure(value: &Value) -> Failure {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    use uji_wire_common::StreamState;
-
     use super::*;
 
     fn replay(sse: &str) -> (Result<Answer, Failure>, String, String) {
-        let mut state = StreamState::new(AnthropicStream::new("claude-x"));
-        let (mut text, mut reasoning) = (String::new(), String::new());
-        let mut sink = |d: Delta| match d {
-            Delta::Text(t) => text.push_str(&t),
-            Delta::Reasoning(r) => reasoning.push_str(&r),
-        };
-        for chunk in sse.as_bytes().chunks(5) {
-            state.push(chunk, &mut sink);
-        }
-        let result = state.end(&mut sink);
-        (result, text, reasoning)
+        uji_wire_common::testing::replay(AnthropicStream::new("claude-x"), sse, 5)
     }
 
     fn fixture(name: &str) -> Option<String> {
-        let path = format!(
-            "{}/../../../shared/fixtures/sse/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) => {
-                eprintln!("skipping: fixture {path} not readable ({e})");
-                None
-            }
-        }
+        uji_wire_common::testing::fixture(env!("CARGO_MANIFEST_DIR"), name)
     }
 
     fn frame(data: Value) -> String {
@@ -647,7 +625,7 @@ mod tests {
                 sse.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
             }
             let _ = replay(&sse);
-            let mut state = StreamState::new(AnthropicStream::new("m"));
+            let mut state = uji_wire_common::StreamState::new(AnthropicStream::new("m"));
             let bytes: Vec<u8> = (0..(next() % 200)).map(|_| next() as u8).collect();
             state.push(&bytes, &mut |_| {});
             let _ = state.end(&mut |_| {});

@@ -314,38 +314,15 @@ fn stream_error(error: &Value) -> Failure {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    use serde_json::json;
-    use uji_wire_common::StreamState;
-
     use super::*;
+    use serde_json::json;
 
     fn replay(sse: &str) -> (Result<Answer, Failure>, String, String) {
-        let mut state = StreamState::new(ChatStream::new());
-        let (mut text, mut reasoning) = (String::new(), String::new());
-        let mut sink = |d: Delta| match d {
-            Delta::Text(t) => text.push_str(&t),
-            Delta::Reasoning(r) => reasoning.push_str(&r),
-        };
-        // Byte by byte: the worst possible chunking.
-        for byte in sse.as_bytes().chunks(7) {
-            state.push(byte, &mut sink);
-        }
-        let result = state.end(&mut sink);
-        (result, text, reasoning)
+        uji_wire_common::testing::replay(ChatStream::new(), sse, 7)
     }
 
     fn fixture(name: &str) -> Option<String> {
-        let path = format!(
-            "{}/../../../shared/fixtures/sse/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) => {
-                eprintln!("skipping: fixture {path} not readable ({e})");
-                None
-            }
-        }
+        uji_wire_common::testing::fixture(env!("CARGO_MANIFEST_DIR"), name)
     }
 
     fn chunk(delta: Value) -> String {
@@ -622,7 +599,7 @@ mod tests {
                 sse.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
             }
             let _ = replay(&sse);
-            let mut state = StreamState::new(ChatStream::new());
+            let mut state = uji_wire_common::StreamState::new(ChatStream::new());
             let bytes: Vec<u8> = (0..(next() % 200)).map(|_| next() as u8).collect();
             state.push(&bytes, &mut |_| {});
             let _ = state.end(&mut |_| {});

@@ -12,6 +12,7 @@
 pub mod errors;
 pub mod http;
 pub mod sse;
+pub mod testing;
 
 use uji_sdk::{Answer, Failure};
 
