@@ -220,3 +220,33 @@ fn an_interrupt_op_stops_a_waiting_question() {
         "error: interrupted by the user before this tool ran"
     );
 }
+
+#[test]
+fn compaction_can_be_asked_for() {
+    let model = FakeModel::start();
+    model
+        .push(answer("first answer"))
+        .push(answer("second answer"))
+        .push(answer("SUMMARY of the talk"));
+    let session = start(&model);
+    let port: &dyn SessionPort = session.port.as_ref();
+    let mut seen = Vec::new();
+    for text in ["one", "two"] {
+        port.submit(json!({"type": "user_message", "text": text}))
+            .unwrap();
+        until(port, "turn_finished", &mut seen);
+    }
+    port.submit(json!({"type": "compact"})).unwrap();
+    let notice = until(port, "notice", &mut seen);
+    assert!(
+        notice["text"].as_str().unwrap().starts_with("compacted "),
+        "{notice}"
+    );
+    let compaction = seen
+        .iter()
+        .find(|e| e["type"] == "message" && e["message"]["role"] == "compaction")
+        .unwrap_or_else(|| panic!("a compaction message before the notice: {seen:#?}"));
+    assert_eq!(compaction["message"]["summary"], "SUMMARY of the talk");
+    let summary_request = model.requests().pop().unwrap();
+    assert!(summary_request.body_text().contains("first answer"));
+}

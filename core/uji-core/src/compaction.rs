@@ -74,6 +74,14 @@ fn cut_point(messages: &[StoredMessage], keep_tokens: usize) -> Option<u64> {
         kept += size;
         cut -= 1;
     }
+    if cut == messages.len() {
+        // Not even the newest message fits: keep the latest exchange, from
+        // the last user message on.
+        cut = messages
+            .iter()
+            .rposition(|m| matches!(m.body, MessageBody::User { .. }))
+            .unwrap_or(0);
+    }
     while cut > 0 && cut < messages.len() && matches!(messages[cut].body, MessageBody::Tool { .. })
     {
         cut -= 1;

@@ -242,8 +242,8 @@ pub fn serve(
                     last = Some(agent.turn(text, images, &mut interrupt).await);
                 }
                 Work::Compact => {
-                    let keep =
-                        20_000usize.min(agent.settings.model.model.context_window as usize / 4);
+                    // Asked for: fold everything before the latest exchange.
+                    let keep = 0;
                     let text =
                         match crate::compaction::compact(&mut agent, keep, &mut interrupt).await {
                             Ok(count) => format!("compacted {count} earlier messages"),
