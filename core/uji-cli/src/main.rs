@@ -37,7 +37,7 @@ enum Command {
     /// Run one prompt to completion without a screen; print the answer (or JSON events with --json).
     Run {
         /// What uji should do.
-        #[arg(required = true, trailing_var_arg = true)]
+        #[arg(required = true)]
         prompt: Vec<String>,
         /// One JSON object per line on stdout (schema in docs/headless.md).
         #[arg(long)]
