@@ -61,7 +61,7 @@ function ToolContext.cancelled() end
 ---@field parameters? table JSON Schema of the arguments.
 ---@field run fun(args: table, ctx: uji.ToolContext): (uji.ToolResult|fun()|nil) Returns a result, nothing (then call ctx.done later), or a function uji calls to stop the work (then call ctx.done later).
 ---@field subject? string|fun(args: table): string What policy rules match; default the tool's name.
----@field policy? uji.Policy Used when no policy rule matches (default "ask").
+---@field policy? uji.Policy Used when no policy rule matches and the rules give this tool no default; without it the top-level default applies, else "ask".
 ---@field display? uji.ToolDisplay
 ---@field path? boolean uji extension: the subject is a file path (path rules and confinement apply); default subject = args.path.
 

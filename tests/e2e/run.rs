@@ -249,7 +249,7 @@ fn invalid_arguments_and_unknown_tools_become_results_the_model_can_correct() {
                 .parallel_tool_calls(
                     &[
                         (0, "c_bad", "read_file", "{not json"),
-                        (1, "c_unknown", "grep", "{}"),
+                        (1, "c_unknown", "grep", "{broken"),
                     ],
                     2,
                 )

@@ -465,7 +465,15 @@ impl Agent {
                     }
                     return self.interrupted(usage);
                 }
-                let args = match decode_arguments(&call.arguments) {
+                // An unknown tool is reported as such (with the available
+                // tools) before its arguments are looked at.
+                let known = self.registry.tool(&call.name).is_some();
+                let decoded = if known {
+                    decode_arguments(&call.arguments)
+                } else {
+                    Ok(Value::Object(Default::default()))
+                };
+                let args = match decoded {
                     Ok(args) => args,
                     Err(message) => {
                         let output = ToolOutput {

@@ -515,33 +515,55 @@ impl Policy {
             Some(query_all(entries, line, Mode::Plain, &mut buf))
         };
 
-        for list in [ListKind::Deny, ListKind::Ask] {
-            for (part, hits) in parts.iter().zip(part_hits.iter()) {
-                if let Some(hit) = hits.find(entries, part, list) {
-                    return rule_verdict(list, tool, &hit, "part");
-                }
-            }
-            if let Some(lh) = &line_hits
-                && let Some(hit) = first_hit(entries, lh, list, line)
-            {
-                return rule_verdict(list, tool, &hit, "line");
+        // A deny on any part or on the line denies.
+        for (part, hits) in parts.iter().zip(part_hits.iter()) {
+            if let Some(hit) = hits.find(entries, part, ListKind::Deny) {
+                return rule_verdict(ListKind::Deny, tool, &hit, "part");
             }
         }
+        if let Some(lh) = &line_hits
+            && let Some(hit) = first_hit(entries, lh, ListKind::Deny, line)
+        {
+            return rule_verdict(ListKind::Deny, tool, &hit, "line");
+        }
 
-        // Allow: every command part (subshell groups excepted) hits allow.
+        // Each part's own verdict follows the rule order (deny, then allow,
+        // then ask; first match wins): a part an allow rule matches is
+        // allowed even if an ask rule would match it too. Any part left
+        // asking makes the call ask; it runs without asking only if every
+        // part (subshell groups excepted) is allowed.
         let mut allowed: Vec<Hit<'_>> = Vec::new();
         let mut all = true;
         for (part, hits) in parts.iter().zip(part_hits.iter()) {
-            if part.group {
-                continue;
-            }
             match first_hit(entries, &hits.text, ListKind::Allow, &part.text) {
-                Some(hit) => allowed.push(hit),
+                Some(hit) => {
+                    if !part.group {
+                        allowed.push(hit);
+                    }
+                }
                 None => {
-                    all = false;
-                    break;
+                    if let Some(hit) = hits.find(entries, part, ListKind::Ask) {
+                        return rule_verdict(ListKind::Ask, tool, &hit, "part");
+                    }
+                    if !part.group {
+                        all = false;
+                    }
                 }
             }
+        }
+        let line_allow = match &line_hits {
+            Some(lh) if single => first_hit(entries, lh, ListKind::Allow, line),
+            Some(_) => {
+                let exact = query_exact_all(entries, line, Mode::Plain);
+                first_hit(entries, &exact, ListKind::Allow, line)
+            }
+            None => None,
+        };
+        if line_allow.is_none()
+            && let Some(lh) = &line_hits
+            && let Some(hit) = first_hit(entries, lh, ListKind::Ask, line)
+        {
+            return rule_verdict(ListKind::Ask, tool, &hit, "line");
         }
         if all && !allowed.is_empty() {
             if let [only] = allowed.as_slice() {
@@ -566,14 +588,6 @@ impl Policy {
                 ),
             );
         }
-        let line_allow = match &line_hits {
-            Some(lh) if single => first_hit(entries, lh, ListKind::Allow, line),
-            Some(_) => {
-                let exact = query_exact_all(entries, line, Mode::Plain);
-                first_hit(entries, &exact, ListKind::Allow, line)
-            }
-            None => None,
-        };
         if let Some(hit) = line_allow {
             return rule_verdict(ListKind::Allow, tool, &hit, "line");
         }

@@ -347,13 +347,17 @@ fn unsplittable_lines_ask_unless_denied() {
 }
 
 #[test]
-fn ask_rules_outrank_allow_rules_for_commands() {
-    // A part needing a human is not waved through by a broad allow rule.
-    let p = policy(json!({"allow": ["git *"], "ask": ["git push*"]}));
+fn each_part_follows_deny_then_allow_then_ask() {
+    // The first matching rule decides a part: allow before ask, as for
+    // every other subject. An ask that no allow covers still asks.
+    let p = policy(json!({"allow": ["git *"], "ask": ["git push*", "make*"]}));
     let cases: &[(&str, Decision)] = &[
         ("git status", Allow),
-        ("git push", Ask),
-        ("git status && git push", Ask),
+        ("git push", Allow),
+        ("git status && git push", Allow),
+        ("git status && make", Ask),
+        ("make", Ask),
+        ("git status && cargo build", Ask),
     ];
     for (cmd, want) in cases {
         assert_eq!(run(&p, cmd).decision, *want, "{cmd:?}");

@@ -94,7 +94,9 @@ pub fn resolve(cwd: &str, path: &str) -> PathBuf {
     } else if let Some(rest) = path.strip_prefix("~/")
         && let Some(home) = home()
     {
-        return Path::new(&home).join(rest);
+        // `~//etc` is under home, as the policy reads it: a leading slash in
+        // the rest must not turn the join into an absolute path.
+        return Path::new(&home).join(rest.trim_start_matches('/'));
     }
     Path::new(cwd).join(path)
 }
@@ -148,4 +150,23 @@ pub fn skip_partial_char(bytes: &[u8]) -> &[u8] {
         start += 1;
     }
     bytes.get(start..).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_double_slash_after_the_tilde_stays_under_home() {
+        // `~//x` must name $HOME/x, as the policy gate reads it, not /x.
+        let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+            return;
+        };
+        assert_eq!(
+            resolve("/work", "~//etc/passwd"),
+            Path::new(&home).join("etc/passwd")
+        );
+        assert_eq!(resolve("/work", "~/a"), Path::new(&home).join("a"));
+        assert_eq!(resolve("/work", "a/b"), Path::new("/work/a/b"));
+    }
 }
