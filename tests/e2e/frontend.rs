@@ -76,6 +76,7 @@ fn start(model: &FakeModel) -> Session {
             append_prompt: None,
             idle_timeout: None,
             cwd: work.clone(),
+            secrets: Vec::new(),
         },
         approver: Arc::new(HeadlessApprover { yes: false }),
         events: Arc::new(|_| {}),

@@ -816,3 +816,119 @@ uji.model.use("scripted")
         .unwrap();
     assert_eq!(assistant["message"]["model"], "scripted/one");
 }
+
+#[test]
+fn tools_left_out_by_the_tools_option_are_refused_even_when_called() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "run_command",
+            json!({"command": "touch ran.txt"}),
+        ))
+        .push(answer("ok"));
+    let (output, _, stderr) = run(&sandbox, &model, &["--yes", "--tools", "read_file", "go"]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !sandbox.work().join("ran.txt").exists(),
+        "the command did not run"
+    );
+    let result = messages(&model.requests()[1])
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(
+        result["content"],
+        "error: unknown tool `run_command`. Available tools: read_file."
+    );
+}
+
+#[test]
+fn keys_printed_by_a_tool_are_redacted_everywhere() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "run_command",
+            json!({"command": "echo key=$OPENAI_API_KEY"}),
+        ))
+        .push(answer("done"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--json", "--yes", "show the env"]);
+    assert!(output.status.success(), "{stderr}");
+    let events = events(&stdout);
+    let id = events[0]["id"].as_str().unwrap().to_string();
+    let tool = events
+        .iter()
+        .find(|e| e["message"]["role"] == "tool")
+        .unwrap();
+    assert_eq!(tool["message"]["content"], "key=<redacted>");
+    let sent = model.requests()[1].body_text();
+    let saved = session_file(&sandbox, &id);
+    for (place, text) in [
+        ("stdout", stdout.as_str()),
+        ("stderr", stderr.as_str()),
+        ("the next request", sent.as_str()),
+        ("the session", saved.as_str()),
+    ] {
+        assert!(!text.contains(KEY), "the key leaked into {place}");
+    }
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(
+            sandbox
+                .root
+                .path()
+                .join("data/sessions")
+                .join(format!("{id}.jsonl")),
+        )
+        .unwrap()
+        .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "sessions are private");
+}
+
+#[test]
+fn the_session_event_comes_first_even_after_a_config_error() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config().join("init.lua"), "this is = not lua").unwrap();
+    let model = FakeModel::start();
+    model.push(answer("fine"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--json", "hi"]);
+    assert!(output.status.success(), "{stderr}");
+    let events = events(&stdout);
+    assert_eq!(events[0]["type"], "session");
+    let notice = events.iter().find(|e| e["type"] == "notice").unwrap();
+    assert!(
+        notice["text"].as_str().unwrap().contains("init.lua:1"),
+        "{notice}"
+    );
+}
+
+#[test]
+fn a_tool_call_id_with_control_characters_is_replaced() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("a.txt"), "x\n").unwrap();
+    let model = FakeModel::start();
+    model
+        .push(call("bad\u{0}id", "read_file", json!({"path": "a.txt"})))
+        .push(call("c2", "read_file", json!({"path": "a.txt"})))
+        .push(answer("read twice"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["read"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "read twice\n");
+    let sent = messages(&model.requests()[2]);
+    let results: Vec<&Value> = sent.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results[0]["tool_call_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("call_")
+    );
+    assert_eq!(results[0]["content"], "    1| x\n");
+    assert_eq!(
+        results[1]["content"], "    1| x\n",
+        "the tools plugin still works"
+    );
+}

@@ -58,7 +58,10 @@ pub fn run(
 ) -> ExitCode {
     let prompt = options.prompt.join(" ");
     if prompt.trim().is_empty() {
-        return fail("no prompt: pass what uji should do, e.g. uji run \"fix the failing test\"");
+        eprintln!(
+            "uji: error: no prompt: pass what uji should do, e.g. uji run \"fix the failing test\""
+        );
+        return ExitCode::from(2);
     }
     let (dirs, cwd) = match (dirs(config_dir, data_dir), cwd()) {
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
@@ -84,6 +87,7 @@ pub fn run(
             return fail(e);
         }
     };
+    let model_idle_timeout = model.provider.idle_timeout;
     let frontend_name = options.frontend.as_deref().unwrap_or("headless");
     let Some(frontend) = booted.registry.frontend(frontend_name) else {
         let names: Vec<String> = booted
@@ -92,16 +96,36 @@ pub fn run(
             .iter()
             .map(|f| f.name().to_string())
             .collect();
+        flush_notices(&booted.registry);
         return fail(format!(
             "no frontend named {frontend_name:?} is loaded (loaded: {})",
             names.join(", ")
         ));
     };
+    let tools = options.tools.map(|list| {
+        list.split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+    });
+    if let Some(only) = &tools {
+        for name in only {
+            if booted.registry.tool(name).is_none() {
+                flush_notices(&booted.registry);
+                return fail(format!(
+                    "--tools names {name:?}, which no loaded plugin provides; `uji tool list` shows the tools"
+                ));
+            }
+        }
+    }
 
     let (session, resumed) = match &options.resume {
         Some(id) => match store.open(id) {
             Ok(session) => (session, true),
-            Err(e) => return fail(e),
+            Err(e) => {
+                flush_notices(&booted.registry);
+                return fail(e);
+            }
         },
         None => {
             let title = options.title.clone().unwrap_or_else(|| {
@@ -114,21 +138,6 @@ pub fn run(
             }
         }
     };
-    let tools = options.tools.map(|list| {
-        list.split(',')
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-    });
-    if let Some(only) = &tools {
-        for name in only {
-            if booted.registry.tool(name).is_none() {
-                return fail(format!(
-                    "--tools names {name:?}, which no loaded plugin provides; `uji tool list` shows the tools"
-                ));
-            }
-        }
-    }
     // Usage is tracked per session: a resumed one starts from what its
     // saved answers used.
     let mut usage = uji_protocol::wire::Usage::default();
@@ -149,8 +158,9 @@ pub fn run(
             model,
             tools,
             append_prompt: options.append_prompt,
-            idle_timeout: None,
+            idle_timeout: model_idle_timeout,
             cwd: cwd.clone(),
+            secrets: booted.providers.secret_values(),
         },
         approver: Arc::new(HeadlessApprover { yes: options.yes }),
         events: Arc::new(|_| {}),
@@ -188,8 +198,11 @@ pub fn run(
         }
     });
 
-    let port_for_frontend: Arc<dyn SessionPort> = port;
-    if let Err(e) = frontend.run(port_for_frontend) {
+    let port_for_frontend: Arc<dyn SessionPort> = port.clone();
+    let ran = frontend.run(port_for_frontend);
+    // A frontend that returns without saying so still ends the session.
+    let _ = port.submit_op(Op::Shutdown);
+    if let Err(e) = ran {
         return fail(e);
     }
     let outcome = runtime.block_on(handle).ok().flatten();

@@ -33,6 +33,23 @@ pub struct TurnSettings {
     /// Seconds without stream data before a request counts as stalled.
     pub idle_timeout: Option<u64>,
     pub cwd: PathBuf,
+    /// API keys to scrub from everything saved or shown (a tool that prints
+    /// the environment must not put a key in the transcript).
+    pub secrets: Vec<String>,
+}
+
+/// What replaces a key in saved and shown text.
+pub const REDACTED: &str = "<redacted>";
+
+/// Replaces every secret (8 characters or more) in `text`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| s.len() >= 8) {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), REDACTED);
+        }
+    }
+    out
 }
 
 /// How a turn ended.
@@ -62,7 +79,7 @@ pub struct Agent {
 const INTERRUPTED: &str = "interrupted";
 const BEFORE_RUN: &str = "interrupted by the user before this tool ran";
 
-fn add_usage(total: &mut Usage, more: &Usage) {
+pub(crate) fn add_usage(total: &mut Usage, more: &Usage) {
     total.input += more.input;
     total.output += more.output;
     total.cache_read += more.cache_read;
@@ -172,27 +189,86 @@ impl Agent {
     }
 
     fn notice(&self, text: String) {
+        let text = redact(&text, &self.settings.secrets);
         self.emit(Event::Notice { text });
+    }
+
+    fn redact_body(&self, body: MessageBody) -> MessageBody {
+        let secrets = &self.settings.secrets;
+        if secrets.is_empty() {
+            return body;
+        }
+        let r = |text: String| redact(&text, secrets);
+        match body {
+            MessageBody::User {
+                text,
+                images,
+                hidden,
+            } => MessageBody::User {
+                text: r(text),
+                images,
+                hidden,
+            },
+            MessageBody::Assistant {
+                text,
+                reasoning,
+                tool_calls,
+                usage,
+                model,
+                replay,
+            } => MessageBody::Assistant {
+                text: r(text),
+                reasoning: reasoning.map(r),
+                tool_calls: tool_calls
+                    .into_iter()
+                    .map(|mut call| {
+                        call.arguments = redact(&call.arguments, secrets);
+                        call
+                    })
+                    .collect(),
+                usage,
+                model,
+                replay,
+            },
+            MessageBody::Tool {
+                tool_call_id,
+                name,
+                content,
+                is_error,
+                images,
+                summary,
+                diff,
+                subject,
+            } => MessageBody::Tool {
+                tool_call_id,
+                name,
+                content: r(content),
+                is_error,
+                images,
+                summary,
+                diff,
+                subject: subject.map(r),
+            },
+            MessageBody::Error { text } => MessageBody::Error { text: r(text) },
+            MessageBody::Compaction { summary, through } => MessageBody::Compaction {
+                summary: r(summary),
+                through,
+            },
+        }
     }
 
     /// Saves a message and tells the frontend and `message_appended`
     /// handlers. A message that cannot be saved is still shown, with a
     /// notice: losing the disk must not lose the turn.
     pub fn save(&mut self, body: MessageBody) -> StoredMessage {
-        let message = match self.session.append(body.clone()) {
-            Ok(message) => message,
-            Err(e) => {
-                self.notice(format!(
-                    "could not save to {}: {e}; this message is not in the saved session",
-                    self.session.path().display()
-                ));
-                StoredMessage {
-                    seq: self.session.messages.last().map_or(1, |m| m.seq + 1),
-                    time: crate::store::now_ms(),
-                    body,
-                }
-            }
-        };
+        let body = self.redact_body(body);
+        let (message, written) = self.session.append(body);
+        if let Err(e) = written {
+            self.notice(format!(
+                "could not save to {}: {e}; this message is not in the saved session",
+                self.session.path().display()
+            ));
+        }
         let (kind, text) = match &message.body {
             MessageBody::User { text, .. } => ("user", text.clone()),
             MessageBody::Assistant { text, .. } => ("assistant", text.clone()),
@@ -322,11 +398,12 @@ impl Agent {
     fn progress_sink(&self, call_id: &str, tool: &str) -> ProgressSink {
         let events = Arc::clone(&self.events);
         let (call_id, tool) = (call_id.to_string(), tool.to_string());
+        let secrets = self.settings.secrets.clone();
         Arc::new(move |line: &str| {
             events(Event::Progress {
                 call_id: call_id.clone(),
                 tool: tool.clone(),
-                line: line.to_string(),
+                line: redact(line, &secrets),
             })
         })
     }
@@ -364,6 +441,7 @@ impl Agent {
     }
 
     fn failed(&mut self, error: String, usage: Usage) -> TurnOutcome {
+        let error = redact(&error, &self.settings.secrets);
         self.save(MessageBody::Error {
             text: error.clone(),
         });
@@ -407,8 +485,13 @@ impl Agent {
             }
             let system = self.system_prompt();
             let tools = self.tools();
-            if let Err(e) = compaction::compact_if_needed(self, &system, interrupt).await {
+            if let Err(e) = compaction::compact_if_needed(self, &system, interrupt).await
+                && !interrupt.is_set()
+            {
                 self.notice(format!("could not compact; sending the full context ({e})"));
+            }
+            if interrupt.is_set() {
+                return self.interrupted(usage);
             }
             let request = self.request(system, wire_messages(&self.session.messages), tools);
             let answer = match self.stream_with_retries(&request, interrupt, true).await {
@@ -422,7 +505,8 @@ impl Agent {
 
             let mut tool_calls = answer.tool_calls;
             for call in &mut tool_calls {
-                if call.id.trim().is_empty() {
+                // Blank ids, and ids no API would take back, get a fresh one.
+                if call.id.trim().is_empty() || call.id.chars().any(char::is_control) {
                     call.id = new_call_id();
                 }
             }
@@ -465,15 +549,25 @@ impl Agent {
                     }
                     return self.interrupted(usage);
                 }
-                // An unknown tool is reported as such (with the available
-                // tools) before its arguments are looked at.
-                let known = self.registry.tool(&call.name).is_some();
-                let decoded = if known {
-                    decode_arguments(&call.arguments)
-                } else {
-                    Ok(Value::Object(Default::default()))
-                };
-                let args = match decoded {
+                // A tool that is not offered (unknown, or left out by
+                // --tools) is refused as unknown, naming the offered ones,
+                // before its arguments are looked at.
+                let offered = self
+                    .settings
+                    .tools
+                    .as_ref()
+                    .is_none_or(|only| only.contains(&call.name));
+                if !offered || self.registry.tool(&call.name).is_none() {
+                    let names: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
+                    let output = ToolOutput::error(format!(
+                        "unknown tool `{}`. Available tools: {}.",
+                        call.name,
+                        names.join(", ")
+                    ));
+                    self.save(Self::tool_message(call, output, None));
+                    continue;
+                }
+                let args = match decode_arguments(&call.arguments) {
                     Ok(args) => args,
                     Err(message) => {
                         let output = ToolOutput {

@@ -75,12 +75,9 @@ fn cut_point(messages: &[StoredMessage], keep_tokens: usize) -> Option<u64> {
         cut -= 1;
     }
     if cut == messages.len() {
-        // Not even the newest message fits: keep the latest exchange, from
-        // the last user message on.
-        cut = messages
-            .iter()
-            .rposition(|m| matches!(m.body, MessageBody::User { .. }))
-            .unwrap_or(0);
+        // Not even the newest message fits: keep only it (with the call
+        // that produced it, when it is a tool result).
+        cut = messages.len().saturating_sub(1);
     }
     while cut > 0 && cut < messages.len() && matches!(messages[cut].body, MessageBody::Tool { .. })
     {
@@ -164,6 +161,7 @@ pub async fn compact(
         .stream_with_retries(&request, interrupt, false)
         .await?
         .ok_or_else(|| "interrupted".to_string())?;
+    crate::agent::add_usage(&mut agent.usage, &answer.usage);
     if answer.text.trim().is_empty() {
         return Err("the model returned an empty summary".to_string());
     }

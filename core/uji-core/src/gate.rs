@@ -619,6 +619,17 @@ impl Gate {
             Decision::Allow => {}
         }
 
+        // Hooks and the subject may have taken a while: an interrupt that
+        // came meanwhile stops the call before it starts.
+        if interrupt.is_set() {
+            let mut result = refuse(
+                ToolOutput::error("interrupted by the user before this tool ran"),
+                decided_by,
+                subject,
+            );
+            result.interrupted = true;
+            return result;
+        }
         let mut running = match tool.start(&call, progress) {
             Ok(running) => running,
             Err(e) => {

@@ -46,6 +46,10 @@ pub struct Provider {
     /// Model used when only the provider is chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<String>,
+    /// Seconds without stream data before a request counts as stalled
+    /// (default 120; raise it for slow local models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<u64>,
 }
 
 /// A choice ready to send requests with.
@@ -104,6 +108,7 @@ fn builtin() -> Vec<Provider> {
                 },
             ],
             default_model: Some("claude-sonnet-4-5".into()),
+            idle_timeout: None,
         },
         Provider {
             id: "openai".into(),
@@ -124,6 +129,7 @@ fn builtin() -> Vec<Provider> {
                 },
             ],
             default_model: Some("gpt-4.1".into()),
+            idle_timeout: None,
         },
         Provider {
             id: "ollama".into(),
@@ -133,6 +139,7 @@ fn builtin() -> Vec<Provider> {
             base_url_env: Some("OLLAMA_BASE_URL".into()),
             models: Vec::new(),
             default_model: None,
+            idle_timeout: None,
         },
     ]
 }
@@ -173,6 +180,9 @@ impl Providers {
                 if provider.default_model.is_some() {
                     existing.default_model = provider.default_model;
                 }
+                if provider.idle_timeout.is_some() {
+                    existing.idle_timeout = provider.idle_timeout;
+                }
                 for model in provider.models {
                     existing.models.retain(|m| m.id != model.id);
                     existing.models.push(model);
@@ -180,6 +190,20 @@ impl Providers {
             }
             None => list.push(provider),
         }
+    }
+
+    /// The values of every key variable of every provider that is set: what
+    /// must never be saved or shown.
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut values: Vec<String> = self
+            .list()
+            .iter()
+            .filter_map(|p| p.key_env.as_deref())
+            .filter_map(|var| self.env.get(var))
+            .collect();
+        values.sort();
+        values.dedup();
+        values
     }
 
     /// Records the model to use (`uji.model.use`), as `provider/model` or
@@ -419,6 +443,7 @@ mod tests {
                 max_output: Some(512),
             }],
             default_model: Some("m".into()),
+            idle_timeout: None,
         });
         p.choose("local").unwrap();
         let resolved = p.resolve(None).unwrap();

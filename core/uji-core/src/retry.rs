@@ -38,7 +38,8 @@ pub fn delay(error: &StreamError, attempt: u32, jitter_seed: u64) -> Duration {
         && seconds.is_finite()
         && *seconds >= 0.0
     {
-        return Duration::from_secs_f64(*seconds).min(MAX_RETRY_AFTER);
+        // Capped before converting: a huge value would not fit a Duration.
+        return Duration::from_secs_f64(seconds.min(MAX_RETRY_AFTER.as_secs_f64()));
     }
     let base = (2.0 * 2f64.powi(attempt.saturating_sub(1) as i32)).min(30.0);
     // A cheap, well-spread jitter in [-0.25, 0.25] from the seed.

@@ -4,6 +4,7 @@
 //! runs.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -135,6 +136,12 @@ pub fn serve(
             let _ = tx.send(event);
         }
     });
+    // The session event comes first, always: before any notice kept while
+    // plugins loaded.
+    let _ = events_tx.send(Event::Session {
+        id: agent.session.id().to_string(),
+        resumed,
+    });
     // Notices from plugins and hooks (and those kept while plugins loaded)
     // reach the frontend as events.
     let notice_tx = Mutex::new(events_tx.clone());
@@ -172,8 +179,14 @@ pub fn serve(
     });
 
     let current: Arc<Mutex<Option<Interrupter>>> = Arc::new(Mutex::new(None));
+    // An interrupt that arrives between two pieces of work applies to the
+    // next one; after a shutdown, queued work is dropped.
+    let pending_interrupt = Arc::new(AtomicBool::new(false));
+    let closing = Arc::new(AtomicBool::new(false));
     let (work_tx, mut work_rx) = tmpsc::unbounded_channel::<Work>();
     let router_current = Arc::clone(&current);
+    let router_pending = Arc::clone(&pending_interrupt);
+    let router_closing = Arc::clone(&closing);
     tokio::spawn(async move {
         while let Some(op) = ops_rx.recv().await {
             match op {
@@ -183,13 +196,13 @@ pub fn serve(
                 Op::Compact => {
                     let _ = work_tx.send(Work::Compact);
                 }
-                Op::Interrupt => {
-                    if let Ok(current) = router_current.lock()
-                        && let Some(interrupter) = current.as_ref()
-                    {
-                        interrupter.interrupt();
-                    }
-                }
+                Op::Interrupt => match router_current.lock() {
+                    Ok(current) => match current.as_ref() {
+                        Some(interrupter) => interrupter.interrupt(),
+                        None => router_pending.store(true, Ordering::SeqCst),
+                    },
+                    Err(_) => router_pending.store(true, Ordering::SeqCst),
+                },
                 Op::Approval {
                     call_id,
                     allow,
@@ -205,6 +218,7 @@ pub fn serve(
                     }
                 }
                 Op::Shutdown => {
+                    router_closing.store(true, Ordering::SeqCst);
                     if let Ok(current) = router_current.lock()
                         && let Some(interrupter) = current.as_ref()
                     {
@@ -219,10 +233,9 @@ pub fn serve(
 
     let events = events_tx;
     let handle = tokio::spawn(async move {
-        let _ = events.send(Event::Session {
-            id: agent.session.id().to_string(),
-            resumed,
-        });
+        // Whatever happens to this task (even a panic), the frontend hears
+        // that the session ended and stops waiting.
+        let _closed = ClosedOnDrop(events.clone());
         let session_event = if resumed {
             "session_resumed"
         } else {
@@ -233,7 +246,13 @@ pub fn serve(
             .emit(session_event, serde_json::json!({"id": agent.session.id()}));
         let mut last = None;
         while let Some(work) = work_rx.recv().await {
+            if closing.load(Ordering::SeqCst) {
+                break;
+            }
             let (interrupter, mut interrupt) = interrupt_pair();
+            if pending_interrupt.swap(false, Ordering::SeqCst) {
+                interrupter.interrupt();
+            }
             if let Ok(mut slot) = current.lock() {
                 *slot = Some(interrupter);
             }
@@ -259,10 +278,19 @@ pub fn serve(
                 *info = session_info(&agent);
             }
         }
-        let _ = events.send(Event::Closed);
         last
     });
     (port, handle)
+}
+
+/// Sends `Closed` when dropped: at the end of the agent task, or while a
+/// panic unwinds it.
+struct ClosedOnDrop(mpsc::Sender<Event>);
+
+impl Drop for ClosedOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(Event::Closed);
+    }
 }
 
 /// What `uji.session.info()` returns.

@@ -173,6 +173,11 @@ impl Store {
     /// Starts a new session in `cwd`.
     pub fn create(&self, cwd: &Path, title: &str) -> Result<SessionFile, StoreError> {
         fs::create_dir_all(&self.dir).map_err(io_error(&self.dir))?;
+        // Sessions hold everything the agent read: keep them private.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700));
+        }
         let header = SessionHeader {
             version: FORMAT_VERSION,
             id: new_session_id(),
@@ -181,11 +186,15 @@ impl Store {
             created: now_ms(),
         };
         let path = self.path_of(&header.id);
-        let mut file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)
-            .map_err(io_error(&path))?;
+        let mut file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            OpenOptions::new()
+                .create_new(true)
+                .append(true)
+                .mode(0o600)
+                .open(&path)
+        }
+        .map_err(io_error(&path))?;
         write_record(&mut file, &Record::Header(header.clone())).map_err(io_error(&path))?;
         Ok(SessionFile {
             header,
@@ -373,15 +382,25 @@ impl SessionFile {
     }
 
     /// Saves a message now and returns it as stored.
-    pub fn append(&mut self, body: MessageBody) -> io::Result<StoredMessage> {
+    /// Saves a message now. The message joins the in-memory history even
+    /// when the write fails (the turn goes on, and the model must see what
+    /// happened); a partly written line is cut off so later lines stay
+    /// readable.
+    pub fn append(&mut self, body: MessageBody) -> (StoredMessage, io::Result<()>) {
         let message = StoredMessage {
             seq: self.messages.last().map_or(1, |m| m.seq + 1),
             time: now_ms(),
             body,
         };
-        write_record(&mut self.file, &Record::Message(message.clone()))?;
+        let before = self.file.metadata().map(|m| m.len());
+        let written = write_record(&mut self.file, &Record::Message(message.clone()));
+        if written.is_err()
+            && let Ok(len) = before
+        {
+            let _ = self.file.set_len(len);
+        }
         self.messages.push(message.clone());
-        Ok(message)
+        (message, written)
     }
 
     pub fn set_title(&mut self, title: &str) -> io::Result<()> {
@@ -401,28 +420,35 @@ impl SessionFile {
     }
 
     /// Gives every tool call that has no result an error result.
+    /// Gives the newest assistant message's tool calls that have no result
+    /// an error result. Results are matched within that exchange only: ids
+    /// repeat across turns (`call_0` from servers that send none).
     fn repair(&mut self) -> io::Result<Vec<StoredMessage>> {
-        let answered: std::collections::HashSet<String> = self
+        let Some(last) = self
             .messages
             .iter()
+            .rposition(|m| matches!(m.body, MessageBody::Assistant { .. }))
+        else {
+            return Ok(Vec::new());
+        };
+        let answered: std::collections::HashSet<&str> = self.messages[last + 1..]
+            .iter()
             .filter_map(|m| match &m.body {
-                MessageBody::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
+                MessageBody::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
                 _ => None,
             })
             .collect();
-        let missing: Vec<(String, String)> = self
-            .messages
-            .iter()
-            .flat_map(|m| match &m.body {
-                MessageBody::Assistant { tool_calls, .. } => tool_calls.clone(),
-                _ => Vec::new(),
-            })
-            .filter(|call| !answered.contains(&call.id))
-            .map(|call| (call.id, call.name))
-            .collect();
+        let missing: Vec<(String, String)> = match &self.messages[last].body {
+            MessageBody::Assistant { tool_calls, .. } => tool_calls
+                .iter()
+                .filter(|call| !answered.contains(call.id.as_str()))
+                .map(|call| (call.id.clone(), call.name.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut added = Vec::new();
         for (id, name) in missing {
-            added.push(self.append(MessageBody::Tool {
+            let (message, written) = self.append(MessageBody::Tool {
                 tool_call_id: id,
                 name,
                 content: STOPPED_RESULT.to_string(),
@@ -431,7 +457,9 @@ impl SessionFile {
                 summary: None,
                 diff: None,
                 subject: None,
-            })?);
+            });
+            written?;
+            added.push(message);
         }
         Ok(added)
     }
@@ -464,8 +492,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());
         let mut session = store.create(Path::new("/repo"), "first").unwrap();
-        session.append(user("hello")).unwrap();
-        let second = session.append(user("again")).unwrap();
+        session.append(user("hello")).1.unwrap();
+        let (second, written) = session.append(user("again"));
+        written.unwrap();
         assert_eq!(second.seq, 2);
         session.set_title("renamed").unwrap();
         let id = session.id().to_string();
@@ -487,7 +516,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());
         let mut session = store.create(Path::new("/repo"), "t").unwrap();
-        session.append(user("do it")).unwrap();
+        session.append(user("do it")).1.unwrap();
         session
             .append(MessageBody::Assistant {
                 text: String::new(),
@@ -501,6 +530,7 @@ mod tests {
                 model: None,
                 replay: None,
             })
+            .1
             .unwrap();
         let id = session.id().to_string();
         let path = session.path().to_path_buf();
@@ -524,7 +554,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        reopened.append(user("next")).unwrap();
+        reopened.append(user("next")).1.unwrap();
         drop(reopened);
         let text = fs::read_to_string(&path).unwrap();
         assert!(

@@ -441,8 +441,13 @@ impl WireReplySlot {
         }
     }
 
+    /// Still wanted: not finished, and the caller still waiting (after an
+    /// interrupt the receiver is gone and late deltas are dropped).
     fn is_open(&self) -> bool {
-        self.done.lock().map(|d| d.is_some()).unwrap_or(false)
+        self.done
+            .lock()
+            .map(|d| d.as_ref().is_some_and(|tx| !tx.is_closed()))
+            .unwrap_or(false)
     }
 }
 

@@ -46,7 +46,9 @@ pub trait Tool: Send + Sync + 'static {
         Self: Sized,
     {
         let spawned = std::thread::Builder::new()
-            .name(format!("uji-tool-{}", call.id))
+            // Not the call id: ids come from the model and may hold bytes a
+            // thread name cannot.
+            .name("uji-tool".to_string())
             .spawn(move || {
                 let result = guard(|| self.run(call, &ctx));
                 match result {
