@@ -455,3 +455,30 @@ fn a_plugin_in_the_config_dir_is_found_and_a_same_named_one_earlier_in_the_path_
             .starts_with(config_plugins.to_str().unwrap())
     );
 }
+
+#[test]
+fn a_failed_init_puts_back_what_the_plugin_replaced() {
+    let dir = plugin_dir(&["uji_plugin_tools", "uji_fixture_init_error"]);
+    let registry = Registry::new();
+    let lib = |name: &str| {
+        dir.path()
+            .join(format!("lib{name}.so"))
+            .display()
+            .to_string()
+    };
+    // Later entries initialise first: the tools plugin, then the failing one.
+    let search = uji_host::PluginSearch {
+        exe_dir: None,
+        plugin_path: Some(format!(
+            "{}:{}",
+            lib("uji_fixture_init_error"),
+            lib("uji_plugin_tools")
+        )),
+        config_plugins: None,
+    };
+    let set = uji_host::load_plugins(&search, &registry);
+    assert_eq!(set.failed.len(), 1, "{:?}", set.failed);
+    let read = registry.tool("read_file").unwrap();
+    assert_eq!(read.plugin(), "tools", "the built-in read_file is back");
+    assert!(registry.tool("ghost_tool").is_none());
+}

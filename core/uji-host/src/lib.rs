@@ -20,5 +20,5 @@ pub use loader::{
     BUNDLED_PREFIX, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch, PluginSet,
     Shadowed, load_module, load_plugin_file, load_plugins,
 };
-pub use registry::{Notice, PluginState, Provided, Registry, Service};
+pub use registry::{Notice, PluginState, Provided, Registry, Service, Snapshot};
 pub use uji_abi::{LoadError, PluginModuleRef, SDK_VERSION};

@@ -334,6 +334,7 @@ pub fn load_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
     }
     for opened in order {
         let init_at = Instant::now();
+        let before = registry.snapshot();
         let state = PluginState::new(opened.manifest.name.clone());
         let host = host_for(registry, &state);
         match (opened.module.init())(host).into_result() {
@@ -345,7 +346,7 @@ pub fn load_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
                 state,
             }),
             Err(fault) => {
-                registry.remove_plugin(&opened.manifest.name);
+                registry.restore(before);
                 let message = fault.message.to_string();
                 let reason = if fault.panicked {
                     FailureReason::InitPanicked(message)
@@ -379,6 +380,7 @@ pub fn load_module(
     };
     let manifest = read_manifest(module).map_err(fail)?;
     let state = PluginState::new(manifest.name.clone());
+    let before = registry.snapshot();
     match (module.init())(host_for(registry, &state)).into_result() {
         Ok(()) => Ok(LoadedPlugin {
             manifest,
@@ -388,7 +390,7 @@ pub fn load_module(
             state,
         }),
         Err(fault) => {
-            registry.remove_plugin(&manifest.name);
+            registry.restore(before);
             let message = fault.message.to_string();
             Err(fail(if fault.panicked {
                 FailureReason::InitPanicked(message)

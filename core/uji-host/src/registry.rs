@@ -62,7 +62,7 @@ pub type Service = Arc<dyn Fn(&str, Value) -> Result<Value, String> + Send + Syn
 
 type NoticeSink = Arc<dyn Fn(&Notice) + Send + Sync>;
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Items {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
     wires: BTreeMap<String, Arc<RegisteredWire>>,
@@ -70,6 +70,9 @@ struct Items {
     hooks: BTreeMap<String, Vec<Arc<RegisteredHook>>>,
     commands: BTreeMap<String, Arc<RegisteredCommand>>,
 }
+
+/// The registrations at one moment (see [`Registry::snapshot`]).
+pub struct Snapshot(Items);
 
 /// What one plugin currently provides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -287,17 +290,21 @@ impl Registry {
         }
     }
 
-    /// Forgets everything `plugin` registered (its init failed after
-    /// registering some things).
-    pub fn remove_plugin(&self, plugin: &str) {
+    /// What is registered now, to go back to if a plugin's init fails.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot(
+            self.items
+                .read()
+                .map(|items| items.clone())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Puts back what was registered at `snapshot`: a plugin whose init
+    /// failed leaves no trace, and what it replaced comes back.
+    pub fn restore(&self, snapshot: Snapshot) {
         if let Ok(mut items) = self.items.write() {
-            items.tools.retain(|_, t| t.plugin() != plugin);
-            items.wires.retain(|_, w| w.plugin() != plugin);
-            items.frontends.retain(|_, f| f.plugin() != plugin);
-            items.commands.retain(|_, c| c.plugin() != plugin);
-            for list in items.hooks.values_mut() {
-                list.retain(|h| h.plugin() != plugin);
-            }
+            *items = snapshot.0;
         }
     }
 
