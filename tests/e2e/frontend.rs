@@ -81,6 +81,7 @@ fn start(model: &FakeModel) -> Session {
         approver: Arc::new(HeadlessApprover { yes: false }),
         events: Arc::new(|_| {}),
         usage: Default::default(),
+        steering: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -250,4 +251,38 @@ fn compaction_can_be_asked_for() {
     assert_eq!(compaction["message"]["summary"], "SUMMARY of the talk");
     let summary_request = model.requests().pop().unwrap();
     assert!(summary_request.body_text().contains("first answer"));
+}
+
+#[test]
+fn a_message_sent_during_a_turn_steers_it() {
+    let model = FakeModel::start();
+    model
+        .push(
+            Script::sse(
+                ChatEvents::new("m")
+                    .text("answer one", 4)
+                    .finish("stop")
+                    .done(),
+            )
+            .delay(Duration::from_millis(150)),
+        )
+        .push(answer("answer two"));
+    let session = start(&model);
+    let port: &dyn SessionPort = session.port.as_ref();
+    let mut seen = Vec::new();
+    port.submit(json!({"type": "user_message", "text": "first"}))
+        .unwrap();
+    assert!(model.wait_for_requests(1, Duration::from_secs(10)));
+    port.submit(json!({"type": "user_message", "text": "also this"}))
+        .unwrap();
+    let done = until(port, "turn_finished", &mut seen);
+    assert_eq!(done["text"], "answer two", "one turn, steered");
+    let sent = model.requests()[1].json["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(sent[3]["content"], "also this");
+    assert_eq!(model.requests().len(), 2);
 }

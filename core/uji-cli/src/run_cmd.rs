@@ -165,6 +165,7 @@ pub fn run(
         approver: Arc::new(HeadlessApprover { yes: options.yes }),
         events: Arc::new(|_| {}),
         usage,
+        steering: Default::default(),
     };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()

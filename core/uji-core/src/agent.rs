@@ -74,6 +74,30 @@ pub struct Agent {
     pub events: EventSink,
     /// Tokens the whole session used.
     pub usage: Usage,
+    /// Messages the user sent while this turn runs.
+    pub steering: Steering,
+}
+
+/// Messages typed while a turn runs. The turn takes one before each model
+/// call (the user steers the work in progress) and keeps going while any
+/// are left, instead of stopping.
+#[derive(Clone, Default)]
+pub struct Steering(Arc<std::sync::Mutex<std::collections::VecDeque<(String, Vec<Image>)>>>);
+
+impl Steering {
+    pub fn push(&self, text: String, images: Vec<Image>) {
+        if let Ok(mut queue) = self.0.lock() {
+            queue.push_back((text, images));
+        }
+    }
+
+    pub fn pop(&self) -> Option<(String, Vec<Image>)> {
+        self.0.lock().ok().and_then(|mut queue| queue.pop_front())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().map(|queue| queue.is_empty()).unwrap_or(true)
+    }
 }
 
 const INTERRUPTED: &str = "interrupted";
@@ -483,6 +507,13 @@ impl Agent {
             if interrupt.is_set() {
                 return self.interrupted(usage);
             }
+            if let Some((text, images)) = self.steering.pop() {
+                self.save(MessageBody::User {
+                    text,
+                    images,
+                    hidden: false,
+                });
+            }
             let system = self.system_prompt();
             let tools = self.tools();
             if let Err(e) = compaction::compact_if_needed(self, &system, interrupt).await
@@ -521,6 +552,10 @@ impl Agent {
             });
 
             if tool_calls.is_empty() {
+                if !self.steering.is_empty() {
+                    // The user said more while the model answered: go on.
+                    continue;
+                }
                 if let Some(nudge) = self.before_stop(&final_text, continued) {
                     continued += 1;
                     self.save(MessageBody::User {

@@ -187,11 +187,20 @@ pub fn serve(
     let router_current = Arc::clone(&current);
     let router_pending = Arc::clone(&pending_interrupt);
     let router_closing = Arc::clone(&closing);
+    let steering = agent.steering.clone();
+    let router_steering = steering.clone();
     tokio::spawn(async move {
         while let Some(op) = ops_rx.recv().await {
             match op {
                 Op::UserMessage { text, images } => {
-                    let _ = work_tx.send(Work::Turn(text, images));
+                    // During a turn the message steers it; otherwise it
+                    // starts the next one.
+                    let busy = router_current.lock().map(|c| c.is_some()).unwrap_or(false);
+                    if busy {
+                        router_steering.push(text, images);
+                    } else {
+                        let _ = work_tx.send(Work::Turn(text, images));
+                    }
                 }
                 Op::Compact => {
                     let _ = work_tx.send(Work::Compact);
@@ -276,6 +285,20 @@ pub fn serve(
             }
             if let Ok(mut info) = info.lock() {
                 *info = session_info(&agent);
+            }
+            // A message that arrived as the turn was ending starts the next.
+            while let Some((text, images)) = steering.pop() {
+                if closing.load(Ordering::SeqCst) {
+                    break;
+                }
+                let (interrupter, mut interrupt) = interrupt_pair();
+                if let Ok(mut slot) = current.lock() {
+                    *slot = Some(interrupter);
+                }
+                last = Some(agent.turn(text, images, &mut interrupt).await);
+                if let Ok(mut slot) = current.lock() {
+                    *slot = None;
+                }
             }
         }
         last
