@@ -82,7 +82,10 @@ pub struct Agent {
 /// call (the user steers the work in progress) and keeps going while any
 /// are left, instead of stopping.
 #[derive(Clone, Default)]
-pub struct Steering(Arc<std::sync::Mutex<std::collections::VecDeque<(String, Vec<Image>)>>>);
+pub struct Steering(Arc<std::sync::Mutex<std::collections::VecDeque<QueuedMessage>>>);
+
+/// A user message waiting for the turn: its text and images.
+type QueuedMessage = (String, Vec<Image>);
 
 impl Steering {
     pub fn push(&self, text: String, images: Vec<Image>) {
