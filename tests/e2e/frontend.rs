@@ -74,6 +74,7 @@ fn start(model: &FakeModel) -> Session {
             model: resolved,
             tools: None,
             append_prompt: None,
+            effort: None,
             idle_timeout: None,
             cwd: work.clone(),
             secrets: Vec::new(),

@@ -579,6 +579,8 @@ fn tools_append_prompt_and_title_options_shape_the_request() {
             "read_file,run_command",
             "--append-prompt",
             "Be terse.",
+            "--effort",
+            "high",
             "--title",
             "my title",
             "hello",
@@ -586,6 +588,7 @@ fn tools_append_prompt_and_title_options_shape_the_request() {
     );
     assert!(output.status.success(), "{stderr}");
     let request = &model.requests()[0];
+    assert_eq!(request.json["reasoning_effort"], "high");
     let tools: Vec<&str> = request.json["tools"]
         .as_array()
         .unwrap()

@@ -51,6 +51,9 @@ enum Command {
         /// Text added to the system prompt after a blank line.
         #[arg(long, value_name = "TEXT")]
         append_prompt: Option<String>,
+        /// Reasoning effort for models that think.
+        #[arg(long, value_name = "LEVEL", value_parser = ["off", "minimal", "low", "medium", "high", "xhigh", "max"])]
+        effort: Option<String>,
         /// Session title (default: the prompt's first line).
         #[arg(long, value_name = "TEXT")]
         title: Option<String>,
@@ -148,6 +151,7 @@ fn main() -> ExitCode {
             model,
             tools,
             append_prompt,
+            effort,
             title,
             yes,
             resume,
@@ -161,6 +165,7 @@ fn main() -> ExitCode {
                     model,
                     tools,
                     append_prompt,
+                    effort,
                     title,
                     yes,
                     resume,

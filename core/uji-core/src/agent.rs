@@ -30,6 +30,9 @@ pub struct TurnSettings {
     pub tools: Option<Vec<String>>,
     /// Added to the system prompt after a blank line (`--append-prompt`).
     pub append_prompt: Option<String>,
+    /// Reasoning effort (`off`, `minimal`, `low`, `medium`, `high`,
+    /// `xhigh`, `max`); the wire maps it to its API.
+    pub effort: Option<String>,
     /// Seconds without stream data before a request counts as stalled.
     pub idle_timeout: Option<u64>,
     pub cwd: PathBuf,
@@ -360,7 +363,7 @@ impl Agent {
             system,
             messages,
             tools,
-            effort: None,
+            effort: self.settings.effort.clone(),
             max_output: model.model.max_output,
             cache: Some("short".to_string()),
             session: Some(self.session.id().to_string()),
