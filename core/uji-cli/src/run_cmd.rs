@@ -141,16 +141,7 @@ pub fn run(
     };
     // Usage is tracked per session: a resumed one starts from what its
     // saved answers used.
-    let mut usage = uji_protocol::wire::Usage::default();
-    for message in &session.messages {
-        if let uji_protocol::session::MessageBody::Assistant { usage: Some(u), .. } = &message.body
-        {
-            usage.input += u.input;
-            usage.output += u.output;
-            usage.cache_read += u.cache_read;
-            usage.cache_write += u.cache_write;
-        }
-    }
+    let usage = uji_core::agent::saved_usage(&session.messages);
     let agent = Agent {
         gate: booted.gate.clone(),
         registry: booted.registry.clone(),

@@ -109,6 +109,21 @@ impl Steering {
 const INTERRUPTED: &str = "interrupted";
 const BEFORE_RUN: &str = "interrupted by the user before this tool ran";
 
+/// What the saved answers of a session used (a resumed session starts its
+/// count from here).
+pub fn saved_usage(messages: &[StoredMessage]) -> Usage {
+    let mut total = Usage::default();
+    for message in messages {
+        if let MessageBody::Assistant {
+            usage: Some(usage), ..
+        } = &message.body
+        {
+            add_usage(&mut total, usage);
+        }
+    }
+    total
+}
+
 pub(crate) fn add_usage(total: &mut Usage, more: &Usage) {
     total.input += more.input;
     total.output += more.output;
@@ -620,26 +635,20 @@ impl Agent {
                         continue;
                     }
                 };
-                let subject_hint = self
-                    .registry
-                    .tool(&call.name)
-                    .and_then(|t| t.subject(&args).ok())
-                    .unwrap_or_default();
-                self.emit(Event::ToolStarted {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    subject: subject_hint,
-                    verb: self
-                        .registry
-                        .tool(&call.name)
-                        .and_then(|t| t.spec().display.verb.clone()),
-                });
-                if !self.registry.hooks("tool_started").is_empty() {
-                    self.registry.emit(
-                        "tool_started",
-                        json!({"name": call.name, "call_id": call.id}),
-                    );
-                }
+                let started = |subject: &str, verb: Option<&str>| {
+                    self.emit(Event::ToolStarted {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        subject: subject.to_string(),
+                        verb: verb.map(str::to_string),
+                    });
+                    if !self.registry.hooks("tool_started").is_empty() {
+                        self.registry.emit(
+                            "tool_started",
+                            json!({"name": call.name, "call_id": call.id}),
+                        );
+                    }
+                };
                 let request = ToolRequest {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -649,7 +658,13 @@ impl Agent {
                 let progress = self.progress_sink(&call.id, &call.name);
                 let result = self
                     .gate
-                    .run(request, self.approver.as_ref(), progress, interrupt)
+                    .run_observed(
+                        request,
+                        self.approver.as_ref(),
+                        progress,
+                        interrupt,
+                        &started,
+                    )
                     .await;
                 let subject = (!result.subject.is_empty()).then(|| result.subject.clone());
                 let interrupted = result.interrupted;

@@ -474,10 +474,26 @@ impl Gate {
     /// Runs one call through the gate.
     pub async fn run(
         &self,
+        request: ToolRequest,
+        approver: &dyn Approver,
+        progress: ProgressSink,
+        interrupt: &mut Interrupt,
+    ) -> GateResult {
+        self.run_observed(request, approver, progress, interrupt, &|_, _| {})
+            .await
+    }
+
+    /// Like [`Gate::run`], calling `started(subject, verb)` for a known tool
+    /// as soon as its subject is known (empty if the tool could not give
+    /// one), before hooks, policy and approval: what a frontend shows as the
+    /// call starting, without asking the tool for its subject twice.
+    pub async fn run_observed(
+        &self,
         mut request: ToolRequest,
         approver: &dyn Approver,
         progress: ProgressSink,
         interrupt: &mut Interrupt,
+        started: &(dyn Fn(&str, Option<&str>) + Sync),
     ) -> GateResult {
         let refuse = |output: ToolOutput, decided_by: DecidedBy, subject: String| GateResult {
             output,
@@ -503,7 +519,12 @@ impl Gate {
             return refuse(output, DecidedBy::UnknownTool, String::new());
         };
         let spec = tool.spec().clone();
-        let subject = match tool.subject(&request.args) {
+        let subject = tool.subject(&request.args);
+        started(
+            subject.as_deref().unwrap_or_default(),
+            spec.display.verb.as_deref(),
+        );
+        let subject = match subject {
             Ok(subject) => subject,
             Err(e) => {
                 return refuse(
