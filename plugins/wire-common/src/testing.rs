@@ -38,3 +38,56 @@ pub fn fixture(manifest_dir: &str, name: &str) -> Option<String> {
         }
     }
 }
+
+/// SSE and JSON fragments every stream format is made of.
+const COMMON_PIECES: &[&str] = &[
+    "data: ",
+    "event: ",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\r",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "null",
+    "18446744073709551615",
+    "-1",
+    "1.5",
+    "\"x\"",
+    "\"index\":",
+    "\"type\":",
+    "\"delta\":",
+    "\"usage\":",
+    "[DONE]",
+    "é",
+    ": c\n",
+];
+
+/// Feeds thousands of random streams, built from the common fragments and
+/// the format's own `pieces`, plus random bytes, to fresh parsers: the
+/// parser must never panic.
+pub fn never_panics<P: StreamParser>(parser: impl Fn() -> P, pieces: &[&str]) {
+    let all: Vec<&str> = COMMON_PIECES.iter().chain(pieces).copied().collect();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..3000 {
+        let mut sse = String::new();
+        for _ in 0..(next() % 60) {
+            sse.push_str(all[(next() % all.len() as u64) as usize]);
+        }
+        let _ = replay(parser(), &sse, 7);
+        let mut state = StreamState::new(parser());
+        let bytes: Vec<u8> = (0..(next() % 200)).map(|_| next() as u8).collect();
+        state.push(&bytes, &mut |_| {});
+        let _ = state.end(&mut |_| {});
+    }
+}
