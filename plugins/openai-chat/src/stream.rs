@@ -563,6 +563,6 @@ mod tests {
     /// Random streams built from pieces of the format: never a panic.
     #[test]
     fn random_input_never_panics() {
-        uji_wire_common::testing::never_panics(|| ChatStream::new(), PIECES);
+        uji_wire_common::testing::never_panics(ChatStream::new, PIECES);
     }
 }
