@@ -8,10 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use uji_core::agent::{Agent, TurnSettings};
-use uji_core::gate::HeadlessApprover;
-use uji_core::server::{FrontendApprover, serve};
-use uji_core::store::Store;
+use uji_core::server::serve;
+use uji_core::sessions::{SessionOptions, Sessions, Start};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_host::paths::Dirs;
@@ -64,26 +62,19 @@ fn start(model: &FakeModel) -> Session {
         .registry
         .call_service("test", "provider.add", provider)
         .unwrap();
-    let resolved = booted.providers.resolve(Some("fake/m")).unwrap();
-    let session = Store::new(&data).create(&work, "frontend test").unwrap();
-    let agent = Agent {
-        gate: booted.gate.clone(),
-        registry: booted.registry.clone(),
-        session,
-        settings: TurnSettings {
-            model: resolved,
-            tools: None,
-            append_prompt: None,
-            effort: None,
-            idle_timeout: None,
-            cwd: work.clone(),
-            secrets: Vec::new(),
+    let sessions = Sessions::new(
+        &booted,
+        SessionOptions {
+            model: Some("fake/m".to_string()),
+            ..SessionOptions::default()
         },
-        approver: Arc::new(HeadlessApprover { yes: false }),
-        events: Arc::new(|_| {}),
-        usage: Default::default(),
-        steering: Default::default(),
-    };
+    )
+    .unwrap();
+    let (agent, resumed) = sessions
+        .start(&Start::New {
+            title: Some("frontend test".into()),
+        })
+        .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -91,7 +82,7 @@ fn start(model: &FakeModel) -> Session {
         .unwrap();
     let (port, _handle) = {
         let _guard = runtime.enter();
-        serve(agent, Some(FrontendApprover::default()), false)
+        serve(sessions, agent, resumed)
     };
     Session {
         port,
@@ -138,7 +129,10 @@ fn an_ask_becomes_a_question_with_the_diff_and_the_answer_decides() {
     let mut seen = Vec::new();
     port.submit(json!({"type": "user_message", "text": "capitalise two"}))
         .unwrap();
-    assert_eq!(until(port, "session", &mut seen)["resumed"], false);
+    assert_eq!(
+        until(port, "session_configured", &mut seen)["resumed"],
+        false
+    );
     let question = until(port, "approval_request", &mut seen);
     assert_eq!(question["tool"], "edit_file");
     assert_eq!(question["verb"], "Update");
@@ -239,12 +233,12 @@ fn compaction_can_be_asked_for() {
             .unwrap();
         until(port, "turn_finished", &mut seen);
     }
-    port.submit(json!({"type": "compact"})).unwrap();
-    let notice = until(port, "notice", &mut seen);
-    assert!(
-        notice["text"].as_str().unwrap().starts_with("compacted "),
-        "{notice}"
-    );
+    port.submit(json!({"id": "c1", "type": "compact"})).unwrap();
+    let compacted = until(port, "compacted", &mut seen);
+    assert_eq!(compacted["messages"], 3, "{compacted}");
+    assert_eq!(compacted["through"], 3, "all but the newest message");
+    let ack = until(port, "ack", &mut seen);
+    assert_eq!(ack["op_id"], "c1");
     let compaction = seen
         .iter()
         .find(|e| e["type"] == "message" && e["message"]["role"] == "compaction")

@@ -43,6 +43,72 @@ fn line(out: &mut impl Write, value: &Value) -> Result<(), String> {
     writeln!(out, "{value}").map_err(|e| format!("cannot write to stdout: {e}"))
 }
 
+/// A notice as one line: the plugin that sent it, then its text.
+fn notice_text(event: &Value) -> String {
+    let text = event["text"].as_str().unwrap_or_default();
+    match event["source"].as_str() {
+        Some(source) => format!("{source}: {text}"),
+        None => text.to_string(),
+    }
+}
+
+/// `--json`: the frontend protocol's events mapped to the stable schema of
+/// docs/headless.md (version [`JSON_SCHEMA_VERSION`]).
+fn json_line(out: &mut impl Write, kind: &str, event: &Value) -> Result<(), String> {
+    match kind {
+        "session_configured" => line(
+            out,
+            &json!({"type": "session", "id": event["id"], "schema": JSON_SCHEMA_VERSION}),
+        ),
+        "message" => line(
+            out,
+            &json!({"type": "message", "message": event["message"]}),
+        ),
+        "progress" => line(
+            out,
+            &json!({"type": "progress", "tool": event["tool"], "line": event["line"]}),
+        ),
+        "notice" => line(out, &json!({"type": "notice", "text": notice_text(event)})),
+        "turn_finished" => {
+            let mut done = json!({"type": "done", "usage": event["usage"]});
+            if let Some(error) = event["error"].as_str() {
+                done["error"] = json!(error);
+            } else if event["interrupted"] == json!(true) {
+                done["error"] = json!("interrupted");
+            } else {
+                done["text"] = event["text"].clone();
+            }
+            line(out, &done)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Text mode: the answer on stdout, what happens on stderr.
+fn text_line(out: &mut impl Write, kind: &str, event: &Value) -> Result<(), String> {
+    match kind {
+        "tool_started" => {
+            let verb = event["verb"]
+                .as_str()
+                .or(event["name"].as_str())
+                .unwrap_or_default();
+            eprintln!(
+                "uji: {verb} {}",
+                event["subject"].as_str().unwrap_or_default()
+            );
+        }
+        "notice" => eprintln!("uji: {}", notice_text(event)),
+        "turn_finished" => {
+            if let Some(text) = event["text"].as_str() {
+                let text = text.trim_end_matches('\n');
+                writeln!(out, "{text}").map_err(|e| format!("cannot write to stdout: {e}"))?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 impl Frontend for Headless {
     fn run(&self, session: FrontendSession) -> Result<(), String> {
         let as_json = self.host.config(JSON_KEY) == Some(Value::Bool(true));
@@ -55,56 +121,20 @@ impl Frontend for Headless {
                 Err(_) => return Ok(()),
             };
             let kind = event["type"].as_str().unwrap_or_default();
+            if kind == "error" {
+                // An operation failed (the prompt could not start a turn):
+                // nothing more will come of this run.
+                eprintln!(
+                    "uji: error: {}",
+                    event["message"].as_str().unwrap_or_default()
+                );
+                let _ = session.submit(&json!({"type": "shutdown"}));
+                continue;
+            }
             if as_json {
-                match kind {
-                    "session" => line(
-                        &mut out,
-                        &json!({"type": "session", "id": event["id"], "schema": JSON_SCHEMA_VERSION}),
-                    )?,
-                    "message" => line(
-                        &mut out,
-                        &json!({"type": "message", "message": event["message"]}),
-                    )?,
-                    "progress" => line(
-                        &mut out,
-                        &json!({"type": "progress", "tool": event["tool"], "line": event["line"]}),
-                    )?,
-                    "notice" => line(&mut out, &json!({"type": "notice", "text": event["text"]}))?,
-                    "turn_finished" => {
-                        let mut done = json!({"type": "done", "usage": event["usage"]});
-                        if let Some(error) = event["error"].as_str() {
-                            done["error"] = json!(error);
-                        } else if event["interrupted"] == json!(true) {
-                            done["error"] = json!("interrupted");
-                        } else {
-                            done["text"] = event["text"].clone();
-                        }
-                        line(&mut out, &done)?;
-                    }
-                    _ => {}
-                }
+                json_line(&mut out, kind, &event)?;
             } else {
-                match kind {
-                    "tool_started" => {
-                        let verb = event["verb"]
-                            .as_str()
-                            .or(event["name"].as_str())
-                            .unwrap_or_default();
-                        eprintln!(
-                            "uji: {verb} {}",
-                            event["subject"].as_str().unwrap_or_default()
-                        );
-                    }
-                    "notice" => eprintln!("uji: {}", event["text"].as_str().unwrap_or_default()),
-                    "turn_finished" => {
-                        if let Some(text) = event["text"].as_str() {
-                            let text = text.trim_end_matches('\n');
-                            writeln!(out, "{text}")
-                                .map_err(|e| format!("cannot write to stdout: {e}"))?;
-                        }
-                    }
-                    _ => {}
-                }
+                text_line(&mut out, kind, &event)?;
             }
             if kind == "turn_finished" {
                 out.flush()

@@ -174,7 +174,11 @@ fn main() -> ExitCode {
             );
         }
         Some(Command::Resume { id }) => {
-            return run_cmd::resume(cli.config_dir, cli.data_dir, id, cli.frontend);
+            let start = match id {
+                Some(id) => uji_core::sessions::Start::Resume(id),
+                None => uji_core::sessions::Start::Latest,
+            };
+            return run_cmd::interactive(cli.config_dir, cli.data_dir, start, cli.frontend);
         }
         Some(Command::List { all }) => return run_cmd::list(cli.config_dir, cli.data_dir, all),
         Some(Command::Delete { id }) => return run_cmd::delete(cli.config_dir, cli.data_dir, &id),
@@ -207,10 +211,10 @@ fn main() -> ExitCode {
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),
-        None => Err(format!(
-            "no interactive frontend named {:?} is installed yet; run a prompt without a screen with: uji run \"your prompt\"",
-            cli.frontend.as_deref().unwrap_or("tui")
-        )),
+        None => {
+            let start = uji_core::sessions::Start::New { title: None };
+            return run_cmd::interactive(cli.config_dir, cli.data_dir, start, cli.frontend);
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

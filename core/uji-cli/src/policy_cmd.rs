@@ -18,6 +18,10 @@ pub fn check(
     // policy through the gate's services while they initialise.
     let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
     let (registry, gate, set) = (booted.registry, booted.gate, booted.plugins);
+    // "Allow for this session" answers of sessions running here count too.
+    let here = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    gate.session_rules()
+        .extend(uji_core::live::running_rules(&booted.dirs.data, &here));
     for notice in registry.take_notices() {
         eprintln!("uji: {}: {}", notice.source, notice.text);
     }
@@ -32,6 +36,7 @@ pub fn check(
     let source = match decided_by {
         DecidedBy::Disabled => "disabled",
         DecidedBy::Confinement => "confinement",
+        DecidedBy::Policy(because) if because.starts_with("session rule") => "session",
         _ => "policy",
     };
     println!("{} ({source}) {}", verdict.decision, verdict.because);

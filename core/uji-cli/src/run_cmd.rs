@@ -3,17 +3,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use uji_core::agent::{Agent, TurnSettings};
-use uji_core::gate::HeadlessApprover;
+use uji_core::launch::{EXIT_INTERRUPTED, Launch, LaunchError, run_frontend};
+use uji_core::sessions::{Approvals, SessionOptions, Sessions, Start};
 use uji_core::store::{SessionSummary, Store};
-use uji_host::SessionPort;
 use uji_host::paths::{Dirs, ProcessEnv};
-use uji_protocol::session::Op;
-
-/// Exit status of a run the user interrupted (128 + SIGINT).
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub struct RunOptions {
     pub prompt: Vec<String>,
@@ -68,12 +62,70 @@ pub fn run(
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let store = Store::new(&dirs.data);
     let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
     booted.registry.set_config(
         crate::headless::JSON_KEY,
         serde_json::Value::Bool(options.json),
     );
+    report_failed_plugins(&booted);
+    let frontend = options.frontend.unwrap_or_else(|| "headless".to_string());
+    let approvals = if frontend == "headless" || options.yes {
+        Approvals::Automatic { yes: options.yes }
+    } else {
+        Approvals::Frontend
+    };
+    let session_options = SessionOptions {
+        model: options.model,
+        effort: options.effort,
+        tools: options.tools.map(|list| {
+            list.split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect()
+        }),
+        append_prompt: options.append_prompt,
+        approvals,
+    };
+    let start = match options.resume {
+        Some(id) => Start::Resume(id),
+        None => Start::New {
+            title: Some(options.title.unwrap_or_else(|| {
+                let first = prompt.lines().next().unwrap_or_default();
+                first.chars().take(80).collect()
+            })),
+        },
+    };
+    let launch = Launch {
+        frontend,
+        start,
+        first_message: Some(prompt),
+        interrupt_on_sigint: Some(say_quitting),
+    };
+    let outcome = Sessions::new(&booted, session_options)
+        .map_err(LaunchError::from)
+        .and_then(|sessions| run_frontend(&sessions, launch));
+    match outcome {
+        Ok(Some(outcome)) if outcome.interrupted => {
+            eprintln!("uji: interrupted");
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Ok(Some(outcome)) => match outcome.error {
+            Some(error) => fail(error),
+            None => ExitCode::SUCCESS,
+        },
+        Ok(None) => fail("the session ended before the turn finished"),
+        Err(e) => {
+            flush_notices(&booted.registry);
+            fail(e)
+        }
+    }
+}
+
+fn say_quitting() {
+    eprintln!("uji: interrupted again; quitting now");
+}
+
+fn report_failed_plugins(booted: &uji_core::Booted) {
     for failure in &booted.plugins.failed {
         eprintln!(
             "uji: plugin {} failed to load: {}",
@@ -81,138 +133,56 @@ pub fn run(
             failure.reason
         );
     }
-    let model = match booted.providers.resolve(options.model.as_deref()) {
-        Ok(model) => model,
+}
+
+/// `uji` and `uji resume [--id ID]`: the interactive frontend on a new or
+/// saved session. The frontend is `--frontend`, else the config's
+/// `frontend`, else `tui`.
+pub fn interactive(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    start: Start,
+    frontend: Option<String>,
+) -> ExitCode {
+    let (dirs, cwd) = match (dirs(config_dir, data_dir), cwd()) {
+        (Ok(dirs), Ok(cwd)) => (dirs, cwd),
+        (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
+    let name = frontend
+        .or_else(|| {
+            booted
+                .registry
+                .config(FRONTEND_KEY)
+                .and_then(|v| v.as_str().map(str::to_string))
+        })
+        .unwrap_or_else(|| "tui".to_string());
+    if name == "headless" {
+        return fail(
+            "the headless frontend is not interactive: run a prompt without a screen with: uji run \"your prompt\"",
+        );
+    }
+    let sessions = match Sessions::new(&booted, SessionOptions::default()) {
+        Ok(sessions) => sessions,
+        Err(e) => return fail(e),
+    };
+    let launch = Launch {
+        frontend: name,
+        start,
+        first_message: None,
+        interrupt_on_sigint: None,
+    };
+    match run_frontend(&sessions, launch) {
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             flush_notices(&booted.registry);
-            return fail(e);
+            fail(e)
         }
-    };
-    let model_idle_timeout = model.provider.idle_timeout;
-    let frontend_name = options.frontend.as_deref().unwrap_or("headless");
-    let Some(frontend) = booted.registry.frontend(frontend_name) else {
-        let names: Vec<String> = booted
-            .registry
-            .frontends()
-            .iter()
-            .map(|f| f.name().to_string())
-            .collect();
-        flush_notices(&booted.registry);
-        return fail(format!(
-            "no frontend named {frontend_name:?} is loaded (loaded: {})",
-            names.join(", ")
-        ));
-    };
-    let tools = options.tools.map(|list| {
-        list.split(',')
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-    });
-    if let Some(only) = &tools {
-        for name in only {
-            if booted.registry.tool(name).is_none() {
-                flush_notices(&booted.registry);
-                return fail(format!(
-                    "--tools names {name:?}, which no loaded plugin provides; `uji tool list` shows the tools"
-                ));
-            }
-        }
-    }
-
-    let (session, resumed) = match &options.resume {
-        Some(id) => match store.open(id) {
-            Ok(session) => (session, true),
-            Err(e) => {
-                flush_notices(&booted.registry);
-                return fail(e);
-            }
-        },
-        None => {
-            let title = options.title.clone().unwrap_or_else(|| {
-                let first = prompt.lines().next().unwrap_or_default();
-                first.chars().take(80).collect()
-            });
-            match store.create(&cwd, &title) {
-                Ok(session) => (session, false),
-                Err(e) => return fail(format!("cannot save the session: {e}")),
-            }
-        }
-    };
-    // Usage is tracked per session: a resumed one starts from what its
-    // saved answers used.
-    let usage = uji_core::agent::saved_usage(&session.messages);
-    let agent = Agent {
-        gate: booted.gate.clone(),
-        registry: booted.registry.clone(),
-        session,
-        settings: TurnSettings {
-            model,
-            tools,
-            append_prompt: options.append_prompt,
-            effort: options.effort,
-            idle_timeout: model_idle_timeout,
-            cwd: cwd.clone(),
-            secrets: booted.providers.secret_values(),
-        },
-        approver: Arc::new(HeadlessApprover { yes: options.yes }),
-        events: Arc::new(|_| {}),
-        usage,
-        steering: Default::default(),
-    };
-
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
-    };
-    let (port, handle) = {
-        let _guard = runtime.enter();
-        uji_core::server::serve(agent, None, resumed)
-    };
-    if let Err(e) = port.submit_op(Op::UserMessage {
-        text: prompt,
-        images: Vec::new(),
-    }) {
-        return fail(e);
-    }
-    let signal_port = Arc::clone(&port);
-    runtime.spawn(async move {
-        let mut count = 0;
-        while tokio::signal::ctrl_c().await.is_ok() {
-            count += 1;
-            if count > 1 {
-                eprintln!("uji: interrupted again; quitting now");
-                std::process::exit(i32::from(EXIT_INTERRUPTED));
-            }
-            let _ = signal_port.submit_op(Op::Interrupt);
-        }
-    });
-
-    let port_for_frontend: Arc<dyn SessionPort> = port.clone();
-    let ran = frontend.run(port_for_frontend);
-    // A frontend that returns without saying so still ends the session.
-    let _ = port.submit_op(Op::Shutdown);
-    if let Err(e) = ran {
-        return fail(e);
-    }
-    let outcome = runtime.block_on(handle).ok().flatten();
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    match outcome {
-        Some(outcome) if outcome.interrupted => {
-            eprintln!("uji: interrupted");
-            ExitCode::from(EXIT_INTERRUPTED)
-        }
-        Some(outcome) => match outcome.error {
-            Some(error) => fail(error),
-            None => ExitCode::SUCCESS,
-        },
-        None => fail("the session ended before the turn finished"),
     }
 }
+
+/// Config key naming the interactive frontend (`uji.config.set`).
+pub const FRONTEND_KEY: &str = "frontend";
 
 fn when(ms: u64) -> String {
     let now = uji_core::store::now_ms();
@@ -301,42 +271,4 @@ pub fn delete(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: &str) 
         )),
         Err(e) => fail(e),
     }
-}
-
-/// `uji resume [--id ID]`: the interactive frontend on a saved session.
-pub fn resume(
-    config_dir: Option<PathBuf>,
-    data_dir: Option<PathBuf>,
-    id: Option<String>,
-    frontend: Option<String>,
-) -> ExitCode {
-    let (dirs, cwd) = match (dirs(config_dir, data_dir), cwd()) {
-        (Ok(dirs), Ok(cwd)) => (dirs, cwd),
-        (Err(e), _) | (_, Err(e)) => return fail(e),
-    };
-    let store = Store::new(&dirs.data);
-    let id = match id {
-        Some(id) => match store.open(&id) {
-            Ok(session) => session.id().to_string(),
-            Err(e) => return fail(e),
-        },
-        None => match store.latest_in(&cwd) {
-            Some(latest) => latest.id,
-            None => {
-                return fail(
-                    "no saved session in this directory; `uji list --all` shows sessions elsewhere",
-                );
-            }
-        },
-    };
-    let name = frontend.unwrap_or_else(|| "tui".to_string());
-    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
-    if booted.registry.frontend(&name).is_none() || name == "headless" {
-        return fail(format!(
-            "no interactive frontend named {name:?} is installed yet; continue this session without a screen with: uji run --resume {id} \"your next prompt\""
-        ));
-    }
-    fail(format!(
-        "the {name} frontend cannot resume sessions yet; use: uji run --resume {id} \"your next prompt\""
-    ))
 }

@@ -7,20 +7,20 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use uji_host::{ProgressSink, Registry, WireEvents};
-use uji_protocol::session::{Event, MessageBody, StoredMessage};
+use uji_protocol::frontend::{Event, ModelState, NoticeLevel};
+use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::{
     Answer, Auth, Message, ProviderInfo, ToolCallRequest, Usage, WireRequest, WireTool,
 };
 use uji_protocol::{Image, ToolOutput};
 
-use crate::gate::{Approver, Gate, ToolRequest};
+pub use crate::control::EventSink;
+use crate::control::{MessageQueue, SessionControl};
+use crate::gate::{Approver, Gate, GateResult, Started, ToolRequest};
 use crate::interrupt::Interrupt;
 use crate::providers::Resolved;
 use crate::store::{SessionFile, new_call_id};
 use crate::{compaction, prompt, retry};
-
-/// Receives everything a frontend shows.
-pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
 
 /// What a turn is run with.
 #[derive(Clone)]
@@ -77,32 +77,23 @@ pub struct Agent {
     pub events: EventSink,
     /// Tokens the whole session used.
     pub usage: Usage,
-    /// Messages the user sent while this turn runs.
-    pub steering: Steering,
+    /// Tokens the last request read: what the context holds.
+    pub context_used: u64,
+    /// Messages the user sent while a turn runs.
+    pub queue: MessageQueue,
+    /// Model, title and `!cmd` results set from outside the turn.
+    pub control: SessionControl,
 }
 
-/// Messages typed while a turn runs. The turn takes one before each model
-/// call (the user steers the work in progress) and keeps going while any
-/// are left, instead of stopping.
-#[derive(Clone, Default)]
-pub struct Steering(Arc<std::sync::Mutex<std::collections::VecDeque<QueuedMessage>>>);
-
-/// A user message waiting for the turn: its text and images.
-type QueuedMessage = (String, Vec<Image>);
-
-impl Steering {
-    pub fn push(&self, text: String, images: Vec<Image>) {
-        if let Ok(mut queue) = self.0.lock() {
-            queue.push_back((text, images));
+impl TurnSettings {
+    /// The model as frontends show it.
+    pub fn model_state(&self) -> ModelState {
+        ModelState {
+            provider: self.model.provider.id.clone(),
+            model: self.model.model.id.clone(),
+            effort: self.effort.clone(),
+            context_window: self.model.model.context_window,
         }
-    }
-
-    pub fn pop(&self) -> Option<(String, Vec<Image>)> {
-        self.0.lock().ok().and_then(|mut queue| queue.pop_front())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.lock().map(|queue| queue.is_empty()).unwrap_or(true)
     }
 }
 
@@ -193,7 +184,9 @@ pub fn wire_messages(messages: &[StoredMessage]) -> Vec<Message> {
                 content: content.clone(),
                 images: images.clone(),
             }),
-            MessageBody::Error { .. } | MessageBody::Compaction { .. } => {}
+            MessageBody::Error { .. }
+            | MessageBody::Compaction { .. }
+            | MessageBody::Shell { .. } => {}
         }
     }
     out
@@ -229,13 +222,14 @@ pub fn decode_arguments(raw: &str) -> Result<Value, String> {
 }
 
 impl Agent {
-    fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: Event) {
         (self.events)(event);
     }
 
-    fn notice(&self, text: String) {
+    /// A warning for the user (a failed save, a retry, a failing hook).
+    pub(crate) fn notice(&self, text: String) {
         let text = redact(&text, &self.settings.secrets);
-        self.emit(Event::Notice { text });
+        self.emit(Event::notice(NoticeLevel::Warn, text));
     }
 
     fn redact_body(&self, body: MessageBody) -> MessageBody {
@@ -299,6 +293,15 @@ impl Agent {
                 summary: r(summary),
                 through,
             },
+            MessageBody::Shell {
+                command,
+                output,
+                exit_code,
+            } => MessageBody::Shell {
+                command: r(command),
+                output: r(output),
+                exit_code,
+            },
         }
     }
 
@@ -320,6 +323,7 @@ impl Agent {
             MessageBody::Tool { content, .. } => ("tool", content.clone()),
             MessageBody::Error { text } => ("error", text.clone()),
             MessageBody::Compaction { summary, .. } => ("compaction", summary.clone()),
+            MessageBody::Shell { command, .. } => ("shell", command.clone()),
         };
         self.emit(Event::Message {
             message: message.clone(),
@@ -432,6 +436,14 @@ impl Agent {
             }
             attempt += 1;
             let wait = retry::delay(&error, attempt, crate::store::now_ms() ^ u64::from(attempt));
+            if show {
+                // The frontend drops what this attempt streamed.
+                self.emit(Event::StreamRetry {
+                    attempt,
+                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    reason: redact(&error.to_string(), &self.settings.secrets),
+                });
+            }
             self.notice(retry::notice(&error, wait, attempt));
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
@@ -517,6 +529,9 @@ impl Agent {
         images: Vec<Image>,
         interrupt: &mut Interrupt,
     ) -> TurnOutcome {
+        self.apply_control();
+        self.title_from(&text);
+        self.emit(Event::TurnStarted { text: text.clone() });
         self.save(MessageBody::User {
             text,
             images,
@@ -528,52 +543,24 @@ impl Agent {
             if interrupt.is_set() {
                 return self.interrupted(usage);
             }
-            if let Some((text, images)) = self.steering.pop() {
+            self.apply_control();
+            if let Some(steer) = self.queue.pop_steering() {
                 self.save(MessageBody::User {
-                    text,
-                    images,
+                    text: steer.text,
+                    images: steer.images,
                     hidden: false,
                 });
             }
-            let system = self.system_prompt();
-            let tools = self.tools();
-            if let Err(e) = compaction::compact_if_needed(self, &system, interrupt).await
-                && !interrupt.is_set()
-            {
-                self.notice(format!("could not compact; sending the full context ({e})"));
-            }
-            if interrupt.is_set() {
-                return self.interrupted(usage);
-            }
-            let request = self.request(system, wire_messages(&self.session.messages), tools);
-            let answer = match self.stream_with_retries(&request, interrupt, true).await {
+            let answer = match self.next_answer(interrupt).await {
                 Ok(Some(answer)) => answer,
                 Ok(None) => return self.interrupted(usage),
                 Err(error) => return self.failed(error, usage),
             };
-            drop(request);
             add_usage(&mut usage, &answer.usage);
-            add_usage(&mut self.usage, &answer.usage);
-
-            let mut tool_calls = answer.tool_calls;
-            for call in &mut tool_calls {
-                // Blank ids, and ids no API would take back, get a fresh one.
-                if call.id.trim().is_empty() || call.id.chars().any(char::is_control) {
-                    call.id = new_call_id();
-                }
-            }
-            let final_text = answer.text.clone();
-            self.save(MessageBody::Assistant {
-                text: answer.text,
-                reasoning: answer.reasoning,
-                tool_calls: tool_calls.clone(),
-                usage: Some(answer.usage),
-                model: Some(self.settings.model.label()),
-                replay: answer.replay,
-            });
-
+            self.count_usage(&answer.usage, &usage);
+            let (final_text, tool_calls) = self.save_answer(answer);
             if tool_calls.is_empty() {
-                if !self.steering.is_empty() {
+                if self.queue.has_steering() {
                     // The user said more while the model answered: go on.
                     continue;
                 }
@@ -593,94 +580,233 @@ impl Agent {
                     usage,
                 });
             }
-
-            for (index, call) in tool_calls.iter().enumerate() {
-                if interrupt.is_set() {
-                    for rest in &tool_calls[index..] {
-                        self.save(Self::tool_message(
-                            rest,
-                            ToolOutput::error(BEFORE_RUN),
-                            None,
-                        ));
-                    }
-                    return self.interrupted(usage);
-                }
-                // A tool that is not offered (unknown, or left out by
-                // --tools) is refused as unknown, naming the offered ones,
-                // before its arguments are looked at.
-                let offered = self
-                    .settings
-                    .tools
-                    .as_ref()
-                    .is_none_or(|only| only.contains(&call.name));
-                if !offered || self.registry.tool(&call.name).is_none() {
-                    let names: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
-                    let output = ToolOutput::error(format!(
-                        "unknown tool `{}`. Available tools: {}.",
-                        call.name,
-                        names.join(", ")
-                    ));
-                    self.save(Self::tool_message(call, output, None));
-                    continue;
-                }
-                let args = match decode_arguments(&call.arguments) {
-                    Ok(args) => args,
-                    Err(message) => {
-                        let output = ToolOutput {
-                            text: message,
-                            is_error: true,
-                            ..Default::default()
-                        };
-                        self.save(Self::tool_message(call, output, None));
-                        continue;
-                    }
-                };
-                let started = |subject: &str, verb: Option<&str>| {
-                    self.emit(Event::ToolStarted {
-                        call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        subject: subject.to_string(),
-                        verb: verb.map(str::to_string),
-                    });
-                    if !self.registry.hooks("tool_started").is_empty() {
-                        self.registry.emit(
-                            "tool_started",
-                            json!({"name": call.name, "call_id": call.id}),
-                        );
-                    }
-                };
-                let request = ToolRequest {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    args,
-                    cwd: self.settings.cwd.clone(),
-                };
-                let progress = self.progress_sink(&call.id, &call.name);
-                let result = self
-                    .gate
-                    .run_observed(
-                        request,
-                        self.approver.as_ref(),
-                        progress,
-                        interrupt,
-                        &started,
-                    )
-                    .await;
-                let subject = (!result.subject.is_empty()).then(|| result.subject.clone());
-                let interrupted = result.interrupted;
-                self.save(Self::tool_message(call, result.output, subject));
-                if interrupted {
-                    for rest in &tool_calls[index + 1..] {
-                        self.save(Self::tool_message(
-                            rest,
-                            ToolOutput::error(BEFORE_RUN),
-                            None,
-                        ));
-                    }
-                    return self.interrupted(usage);
-                }
+            if self.run_tool_calls(&tool_calls, interrupt).await {
+                return self.interrupted(usage);
             }
         }
+    }
+
+    /// A session without a title takes the first line of its first message.
+    fn title_from(&mut self, text: &str) {
+        if !self.session.header.title.is_empty() {
+            return;
+        }
+        let first: String = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(80)
+            .collect();
+        if !first.is_empty() {
+            self.set_title(&first);
+        }
+    }
+
+    pub(crate) fn set_title(&mut self, title: &str) {
+        let title = redact(title, &self.settings.secrets);
+        if let Err(e) = self.session.set_title(&title) {
+            self.notice(format!("could not save the title: {e}"));
+        }
+        self.emit(Event::TitleChanged { title });
+    }
+
+    /// Takes what was changed from outside the turn: the model for the
+    /// next request, a title, `!cmd` results to save.
+    pub fn apply_control(&mut self) {
+        let pending = self.control.take();
+        if let Some((model, effort)) = pending.model {
+            self.settings.idle_timeout = model.provider.idle_timeout;
+            self.settings.model = model;
+            self.settings.effort = effort;
+        }
+        if let Some(title) = pending.title {
+            self.set_title(&title);
+        }
+        for message in pending.messages {
+            self.save(message);
+        }
+    }
+
+    /// Builds and streams the next request (compacting first if needed).
+    /// `Ok(None)` means the user interrupted.
+    async fn next_answer(&mut self, interrupt: &mut Interrupt) -> Result<Option<Answer>, String> {
+        let system = self.system_prompt();
+        let tools = self.tools();
+        if let Err(e) = compaction::compact_if_needed(self, &system, interrupt).await
+            && !interrupt.is_set()
+        {
+            self.notice(format!("could not compact; sending the full context ({e})"));
+        }
+        if interrupt.is_set() {
+            return Ok(None);
+        }
+        let request = self.request(system, wire_messages(&self.session.messages), tools);
+        self.stream_with_retries(&request, interrupt, true).await
+    }
+
+    /// Adds an answer's tokens to the session and tells the frontend.
+    fn count_usage(&mut self, answer: &Usage, turn: &Usage) {
+        add_usage(&mut self.usage, answer);
+        self.context_used = answer.input + answer.cache_read + answer.cache_write;
+        self.emit(Event::Usage {
+            turn: *turn,
+            session: self.usage,
+            context_used: self.context_used,
+            context_window: self.settings.model.model.context_window,
+        });
+    }
+
+    /// Saves the model's answer; returns its text and tool calls (with
+    /// usable ids).
+    fn save_answer(&mut self, answer: Answer) -> (String, Vec<ToolCallRequest>) {
+        let mut tool_calls = answer.tool_calls;
+        for call in &mut tool_calls {
+            // Blank ids, and ids no API would take back, get a fresh one.
+            if call.id.trim().is_empty() || call.id.chars().any(char::is_control) {
+                call.id = new_call_id();
+            }
+        }
+        let final_text = answer.text.clone();
+        self.save(MessageBody::Assistant {
+            text: answer.text,
+            reasoning: answer.reasoning,
+            tool_calls: tool_calls.clone(),
+            usage: Some(answer.usage),
+            model: Some(self.settings.model.label()),
+            replay: answer.replay,
+        });
+        (final_text, tool_calls)
+    }
+
+    /// Runs the calls one after another through the gate, saving each
+    /// result. True when the user interrupted (the calls not run yet get
+    /// an error result, so the history stays valid).
+    async fn run_tool_calls(
+        &mut self,
+        tool_calls: &[ToolCallRequest],
+        interrupt: &mut Interrupt,
+    ) -> bool {
+        for (index, call) in tool_calls.iter().enumerate() {
+            let not_run = if interrupt.is_set() {
+                &tool_calls[index..]
+            } else {
+                let result = self.run_tool_call(call, interrupt).await;
+                if !result.is_some_and(|r| r.interrupted) {
+                    continue;
+                }
+                &tool_calls[index + 1..]
+            };
+            for rest in not_run {
+                self.finish_call(rest, ToolOutput::error(BEFORE_RUN), None);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// One call: refused as unknown or malformed, or through the gate.
+    /// `None` when it never reached the gate.
+    async fn run_tool_call(
+        &mut self,
+        call: &ToolCallRequest,
+        interrupt: &mut Interrupt,
+    ) -> Option<GateResult> {
+        // A tool that is not offered (unknown, or left out by --tools) is
+        // refused as unknown, naming the offered ones, before its arguments
+        // are looked at.
+        let offered = self
+            .settings
+            .tools
+            .as_ref()
+            .is_none_or(|only| only.contains(&call.name));
+        if !offered || self.registry.tool(&call.name).is_none() {
+            let names: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
+            let output = ToolOutput::error(format!(
+                "unknown tool `{}`. Available tools: {}.",
+                call.name,
+                names.join(", ")
+            ));
+            self.refused_early(call, output);
+            return None;
+        }
+        let args = match decode_arguments(&call.arguments) {
+            Ok(args) => args,
+            Err(message) => {
+                let output = ToolOutput {
+                    text: message,
+                    is_error: true,
+                    ..Default::default()
+                };
+                self.refused_early(call, output);
+                return None;
+            }
+        };
+        let request = ToolRequest {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            cwd: self.settings.cwd.clone(),
+        };
+        let progress = self.progress_sink(&call.id, &call.name);
+        let started = |started: &Started<'_>| self.tool_started(call, started);
+        let mut result = self
+            .gate
+            .run_observed(
+                request,
+                self.approver.as_ref(),
+                progress,
+                interrupt,
+                &started,
+            )
+            .await;
+        let subject = (!result.subject.is_empty()).then(|| result.subject.clone());
+        let output = std::mem::take(&mut result.output);
+        self.finish_call(call, output, subject);
+        Some(result)
+    }
+
+    fn tool_started(&self, call: &ToolCallRequest, started: &Started<'_>) {
+        self.emit(Event::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            subject: redact(started.subject, &self.settings.secrets),
+            verb: started.verb.map(str::to_string),
+            decision: Some(started.decision.as_str().to_string()),
+            because: Some(started.because.clone()),
+        });
+        if !self.registry.hooks("tool_started").is_empty() {
+            self.registry.emit(
+                "tool_started",
+                json!({"name": call.name, "call_id": call.id}),
+            );
+        }
+    }
+
+    /// A call refused before the gate: shown as started and denied, then
+    /// finished with the error the model reads.
+    fn refused_early(&mut self, call: &ToolCallRequest, output: ToolOutput) {
+        let started = Started {
+            subject: "",
+            verb: None,
+            decision: uji_policy::Decision::Deny,
+            because: "the call could not be decided".to_string(),
+        };
+        self.tool_started(call, &started);
+        self.finish_call(call, output, None);
+    }
+
+    /// Tells the frontend the call ended, then saves its result.
+    fn finish_call(&mut self, call: &ToolCallRequest, output: ToolOutput, subject: Option<String>) {
+        self.emit(Event::ToolFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            summary: output.summary.clone(),
+            diff: output.diff.clone(),
+            is_error: output.is_error,
+        });
+        self.save(Self::tool_message(call, output, subject));
     }
 
     /// The first `before_stop` handler that returns a string sends the

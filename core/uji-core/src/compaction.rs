@@ -67,6 +67,7 @@ fn cut_point(messages: &[StoredMessage], keep_tokens: usize) -> Option<u64> {
             } => text.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>(),
             MessageBody::Tool { content, .. } => content.len(),
             MessageBody::Compaction { summary, .. } => summary.len(),
+            MessageBody::Shell { .. } => 0,
         } / CHARS_PER_TOKEN;
         if kept + size > keep_tokens {
             break;
@@ -173,6 +174,10 @@ pub async fn compact(
         summary: answer.text,
         through,
     });
+    agent.emit(uji_protocol::frontend::Event::Compacted {
+        messages: count as u64,
+        through,
+    });
     Ok(count)
 }
 
@@ -196,6 +201,9 @@ pub async fn compact_if_needed(
         .registry
         .emit("session_compacted", serde_json::json!({"count": count}));
     let text = format!("compacted {count} earlier messages");
-    (agent.events)(uji_protocol::session::Event::Notice { text });
+    agent.emit(uji_protocol::frontend::Event::notice(
+        uji_protocol::frontend::NoticeLevel::Info,
+        text,
+    ));
     Ok(())
 }

@@ -53,6 +53,9 @@ pub struct ApprovalRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
     Allow,
+    /// Allow, and allow identical calls (same tool and subject) for the
+    /// rest of the session without asking.
+    AllowSession,
     /// The user said no, optionally telling the model what to do instead.
     Deny {
         guidance: Option<String>,
@@ -125,6 +128,116 @@ pub struct GateResult {
 pub struct Gate {
     registry: Registry,
     policy: Arc<RwLock<Policy>>,
+    session_rules: SessionRules,
+}
+
+/// What a call looks like once the gate decided it: what a frontend shows
+/// as the call starting (`tool_started`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Started<'a> {
+    pub subject: &'a str,
+    pub verb: Option<&'a str>,
+    pub decision: Decision,
+    /// The rule, hook or fallback that decided.
+    pub because: String,
+}
+
+/// Calls the user allowed "for this session": the same tool on the same
+/// subject runs without asking again. They only turn an ask into an allow;
+/// deny rules, confinement and `disable` still refuse.
+#[derive(Clone, Default)]
+pub struct SessionRules(Arc<RwLock<SessionRulesInner>>);
+
+type RulesObserver = Arc<dyn Fn(&[SessionRule]) + Send + Sync>;
+
+#[derive(Default)]
+struct SessionRulesInner {
+    session: String,
+    rules: Vec<SessionRule>,
+    /// Told of every change (the session server mirrors the rules to a
+    /// file `uji policy check` reads).
+    observer: Option<RulesObserver>,
+}
+
+/// One "allow for this session" answer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SessionRule {
+    pub tool: String,
+    pub subject: String,
+    /// The session that recorded it.
+    #[serde(default)]
+    pub session: String,
+}
+
+impl SessionRules {
+    /// Starts over for `session` (a new or resumed session asks again).
+    pub fn reset(&self, session: &str) {
+        if let Ok(mut inner) = self.0.write() {
+            inner.session = session.to_string();
+            inner.rules.clear();
+        }
+        self.notify();
+    }
+
+    pub fn set_observer(&self, observer: Option<RulesObserver>) {
+        if let Ok(mut inner) = self.0.write() {
+            inner.observer = observer;
+        }
+    }
+
+    /// Records that `tool` may act on `subject` for the rest of the session.
+    pub fn allow(&self, tool: &str, subject: &str) {
+        if let Ok(mut inner) = self.0.write()
+            && !inner
+                .rules
+                .iter()
+                .any(|r| r.tool == tool && r.subject == subject)
+        {
+            let session = inner.session.clone();
+            inner.rules.push(SessionRule {
+                tool: tool.to_string(),
+                subject: subject.to_string(),
+                session,
+            });
+        }
+        self.notify();
+    }
+
+    /// Adds rules recorded elsewhere (another process's running session).
+    pub fn extend(&self, rules: Vec<SessionRule>) {
+        if let Ok(mut inner) = self.0.write() {
+            inner.rules.extend(rules);
+        }
+    }
+
+    /// The rule allowing `tool` on `subject`, if any.
+    pub fn find(&self, tool: &str, subject: &str) -> Option<SessionRule> {
+        let inner = self.0.read().ok()?;
+        inner
+            .rules
+            .iter()
+            .find(|r| r.tool == tool && r.subject == subject)
+            .cloned()
+    }
+
+    pub fn list(&self) -> Vec<SessionRule> {
+        self.0.read().map(|i| i.rules.clone()).unwrap_or_default()
+    }
+
+    fn notify(&self) {
+        let (observer, rules) = match self.0.read() {
+            Ok(inner) => (inner.observer.clone(), inner.rules.clone()),
+            Err(_) => return,
+        };
+        if let Some(observer) = observer {
+            observer(&rules);
+        }
+    }
+}
+
+/// The `because` of a call a session rule allowed.
+fn session_because(rule: &SessionRule) -> String {
+    format!("session rule: allowed for session {}", rule.session)
 }
 
 fn denied(text: impl AsRef<str>) -> ToolOutput {
@@ -185,11 +298,17 @@ impl Gate {
         Gate {
             registry,
             policy: Arc::new(RwLock::new(Policy::default())),
+            session_rules: SessionRules::default(),
         }
     }
 
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The "allow for this session" answers of the running session.
+    pub fn session_rules(&self) -> &SessionRules {
+        &self.session_rules
     }
 
     fn with_policy<R>(&self, f: impl FnOnce(&Policy) -> R) -> Option<R> {
@@ -381,9 +500,14 @@ impl Gate {
             declared: declared_policy,
             cwd,
         };
-        let verdict = self
+        let mut verdict = self
             .with_policy(|p| p.decide(&facts))
             .unwrap_or_else(|| Verdict::new(Decision::Ask, "policy unavailable; fallback ask"));
+        if verdict.decision == Decision::Ask
+            && let Some(rule) = self.session_rules.find(tool, subject)
+        {
+            verdict = Verdict::new(Decision::Allow, session_because(&rule));
+        }
         let because = verdict.because.clone();
         (verdict, DecidedBy::Policy(because))
     }
@@ -479,73 +603,132 @@ impl Gate {
         progress: ProgressSink,
         interrupt: &mut Interrupt,
     ) -> GateResult {
-        self.run_observed(request, approver, progress, interrupt, &|_, _| {})
+        self.run_observed(request, approver, progress, interrupt, &|_| {})
             .await
     }
 
-    /// Like [`Gate::run`], calling `started(subject, verb)` for a known tool
-    /// as soon as its subject is known (empty if the tool could not give
-    /// one), before hooks, policy and approval: what a frontend shows as the
-    /// call starting, without asking the tool for its subject twice.
+    /// Like [`Gate::run`], calling `started` once the call is decided
+    /// (before any approval question), also for calls the gate refuses:
+    /// what a frontend shows as the call starting, with the decision and
+    /// why, without asking the tool for its subject twice.
     pub async fn run_observed(
         &self,
         mut request: ToolRequest,
         approver: &dyn Approver,
         progress: ProgressSink,
         interrupt: &mut Interrupt,
-        started: &(dyn Fn(&str, Option<&str>) + Sync),
+        started: &(dyn Fn(&Started<'_>) + Sync),
     ) -> GateResult {
-        let refuse = |output: ToolOutput, decided_by: DecidedBy, subject: String| GateResult {
-            output,
-            decision: Decision::Deny,
-            decided_by,
-            subject,
-            ran: false,
-            interrupted: false,
+        let decided = match self.decide_call(&request) {
+            Ok(decided) => decided,
+            Err(refused) => {
+                started(&Started {
+                    subject: &refused.subject,
+                    verb: refused.verb.as_deref(),
+                    decision: Decision::Deny,
+                    because: because_of(&refused.result.decided_by),
+                });
+                return refused.result;
+            }
         };
+        started(&Started {
+            subject: &decided.subject,
+            verb: decided.spec.display.verb.as_deref(),
+            decision: decided.decision,
+            because: because_of(&decided.decided_by),
+        });
+        // The arguments move into the call (they can be megabytes: a
+        // write_file's content); later steps read them from `call`.
+        let call = ToolCall {
+            id: request.call_id.clone(),
+            args: std::mem::take(&mut request.args),
+            cwd: request.cwd.to_string_lossy().into_owned(),
+        };
+        if let Err(result) = self
+            .approve(&request, &call, &decided, approver, interrupt)
+            .await
+        {
+            return *result;
+        }
+        // Hooks and the subject may have taken a while: an interrupt that
+        // came meanwhile stops the call before it starts.
+        if interrupt.is_set() {
+            return interrupted_before(decided.decided_by, decided.subject);
+        }
+        self.execute(&request, call, decided, progress, interrupt)
+            .await
+    }
 
+    /// Everything up to the decision: unknown tool, subject, disabled,
+    /// confinement, `before_tool` hooks, rules, session rules. `Err` is a
+    /// refusal that needs no question.
+    fn decide_call(&self, request: &ToolRequest) -> Result<Decided, Box<Refused>> {
+        let refused = |output: ToolOutput, decided_by: DecidedBy, subject: String, verb| {
+            Box::new(Refused {
+                verb,
+                subject: subject.clone(),
+                result: refusal(output, decided_by, subject),
+            })
+        };
         let Some(tool) = self.registry.tool(&request.name) else {
-            let names: Vec<String> = self
-                .registry
-                .tools()
-                .iter()
-                .map(|t| t.spec().name.clone())
-                .collect();
             let output = ToolOutput::error(format!(
                 "unknown tool `{}`. Available tools: {}.",
                 request.name,
-                names.join(", ")
+                self.tool_names().join(", ")
             ));
-            return refuse(output, DecidedBy::UnknownTool, String::new());
+            return Err(refused(output, DecidedBy::UnknownTool, String::new(), None));
         };
         let spec = tool.spec().clone();
-        let subject = tool.subject(&request.args);
-        started(
-            subject.as_deref().unwrap_or_default(),
-            spec.display.verb.as_deref(),
-        );
-        let subject = match subject {
+        let verb = spec.display.verb.clone();
+        let subject = match tool.subject(&request.args) {
             Ok(subject) => subject,
             Err(e) => {
-                return refuse(
-                    ToolOutput::error(e.to_string()),
-                    DecidedBy::UnknownTool,
-                    spec.name.clone(),
-                );
+                let output = ToolOutput::error(e.to_string());
+                return Err(refused(output, DecidedBy::UnknownTool, spec.name, verb));
             }
         };
-
         if self.is_disabled(&request.name) {
             let output = denied(format!("{} is disabled", request.name));
-            return refuse(output, DecidedBy::Disabled, subject);
+            return Err(refused(output, DecidedBy::Disabled, subject, verb));
         }
         if spec.subject == SubjectKind::Path
             && let Some(Err(e)) = self.with_policy(|p| p.check_path(&subject, &request.cwd))
         {
-            return refuse(denied(e.to_string()), DecidedBy::Confinement, subject);
+            let output = denied(e.to_string());
+            return Err(refused(output, DecidedBy::Confinement, subject, verb));
         }
+        let (decision, decided_by, message, question) = self.verdict(request, &spec, &subject);
+        if decision == Decision::Deny {
+            let text = message.unwrap_or_else(|| "denied by policy".to_string());
+            return Err(refused(denied(text), decided_by, subject, verb));
+        }
+        Ok(Decided {
+            tool,
+            spec,
+            subject,
+            decision,
+            decided_by,
+            question,
+        })
+    }
 
-        let (decision, decided_by, message, question) = match self.before_tool(&request, &subject) {
+    fn tool_names(&self) -> Vec<String> {
+        self.registry
+            .tools()
+            .iter()
+            .map(|t| t.spec().name.clone())
+            .collect()
+    }
+
+    /// The first deciding `before_tool` hook, else the rules; an ask the
+    /// user already allowed for this session becomes an allow.
+    fn verdict(
+        &self,
+        request: &ToolRequest,
+        spec: &uji_protocol::ToolSpec,
+        subject: &str,
+    ) -> (Decision, DecidedBy, Option<String>, Option<String>) {
+        match self.before_tool(request, subject) {
             Some((HookVerdict::Allow, who)) => (Decision::Allow, DecidedBy::Hook(who), None, None),
             Some((HookVerdict::Deny(reason), who)) => {
                 (Decision::Deny, DecidedBy::Hook(who), Some(reason), None)
@@ -556,7 +739,7 @@ impl Gate {
             None => {
                 let facts = ToolFacts {
                     tool: &request.name,
-                    subject: &subject,
+                    subject,
                     kind: policy_kind(spec.subject),
                     declared: spec.policy.map(declared),
                     cwd: &request.cwd,
@@ -564,6 +747,12 @@ impl Gate {
                 let verdict = self
                     .with_policy(|p| p.decide(&facts))
                     .unwrap_or_else(|| Verdict::new(Decision::Ask, "fallback ask"));
+                if verdict.decision == Decision::Ask
+                    && let Some(rule) = self.session_rules.find(&request.name, subject)
+                {
+                    let because = session_because(&rule);
+                    return (Decision::Allow, DecidedBy::Policy(because), None, None);
+                }
                 (
                     verdict.decision,
                     DecidedBy::Policy(verdict.because),
@@ -571,97 +760,106 @@ impl Gate {
                     None,
                 )
             }
-        };
+        }
+    }
 
-        // The arguments move into the call (they can be megabytes: a
-        // write_file's content); later steps read them from `call`.
-        let call = ToolCall {
-            id: request.call_id.clone(),
-            args: std::mem::take(&mut request.args),
-            cwd: request.cwd.to_string_lossy().into_owned(),
+    /// Asks when the decision is ask. `Err` holds the result of a call
+    /// that must not run (denied, unanswerable, interrupted).
+    async fn approve(
+        &self,
+        request: &ToolRequest,
+        call: &ToolCall,
+        decided: &Decided,
+        approver: &dyn Approver,
+        interrupt: &mut Interrupt,
+    ) -> Result<(), Box<GateResult>> {
+        if decided.decision != Decision::Ask {
+            return Ok(());
+        }
+        let spec = &decided.spec;
+        let question = ApprovalRequest {
+            call_id: request.call_id.clone(),
+            tool: request.name.clone(),
+            verb: spec
+                .display
+                .verb
+                .clone()
+                .unwrap_or_else(|| request.name.clone()),
+            subject: decided.subject.clone(),
+            question: decided
+                .question
+                .clone()
+                .or_else(|| spec.display.question.clone())
+                .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
+            diff: if approver.wants_preview() {
+                decided.tool.preview(call).ok().flatten()
+            } else {
+                None
+            },
+            args: call.args.clone(),
         };
-        match decision {
-            Decision::Deny => {
-                let text = message.unwrap_or_else(|| "denied by policy".to_string());
-                return refuse(denied(text), decided_by, subject);
+        let answer = tokio::select! {
+            // An interrupt withdraws the question: it wins over the denial
+            // the withdrawal causes.
+            biased;
+            () = interrupt.wait() => {
+                let result = interrupted_before(decided.decided_by.clone(), decided.subject.clone());
+                return Err(Box::new(result));
             }
-            Decision::Ask => {
-                let approval = ApprovalRequest {
-                    call_id: request.call_id.clone(),
-                    tool: request.name.clone(),
-                    verb: spec
-                        .display
-                        .verb
-                        .clone()
-                        .unwrap_or_else(|| request.name.clone()),
-                    subject: subject.clone(),
-                    question: question
-                        .or_else(|| spec.display.question.clone())
-                        .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
-                    diff: if approver.wants_preview() {
-                        tool.preview(&call).ok().flatten()
-                    } else {
-                        None
-                    },
-                    args: call.args.clone(),
-                };
-                let answer = tokio::select! {
-                    answer = approver.ask(approval) => answer.unwrap_or(Approval::Deny { guidance: None }),
-                    () = interrupt.wait() => {
-                        let mut result = refuse(
-                            ToolOutput::error("interrupted by the user before this tool ran"),
-                            decided_by,
-                            subject,
-                        );
-                        result.interrupted = true;
-                        return result;
-                    }
-                };
-                match answer {
-                    Approval::Allow => {}
-                    Approval::Deny { guidance } => {
-                        let mut output = denied("user denied");
-                        if let Some(guidance) = guidance.filter(|g| !g.trim().is_empty()) {
-                            output
-                                .text
-                                .push_str(&format!("\nThe user says: {guidance}"));
-                        }
-                        return refuse(output, decided_by, subject);
-                    }
-                    Approval::Unavailable => {
-                        let output = denied(format!(
-                            "{} needs approval, and no one can answer in a headless run. Rerun with --yes, or allow it with a policy rule, e.g. uji.tool.policy({{ {} = {{ allow = {{ {:?} }} }} }})",
-                            request.name, request.name, subject
-                        ));
-                        return refuse(output, decided_by, subject);
-                    }
+            answer = approver.ask(question) => answer.unwrap_or(Approval::Deny { guidance: None }),
+        };
+        let refuse = |output| {
+            Err(Box::new(refusal(
+                output,
+                decided.decided_by.clone(),
+                decided.subject.clone(),
+            )))
+        };
+        match answer {
+            Approval::Allow => Ok(()),
+            Approval::AllowSession => {
+                self.session_rules.allow(&request.name, &decided.subject);
+                Ok(())
+            }
+            Approval::Deny { guidance } => {
+                let mut output = denied("user denied");
+                if let Some(guidance) = guidance.filter(|g| !g.trim().is_empty()) {
+                    output
+                        .text
+                        .push_str(&format!("\nThe user says: {guidance}"));
                 }
+                refuse(output)
             }
-            Decision::Allow => {}
+            Approval::Unavailable => refuse(denied(format!(
+                "{} needs approval, and no one can answer in a headless run. Rerun with --yes, or allow it with a policy rule, e.g. uji.tool.policy({{ {} = {{ allow = {{ {:?} }} }} }})",
+                request.name, request.name, decided.subject
+            ))),
         }
+    }
 
-        // Hooks and the subject may have taken a while: an interrupt that
-        // came meanwhile stops the call before it starts.
-        if interrupt.is_set() {
-            let mut result = refuse(
-                ToolOutput::error("interrupted by the user before this tool ran"),
-                decided_by,
-                subject,
-            );
-            result.interrupted = true;
-            return result;
-        }
+    /// Starts the tool and waits for it (or for an interrupt, then a short
+    /// grace), then folds `after_tool` hooks over the result.
+    async fn execute(
+        &self,
+        request: &ToolRequest,
+        call: ToolCall,
+        decided: Decided,
+        progress: ProgressSink,
+        interrupt: &mut Interrupt,
+    ) -> GateResult {
+        let Decided {
+            tool,
+            subject,
+            decision,
+            decided_by,
+            ..
+        } = decided;
         let mut running = match tool.start(&call, progress) {
             Ok(running) => running,
             Err(e) => {
-                return GateResult {
-                    output: ToolOutput::error(e.to_string()),
-                    decision: Decision::Allow,
-                    decided_by,
-                    subject,
-                    ran: false,
-                    interrupted: false,
-                };
+                let mut result = refusal(ToolOutput::error(e.to_string()), decided_by, subject);
+                result.decision = Decision::Allow;
+                return result;
             }
         };
         let mut interrupted = false;
@@ -680,7 +878,7 @@ impl Gate {
         if interrupted && !output.text.contains("interrupted") {
             output = ToolOutput::error("interrupted by the user while this tool ran");
         }
-        self.after_tool(&request, &call.args, &subject, &mut output);
+        self.after_tool(request, &call.args, &subject, &mut output);
         GateResult {
             output,
             decision,
@@ -689,6 +887,56 @@ impl Gate {
             ran: true,
             interrupted,
         }
+    }
+}
+
+/// A call the gate decided to run or ask about.
+struct Decided {
+    tool: Arc<uji_host::RegisteredTool>,
+    spec: uji_protocol::ToolSpec,
+    subject: String,
+    decision: Decision,
+    decided_by: DecidedBy,
+    /// A hook's own question.
+    question: Option<String>,
+}
+
+/// A call the gate refused before asking.
+struct Refused {
+    verb: Option<String>,
+    subject: String,
+    result: GateResult,
+}
+
+fn refusal(output: ToolOutput, decided_by: DecidedBy, subject: String) -> GateResult {
+    GateResult {
+        output,
+        decision: Decision::Deny,
+        decided_by,
+        subject,
+        ran: false,
+        interrupted: false,
+    }
+}
+
+fn interrupted_before(decided_by: DecidedBy, subject: String) -> GateResult {
+    let mut result = refusal(
+        ToolOutput::error("interrupted by the user before this tool ran"),
+        decided_by,
+        subject,
+    );
+    result.interrupted = true;
+    result
+}
+
+/// Why a call was decided as it was, in words for a transcript.
+pub fn because_of(decided_by: &DecidedBy) -> String {
+    match decided_by {
+        DecidedBy::UnknownTool => "the call could not be decided".to_string(),
+        DecidedBy::Disabled => "the tool is disabled".to_string(),
+        DecidedBy::Confinement => "confinement".to_string(),
+        DecidedBy::Hook(who) => format!("before_tool hook {who}"),
+        DecidedBy::Policy(because) => because.clone(),
     }
 }
 

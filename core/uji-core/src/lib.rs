@@ -3,14 +3,19 @@
 //! `uji-protocol` types; plugins through `uji-host`.
 
 pub mod agent;
+pub mod approvals;
 pub mod boot;
 pub mod compaction;
+pub mod control;
 pub mod gate;
 pub mod interrupt;
+pub mod launch;
+pub mod live;
 pub mod prompt;
 pub mod providers;
 pub mod retry;
 pub mod server;
+pub mod sessions;
 pub mod store;
 
 pub use boot::{Booted, boot, boot_process, boot_with};

@@ -1,358 +1,689 @@
 //! A session as frontends see it: operations in, events out (the
-//! submission/event queue split). The agent runs turns one after another on
-//! the runtime; interrupts and approval answers are handled while a turn
-//! runs.
+//! submission/event queue split of docs/frontends.md).
+//!
+//! Two tasks serve a connection. The router reads operations and answers
+//! the ones it can at once (interrupts, approvals, queued messages, model
+//! switches, listings, commands); the worker owns the [`Agent`] and runs
+//! what needs it, one piece of work after another: turns, compaction,
+//! switching to another session. Every operation gets one `ack` or `error`
+//! event naming its id.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use serde_json::Value;
-use tokio::sync::{mpsc as tmpsc, oneshot};
+use serde_json::{Value, json};
+use tokio::sync::mpsc as tmpsc;
 use uji_host::SessionPort;
-use uji_protocol::session::{Event, Op};
+use uji_protocol::frontend::{
+    ApprovalDecision, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
+};
 
 use crate::agent::{Agent, TurnOutcome};
-use crate::gate::{Approval, ApprovalRequest, Approver};
+use crate::approvals::FrontendApprover;
+use crate::control::{EventSink, MessageQueue, Queued, SessionControl};
 use crate::interrupt::{Interrupter, interrupt_pair};
+use crate::providers::Resolved;
+use crate::sessions::{Approvals, Sessions, Start};
 
-/// Asks through the frontend: an `approval_request` event, answered by an
-/// `approval` operation. An unanswered question is refused after 300 s.
-#[derive(Clone, Default)]
-pub struct FrontendApprover {
-    pending: Arc<Mutex<HashMap<String, oneshot::Sender<Approval>>>>,
-    events: Arc<Mutex<Option<mpsc::Sender<Event>>>>,
-}
+mod commands;
+mod shell;
 
-/// How long an approval question waits for an answer.
-pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
-
-impl FrontendApprover {
-    fn answer(&self, call_id: &str, approval: Approval) -> bool {
-        let sender = self.pending.lock().ok().and_then(|mut p| p.remove(call_id));
-        match sender {
-            Some(tx) => tx.send(approval).is_ok(),
-            None => false,
-        }
-    }
-}
-
-impl Approver for FrontendApprover {
-    fn ask(&self, request: ApprovalRequest) -> oneshot::Receiver<Approval> {
-        let (tx, rx) = oneshot::channel();
-        let (inner_tx, inner_rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(request.call_id.clone(), inner_tx);
-        }
-        let event = Event::ApprovalRequest {
-            call_id: request.call_id.clone(),
-            tool: request.tool,
-            verb: request.verb,
-            subject: request.subject,
-            question: request.question,
-            diff: request.diff,
-        };
-        if let Ok(events) = self.events.lock()
-            && let Some(events) = events.as_ref()
-        {
-            let _ = events.send(event);
-        }
-        let pending = Arc::clone(&self.pending);
-        let call_id = request.call_id;
-        tokio::spawn(async move {
-            let answer = match tokio::time::timeout(APPROVAL_TIMEOUT, inner_rx).await {
-                Ok(Ok(answer)) => answer,
-                _ => {
-                    if let Ok(mut pending) = pending.lock() {
-                        pending.remove(&call_id);
-                    }
-                    Approval::Deny {
-                        guidance: Some("timed out waiting for confirmation".to_string()),
-                    }
-                }
-            };
-            let _ = tx.send(answer);
-        });
-        rx
-    }
-}
+use crate::live;
 
 /// The frontend's handle on a running session.
 pub struct ServerPort {
-    ops: tmpsc::UnboundedSender<Op>,
+    ops: tmpsc::UnboundedSender<Submission>,
     events: Mutex<mpsc::Receiver<Event>>,
+    next_id: AtomicU64,
 }
 
 impl ServerPort {
-    pub fn submit_op(&self, op: Op) -> Result<(), String> {
+    /// Submits an operation uji itself makes (the first prompt of `uji
+    /// run`, a signal); returns the id its ack will name.
+    pub fn submit_op(&self, op: Op) -> Result<String, String> {
+        let id = format!("uji-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        self.submit_submission(Submission::new(id.clone(), op))?;
+        Ok(id)
+    }
+
+    fn submit_submission(&self, submission: Submission) -> Result<(), String> {
         self.ops
-            .send(op)
+            .send(submission)
             .map_err(|_| "the session has ended".to_string())
     }
-}
 
-impl SessionPort for ServerPort {
-    fn submit(&self, op: Value) -> Result<(), String> {
-        let op: Op = serde_json::from_value(op).map_err(|e| format!("invalid operation: {e}"))?;
-        self.submit_op(op)
-    }
-
-    fn next_event(&self, timeout_ms: u64) -> Result<Option<Value>, String> {
+    /// The next event, typed (`Ok(None)` on timeout).
+    pub fn next(&self, timeout: Duration) -> Result<Option<Event>, String> {
         let events = self
             .events
             .lock()
             .map_err(|_| "the session has ended".to_string())?;
-        match events.recv_timeout(Duration::from_millis(timeout_ms)) {
-            Ok(event) => serde_json::to_value(&event)
-                .map(Some)
-                .map_err(|e| e.to_string()),
+        match events.recv_timeout(timeout) {
+            Ok(event) => Ok(Some(event)),
             Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),
             Err(mpsc::RecvTimeoutError::Disconnected) => Err("the session has ended".to_string()),
         }
     }
 }
 
-enum Work {
-    Turn(String, Vec<uji_protocol::Image>),
-    Compact,
+impl SessionPort for ServerPort {
+    fn submit(&self, op: Value) -> Result<(), String> {
+        let mut submission: Submission = serde_json::from_value(op).map_err(|e| {
+            format!("invalid operation: {e}; docs/frontends.md lists the operations")
+        })?;
+        if submission.id.is_none() {
+            // A protocol 1 frontend: name the operation by its position.
+            submission.id = Some(format!("#{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
+        }
+        self.submit_submission(submission)
+    }
+
+    fn next_event(&self, timeout_ms: u64) -> Result<Option<Value>, String> {
+        match self.next(Duration::from_millis(timeout_ms))? {
+            Some(event) => serde_json::to_value(&event)
+                .map(Some)
+                .map_err(|e| e.to_string()),
+            None => Ok(None),
+        }
+    }
 }
+
+/// Work that needs the agent, run one after another.
+enum Work {
+    Turn(Queued),
+    Compact(String),
+    Switch(String, Start),
+    /// Apply what [`SessionControl`] holds now (the session is idle).
+    Apply,
+}
+
+/// What the router and the worker share.
+struct Shared {
+    sessions: Sessions,
+    events: Mutex<mpsc::Sender<Event>>,
+    /// The running work's interrupter; `Some` while busy.
+    current: Mutex<Option<Interrupter>>,
+    /// An interrupt between two pieces of work applies to the next one.
+    pending_interrupt: AtomicBool,
+    closing: AtomicBool,
+    approver: Option<FrontendApprover>,
+    queue: MessageQueue,
+    control: SessionControl,
+    work: Mutex<Option<tmpsc::UnboundedSender<Work>>>,
+    /// The model and effort the next request uses.
+    model: Mutex<Resolved>,
+    effort: Mutex<Option<String>>,
+    session_id: Mutex<String>,
+    shells: shell::Shells,
+}
+
+/// How an operation was answered by the code that handled it.
+enum Reply {
+    Done(Option<Value>),
+    /// The work that finishes it sends the ack or error.
+    Later,
+}
+
+impl Shared {
+    fn emit(&self, event: Event) {
+        if let Ok(events) = self.events.lock() {
+            let _ = events.send(event);
+        }
+    }
+
+    fn sink(self: &Arc<Self>) -> EventSink {
+        let shared = Arc::clone(self);
+        Arc::new(move |event| shared.emit(event))
+    }
+
+    fn reply(&self, op_id: Option<&str>, result: Result<Option<Value>, String>) {
+        let Some(op_id) = op_id else { return };
+        let op_id = op_id.to_string();
+        self.emit(match result {
+            Ok(result) => Event::Ack { op_id, result },
+            Err(message) => Event::Error {
+                op_id: Some(op_id),
+                message,
+            },
+        });
+    }
+
+    fn busy(&self) -> bool {
+        self.current.lock().map(|c| c.is_some()).unwrap_or(false)
+    }
+
+    fn send_work(&self, work: Work) -> Result<(), String> {
+        let sent = self
+            .work
+            .lock()
+            .ok()
+            .and_then(|w| w.as_ref().map(|tx| tx.send(work).is_ok()));
+        match sent {
+            Some(true) => Ok(()),
+            _ => Err("the session is shutting down".to_string()),
+        }
+    }
+
+    /// Carries out one operation. `op_id` is `None` for calls from host
+    /// services, which get the result directly instead of an event.
+    fn handle(self: &Arc<Self>, op_id: Option<&str>, op: Op) -> Result<Reply, String> {
+        match op {
+            Op::UserMessage {
+                text,
+                images,
+                delivery,
+            } => self.user_message(Queued {
+                text,
+                images,
+                delivery,
+            }),
+            Op::Interrupt => {
+                self.interrupt();
+                Ok(Reply::Done(None))
+            }
+            Op::Approval {
+                call_id,
+                decision,
+                allow,
+                guidance,
+            } => self.approval(&call_id, decision, allow, guidance),
+            Op::RunCommand { name, args } => self.run_command(op_id, &name, &args),
+            Op::SetModel { model, effort } => self
+                .set_model(model.as_deref(), effort)
+                .map(|state| Reply::Done(Some(json!({"model": state})))),
+            Op::NewSession { title } => self.switch(op_id, Start::New { title }),
+            Op::ResumeSession { id } => self.switch(op_id, Start::Resume(id)),
+            Op::ListSessions { all } => {
+                let sessions = self.sessions.list(all);
+                Ok(Reply::Done(Some(json!({"sessions": sessions}))))
+            }
+            Op::DeleteSession { id } => self.delete_session(&id),
+            Op::Shell { command } => self.shell(op_id, command),
+            Op::Compact => {
+                let op_id = op_id.unwrap_or_default().to_string();
+                self.send_work(Work::Compact(op_id))?;
+                Ok(Reply::Later)
+            }
+            Op::SetTitle { title } => {
+                self.control.set_title(title);
+                self.apply_when_idle();
+                Ok(Reply::Done(None))
+            }
+            Op::Shutdown => {
+                self.shutdown();
+                Ok(Reply::Done(None))
+            }
+            Op::Unknown => Err(format!(
+                "unknown operation type; this uji speaks frontend protocol {} (docs/frontends.md)",
+                uji_protocol::frontend::PROTOCOL_VERSION
+            )),
+        }
+    }
+
+    fn user_message(&self, message: Queued) -> Result<Reply, String> {
+        if message.text.trim().is_empty() && message.images.is_empty() {
+            return Err("the message is empty".to_string());
+        }
+        // Checked and queued under the lock the worker clears when it goes
+        // idle, so a message is never left behind in the queue.
+        let current = self
+            .current
+            .lock()
+            .map_err(|_| "the session is broken".to_string())?;
+        if current.is_some() {
+            self.queue.push(message);
+        } else {
+            drop(current);
+            self.send_work(Work::Turn(message))?;
+        }
+        Ok(Reply::Done(None))
+    }
+
+    fn interrupt(&self) {
+        match self.current.lock() {
+            Ok(current) => match current.as_ref() {
+                Some(interrupter) => interrupter.interrupt(),
+                None => self.pending_interrupt.store(true, Ordering::SeqCst),
+            },
+            Err(_) => self.pending_interrupt.store(true, Ordering::SeqCst),
+        }
+        // After the interrupt is set, so the gate reports "interrupted".
+        if let Some(approver) = &self.approver {
+            approver.withdraw_all();
+        }
+        self.shells.stop_all();
+    }
+
+    fn approval(
+        &self,
+        call_id: &str,
+        decision: Option<ApprovalDecision>,
+        allow: Option<bool>,
+        guidance: Option<String>,
+    ) -> Result<Reply, String> {
+        let decision = match (decision, allow) {
+            (Some(decision), _) => decision,
+            (None, Some(true)) => ApprovalDecision::AllowOnce,
+            (None, Some(false)) => ApprovalDecision::Deny,
+            (None, None) => {
+                return Err(
+                    "an approval needs a decision: allow_once, allow_session or deny".to_string(),
+                );
+            }
+        };
+        let Some(approver) = &self.approver else {
+            return Err("this session asks nobody: approvals are automatic".to_string());
+        };
+        approver.answer(call_id, decision, guidance)?;
+        Ok(Reply::Done(None))
+    }
+
+    /// Switches the model and/or effort the next request uses (the running
+    /// turn's next request already uses it); what is not given stays.
+    fn set_model(&self, model: Option<&str>, effort: Option<String>) -> Result<ModelState, String> {
+        if let Some(effort) = &effort
+            && !EFFORTS.contains(&effort.as_str())
+        {
+            return Err(format!(
+                "unknown effort {effort:?}; use one of {}",
+                EFFORTS.join(", ")
+            ));
+        }
+        let broken = || "the session is broken".to_string();
+        let mut current = self.model.lock().map_err(|_| broken())?;
+        let mut current_effort = self.effort.lock().map_err(|_| broken())?;
+        if let Some(choice) = model {
+            *current = self.sessions.providers.choose(choice)?;
+        }
+        if effort.is_some() {
+            *current_effort = effort;
+        }
+        let state = ModelState {
+            provider: current.provider.id.clone(),
+            model: current.model.id.clone(),
+            effort: current_effort.clone(),
+            context_window: current.model.context_window,
+        };
+        self.control
+            .set_model(current.clone(), current_effort.clone());
+        drop((current, current_effort));
+        self.apply_when_idle();
+        self.emit(Event::ModelChanged {
+            model: state.clone(),
+        });
+        Ok(state)
+    }
+
+    fn apply_when_idle(&self) {
+        if !self.busy() {
+            let _ = self.send_work(Work::Apply);
+        }
+    }
+
+    fn switch(&self, op_id: Option<&str>, start: Start) -> Result<Reply, String> {
+        if self.busy() {
+            return Err("a turn is running: interrupt it first, then switch sessions".to_string());
+        }
+        let op_id = op_id.unwrap_or_default().to_string();
+        self.send_work(Work::Switch(op_id, start))?;
+        Ok(Reply::Later)
+    }
+
+    fn delete_session(&self, id: &str) -> Result<Reply, String> {
+        let running = self
+            .session_id
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default();
+        if id == running {
+            return Err(
+                "this session is running: switch to another session before deleting it".to_string(),
+            );
+        }
+        match self.sessions.delete(id) {
+            Ok(true) => Ok(Reply::Done(None)),
+            Ok(false) => Err(format!(
+                "no session with id {id}; list_sessions shows the saved sessions"
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        if let Ok(current) = self.current.lock()
+            && let Some(interrupter) = current.as_ref()
+        {
+            interrupter.interrupt();
+        }
+        if let Some(approver) = &self.approver {
+            approver.withdraw_all();
+        }
+        self.shells.stop_all();
+        self.queue.clear();
+        // Dropping the work sender ends the worker once its work is done.
+        if let Ok(mut work) = self.work.lock() {
+            work.take();
+        }
+    }
+}
+
+/// The reasoning efforts a session accepts.
+pub const EFFORTS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// Starts serving `agent` on the current tokio runtime. The returned join
 /// handle yields the outcome of the last turn when the session shuts down.
 pub fn serve(
+    sessions: Sessions,
     mut agent: Agent,
-    approver: Option<FrontendApprover>,
     resumed: bool,
 ) -> (
     Arc<ServerPort>,
     tokio::task::JoinHandle<Option<TurnOutcome>>,
 ) {
-    let (ops_tx, mut ops_rx) = tmpsc::unbounded_channel::<Op>();
+    let (ops_tx, ops_rx) = tmpsc::unbounded_channel::<Submission>();
     let (events_tx, events_rx) = mpsc::channel::<Event>();
-    let sink_tx = Mutex::new(events_tx.clone());
-    agent.events = Arc::new(move |event| {
-        if let Ok(tx) = sink_tx.lock() {
-            let _ = tx.send(event);
+    let (work_tx, work_rx) = tmpsc::unbounded_channel::<Work>();
+    let shared = Arc::new_cyclic(|weak: &std::sync::Weak<Shared>| {
+        let weak = weak.clone();
+        let sink: EventSink = Arc::new(move |event| {
+            if let Some(shared) = weak.upgrade() {
+                shared.emit(event);
+            }
+        });
+        let approvals = sessions.options().approvals;
+        Shared {
+            events: Mutex::new(events_tx),
+            current: Mutex::new(None),
+            pending_interrupt: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            approver: (approvals == Approvals::Frontend).then(|| FrontendApprover::new(sink)),
+            queue: agent.queue.clone(),
+            control: agent.control.clone(),
+            work: Mutex::new(Some(work_tx)),
+            model: Mutex::new(agent.settings.model.clone()),
+            effort: Mutex::new(agent.settings.effort.clone()),
+            session_id: Mutex::new(agent.session.id().to_string()),
+            shells: shell::Shells::default(),
+            sessions,
         }
     });
-    // The session event comes first, always: before any notice kept while
-    // plugins loaded.
-    let _ = events_tx.send(Event::Session {
-        id: agent.session.id().to_string(),
-        resumed,
-    });
-    // Notices from plugins and hooks (and those kept while plugins loaded)
-    // reach the frontend as events.
-    let notice_tx = Mutex::new(events_tx.clone());
-    agent.registry.set_notice_sink(Arc::new(move |notice| {
-        let text = if notice.source == "uji" {
-            notice.text.clone()
-        } else {
-            format!("{}: {}", notice.source, notice.text)
-        };
-        if let Ok(tx) = notice_tx.lock() {
-            let _ = tx.send(Event::Notice { text });
-        }
-    }));
-    if let Some(approver) = &approver {
-        if let Ok(mut slot) = approver.events.lock() {
-            *slot = Some(events_tx.clone());
-        }
-        agent.approver = Arc::new(approver.clone());
-    }
-    install_session_services(&agent, &ops_tx);
-    let info = Arc::new(Mutex::new(session_info(&agent)));
-    let info_for_service = Arc::clone(&info);
-    agent.registry.add_service(
-        "session.info",
-        Arc::new(move |_plugin, _params| {
-            Ok(info_for_service
-                .lock()
-                .map(|i| i.clone())
-                .unwrap_or(Value::Null))
-        }),
-    );
+    // The session's configuration comes first, always: before any notice
+    // kept while plugins loaded.
+    shared.emit(Event::SessionConfigured(Box::new(
+        shared.sessions.configured(&agent, resumed),
+    )));
+    connect(&shared, &mut agent);
+    install_notices(&shared);
+    install_services(&shared);
+    live::mirror_session_rules(&shared.sessions);
     let port = Arc::new(ServerPort {
         ops: ops_tx,
         events: Mutex::new(events_rx),
+        next_id: AtomicU64::new(1),
     });
-
-    let current: Arc<Mutex<Option<Interrupter>>> = Arc::new(Mutex::new(None));
-    // An interrupt that arrives between two pieces of work applies to the
-    // next one; after a shutdown, queued work is dropped.
-    let pending_interrupt = Arc::new(AtomicBool::new(false));
-    let closing = Arc::new(AtomicBool::new(false));
-    let (work_tx, mut work_rx) = tmpsc::unbounded_channel::<Work>();
-    let router_current = Arc::clone(&current);
-    let router_pending = Arc::clone(&pending_interrupt);
-    let router_closing = Arc::clone(&closing);
-    let steering = agent.steering.clone();
-    let router_steering = steering.clone();
-    tokio::spawn(async move {
-        while let Some(op) = ops_rx.recv().await {
-            match op {
-                Op::UserMessage { text, images } => {
-                    // During a turn the message steers it; otherwise it
-                    // starts the next one.
-                    let busy = router_current.lock().map(|c| c.is_some()).unwrap_or(false);
-                    if busy {
-                        router_steering.push(text, images);
-                    } else {
-                        let _ = work_tx.send(Work::Turn(text, images));
-                    }
-                }
-                Op::Compact => {
-                    let _ = work_tx.send(Work::Compact);
-                }
-                Op::Interrupt => match router_current.lock() {
-                    Ok(current) => match current.as_ref() {
-                        Some(interrupter) => interrupter.interrupt(),
-                        None => router_pending.store(true, Ordering::SeqCst),
-                    },
-                    Err(_) => router_pending.store(true, Ordering::SeqCst),
-                },
-                Op::Approval {
-                    call_id,
-                    allow,
-                    guidance,
-                } => {
-                    if let Some(approver) = &approver {
-                        let answer = if allow {
-                            Approval::Allow
-                        } else {
-                            Approval::Deny { guidance }
-                        };
-                        approver.answer(&call_id, answer);
-                    }
-                }
-                Op::Shutdown => {
-                    router_closing.store(true, Ordering::SeqCst);
-                    if let Ok(current) = router_current.lock()
-                        && let Some(interrupter) = current.as_ref()
-                    {
-                        interrupter.interrupt();
-                    }
-                    break;
-                }
-            }
-        }
-        // Dropping work_tx ends the agent loop once queued work is done.
-    });
-
-    let events = events_tx;
-    let handle = tokio::spawn(async move {
-        // Whatever happens to this task (even a panic), the frontend hears
-        // that the session ended and stops waiting.
-        let _closed = ClosedOnDrop(events.clone());
-        let session_event = if resumed {
-            "session_resumed"
-        } else {
-            "session_created"
-        };
-        agent
-            .registry
-            .emit(session_event, serde_json::json!({"id": agent.session.id()}));
-        let mut last = None;
-        while let Some(work) = work_rx.recv().await {
-            if closing.load(Ordering::SeqCst) {
-                break;
-            }
-            let (interrupter, mut interrupt) = interrupt_pair();
-            if pending_interrupt.swap(false, Ordering::SeqCst) {
-                interrupter.interrupt();
-            }
-            if let Ok(mut slot) = current.lock() {
-                *slot = Some(interrupter);
-            }
-            match work {
-                Work::Turn(text, images) => {
-                    last = Some(agent.turn(text, images, &mut interrupt).await);
-                }
-                Work::Compact => {
-                    // Asked for: fold everything before the latest exchange.
-                    let keep = 0;
-                    let text =
-                        match crate::compaction::compact(&mut agent, keep, &mut interrupt).await {
-                            Ok(count) => format!("compacted {count} earlier messages"),
-                            Err(e) => format!("could not compact: {e}"),
-                        };
-                    let _ = events.send(Event::Notice { text });
-                }
-            }
-            if let Ok(mut slot) = current.lock() {
-                *slot = None;
-            }
-            if let Ok(mut info) = info.lock() {
-                *info = session_info(&agent);
-            }
-            // A message that arrived as the turn was ending starts the next.
-            while let Some((text, images)) = steering.pop() {
-                if closing.load(Ordering::SeqCst) {
-                    break;
-                }
-                let (interrupter, mut interrupt) = interrupt_pair();
-                if let Ok(mut slot) = current.lock() {
-                    *slot = Some(interrupter);
-                }
-                last = Some(agent.turn(text, images, &mut interrupt).await);
-                if let Ok(mut slot) = current.lock() {
-                    *slot = None;
-                }
-            }
-        }
-        last
-    });
+    tokio::spawn(route(Arc::clone(&shared), ops_rx));
+    let handle = tokio::spawn(work(shared, agent, work_rx, resumed));
     (port, handle)
 }
 
-/// Sends `Closed` when dropped: at the end of the agent task, or while a
-/// panic unwinds it.
-struct ClosedOnDrop(mpsc::Sender<Event>);
+/// Points the agent's events, approvals and queue at this connection.
+fn connect(shared: &Arc<Shared>, agent: &mut Agent) {
+    agent.events = shared.sink();
+    agent.queue = shared.queue.clone();
+    agent.control = shared.control.clone();
+    agent.queue.set_sink(shared.sink());
+    if let Some(approver) = &shared.approver {
+        agent.approver = Arc::new(approver.clone());
+    }
+}
+
+/// Notices from plugins and hooks (and those kept while plugins loaded)
+/// reach the frontend as events.
+fn install_notices(shared: &Arc<Shared>) {
+    let sink = shared.sink();
+    shared
+        .sessions
+        .registry
+        .set_notice_sink(Arc::new(move |notice| {
+            let source = (notice.source != "uji").then(|| notice.source.clone());
+            sink(Event::Notice {
+                text: notice.text.clone(),
+                level: NoticeLevel::Info,
+                source,
+            });
+        }));
+}
+
+/// Reads operations until the frontend shuts the session down or goes.
+async fn route(shared: Arc<Shared>, mut ops: tmpsc::UnboundedReceiver<Submission>) {
+    while let Some(Submission { id, op }) = ops.recv().await {
+        let shutdown = matches!(op, Op::Shutdown);
+        match shared.handle(id.as_deref(), op) {
+            Ok(Reply::Done(result)) => shared.reply(id.as_deref(), Ok(result)),
+            Ok(Reply::Later) => {}
+            Err(message) => shared.reply(id.as_deref(), Err(message)),
+        }
+        if shutdown {
+            break;
+        }
+    }
+    // A frontend that went away without a shutdown still ends the session.
+    shared.shutdown();
+}
+
+/// Runs the work one piece after another; ends when the router is gone.
+async fn work(
+    shared: Arc<Shared>,
+    mut agent: Agent,
+    mut work_rx: tmpsc::UnboundedReceiver<Work>,
+    resumed: bool,
+) -> Option<TurnOutcome> {
+    // Whatever happens to this task (even a panic), the frontend hears that
+    // the session ended and stops waiting.
+    let _closed = ClosedOnDrop(Arc::clone(&shared));
+    emit_session_event(&agent, resumed);
+    let mut last = None;
+    while let Some(work) = work_rx.recv().await {
+        if shared.closing.load(Ordering::SeqCst) {
+            break;
+        }
+        match work {
+            Work::Turn(message) => {
+                last = Some(run_turns(&shared, &mut agent, message).await);
+            }
+            Work::Compact(op_id) => compact(&shared, &mut agent, &op_id).await,
+            Work::Switch(op_id, start) => switch(&shared, &mut agent, &op_id, &start),
+            Work::Apply => agent.apply_control(),
+        }
+    }
+    live::remove(&shared.sessions, agent.session.id());
+    last
+}
+
+fn emit_session_event(agent: &Agent, resumed: bool) {
+    let event = if resumed {
+        "session_resumed"
+    } else {
+        "session_created"
+    };
+    agent
+        .registry
+        .emit(event, json!({"id": agent.session.id()}));
+}
+
+/// Marks the worker busy with a fresh interrupter (set at once if an
+/// interrupt came while it was idle).
+fn begin(shared: &Shared) -> crate::interrupt::Interrupt {
+    let (interrupter, interrupt) = interrupt_pair();
+    if shared.pending_interrupt.swap(false, Ordering::SeqCst) {
+        interrupter.interrupt();
+    }
+    if let Ok(mut slot) = shared.current.lock() {
+        *slot = Some(interrupter);
+    }
+    interrupt
+}
+
+fn end(shared: &Shared) {
+    if let Ok(mut slot) = shared.current.lock() {
+        *slot = None;
+    }
+}
+
+/// Runs a turn, then one for each message that waited for it.
+async fn run_turns(shared: &Shared, agent: &mut Agent, first: Queued) -> TurnOutcome {
+    let mut message = first;
+    loop {
+        let mut interrupt = begin(shared);
+        let outcome = agent
+            .turn(message.text, message.images, &mut interrupt)
+            .await;
+        end(shared);
+        // Popped after going idle: a message queued meanwhile is either in
+        // the queue now or was sent as work of its own.
+        match shared.queue.pop() {
+            Some(next) if !shared.closing.load(Ordering::SeqCst) => message = next,
+            _ => return outcome,
+        }
+    }
+}
+
+async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
+    let mut interrupt = begin(shared);
+    // Asked for: fold everything before the latest exchange.
+    let result = crate::compaction::compact(agent, 0, &mut interrupt).await;
+    end(shared);
+    let result = match result {
+        Ok(count) => Ok(Some(json!({"messages": count}))),
+        Err(e) => Err(format!("could not compact: {e}")),
+    };
+    shared.reply(Some(op_id), result);
+}
+
+/// Replaces the agent with one for another session.
+fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
+    match shared.sessions.start(start) {
+        Ok((mut next, resumed)) => {
+            live::remove(&shared.sessions, agent.session.id());
+            shared.queue.clear();
+            connect(shared, &mut next);
+            if let Ok(mut model) = shared.model.lock() {
+                *model = next.settings.model.clone();
+            }
+            if let Ok(mut effort) = shared.effort.lock() {
+                *effort = next.settings.effort.clone();
+            }
+            if let Ok(mut id) = shared.session_id.lock() {
+                *id = next.session.id().to_string();
+            }
+            *agent = next;
+            shared.emit(Event::SessionConfigured(Box::new(
+                shared.sessions.configured(agent, resumed),
+            )));
+            emit_session_event(agent, resumed);
+            let id = agent.session.id().to_string();
+            shared.reply(Some(op_id), Ok(Some(json!({"id": id}))));
+        }
+        Err(e) => shared.reply(Some(op_id), Err(e.to_string())),
+    }
+}
+
+/// Sends `Closed` when dropped: at the end of the worker, or while a panic
+/// unwinds it.
+struct ClosedOnDrop(Arc<Shared>);
 
 impl Drop for ClosedOnDrop {
     fn drop(&mut self) {
-        let _ = self.0.send(Event::Closed);
+        self.0.emit(Event::Closed);
     }
 }
 
 /// What `uji.session.info()` returns.
-fn session_info(agent: &Agent) -> Value {
-    serde_json::json!({
-        "id": agent.session.id(),
-        "title": agent.session.header.title,
-        "cwd": agent.session.header.cwd,
-        "model": agent.settings.model.label(),
-        "messages": agent.session.messages.len(),
-        "usage": agent.usage,
+fn session_info(shared: &Shared) -> Value {
+    let model = shared.model.lock().map(|m| m.label()).unwrap_or_default();
+    let id = shared
+        .session_id
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default();
+    json!({
+        "id": id,
+        "cwd": shared.sessions.cwd().to_string_lossy(),
+        "model": model,
+        "busy": shared.busy(),
     })
 }
 
-/// `session.submit` (queue a user message) and `quit` for plugins.
-fn install_session_services(agent: &Agent, ops: &tmpsc::UnboundedSender<Op>) {
-    let submit = ops.clone();
-    agent.registry.add_service(
-        "session.submit",
-        Arc::new(move |_plugin, params| {
-            let text = params
-                .get("text")
-                .and_then(Value::as_str)
-                .ok_or("session.submit needs the text to send")?;
-            submit
-                .send(Op::UserMessage {
-                    text: text.to_string(),
-                    images: Vec::new(),
-                })
-                .map_err(|_| "the session has ended".to_string())?;
-            Ok(Value::Null)
-        }),
-    );
-    let quit = ops.clone();
-    agent.registry.add_service(
-        "quit",
-        Arc::new(move |_plugin, _params| {
-            let _ = quit.send(Op::Shutdown);
-            Ok(Value::Null)
-        }),
-    );
+/// Host services that act on the running session: `session.*`, `quit`,
+/// and `model.use` (so a model switched from a hook or a command is the
+/// one the next request uses).
+fn install_services(shared: &Arc<Shared>) {
+    let registry = shared.sessions.registry.clone();
+    let service = |method: &str, handler: fn(&Arc<Shared>, Value) -> Result<Value, String>| {
+        let shared = Arc::downgrade(shared);
+        registry.add_service(
+            method,
+            Arc::new(move |_plugin, params| match shared.upgrade() {
+                Some(shared) => handler(&shared, params),
+                None => Err("the session has ended".to_string()),
+            }),
+        );
+    };
+    service("session.info", |shared, _| Ok(session_info(shared)));
+    service("session.submit", |shared, params| {
+        let text = params
+            .get("text")
+            .and_then(Value::as_str)
+            .ok_or("session.submit needs the text to send")?;
+        let op = Op::UserMessage {
+            text: text.to_string(),
+            images: Vec::new(),
+            delivery: Delivery::Queue,
+        };
+        shared.handle(None, op).map(|_| Value::Null)
+    });
+    service("session.set_title", |shared, params| {
+        let title = params
+            .get("title")
+            .and_then(Value::as_str)
+            .ok_or("session.set_title needs the title")?;
+        let op = Op::SetTitle {
+            title: title.to_string(),
+        };
+        shared.handle(None, op).map(|_| Value::Null)
+    });
+    service("session.compact", |shared, _| {
+        shared.handle(None, Op::Compact).map(|_| Value::Null)
+    });
+    service("session.interrupt", |shared, _| {
+        shared.handle(None, Op::Interrupt).map(|_| Value::Null)
+    });
+    service("quit", |shared, _| {
+        shared.handle(None, Op::Shutdown).map(|_| Value::Null)
+    });
+    service("model.use", |shared, params| {
+        let model = match (&params["model"], &params["provider"]) {
+            (Value::String(model), Value::String(provider)) if !model.contains('/') => {
+                Some(format!("{provider}/{model}"))
+            }
+            (Value::String(model), _) => Some(model.clone()),
+            (_, Value::String(provider)) => Some(provider.clone()),
+            _ => None,
+        };
+        let effort = params
+            .get("effort")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if model.is_none() && effort.is_none() {
+            return Err("model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"".into());
+        }
+        let state = shared.set_model(model.as_deref(), effort)?;
+        shared.sessions.registry.emit(
+            "model_changed",
+            json!({"provider": state.provider, "model": state.model}),
+        );
+        Ok(json!({"provider": state.provider, "model": state.model}))
+    });
 }

@@ -130,7 +130,7 @@ fn valid_id(id: &str) -> bool {
 }
 
 /// A session listed by `uji list`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionSummary {
     pub id: String,
     pub title: String,

@@ -1,9 +1,5 @@
-//! Sessions as stored and as frontends see them: messages, the operations a
-//! frontend submits and the events it receives.
-//!
-//! The `--json` output of `uji run` is a separate, smaller and versioned
-//! schema built from these at the edge (see `headless`), so this module may
-//! grow without breaking scripts.
+//! Sessions as stored: the header and the messages. Frontends receive
+//! messages in these shapes too (see [`crate::frontend`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -72,6 +68,14 @@ pub enum MessageBody {
     /// A summary that replaces every message up to `through` (a seq) when
     /// talking to the model. The raw history stays in the file.
     Compaction { summary: String, through: u64 },
+    /// A command the user ran with `!cmd`: shown, never sent to the model.
+    Shell {
+        command: String,
+        output: String,
+        /// Exit code; none when it was killed or could not start.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
 }
 
 /// One saved message.
@@ -83,86 +87,4 @@ pub struct StoredMessage {
     pub time: u64,
     #[serde(flatten)]
     pub body: MessageBody,
-}
-
-/// What a frontend sends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Op {
-    /// Start a turn (or queue it while one runs).
-    UserMessage {
-        text: String,
-        #[serde(default)]
-        images: Vec<Image>,
-    },
-    /// Stop the running turn.
-    Interrupt,
-    /// Answer an approval question.
-    Approval {
-        call_id: String,
-        allow: bool,
-        #[serde(default)]
-        guidance: Option<String>,
-    },
-    /// Summarise older messages now.
-    Compact,
-    /// End the session.
-    Shutdown,
-}
-
-/// What a frontend receives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
-    Session {
-        id: String,
-        resumed: bool,
-    },
-    Message {
-        message: StoredMessage,
-    },
-    /// Streamed answer text.
-    Delta {
-        text: String,
-    },
-    /// Streamed reasoning text.
-    Reasoning {
-        text: String,
-    },
-    ToolStarted {
-        call_id: String,
-        name: String,
-        subject: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        verb: Option<String>,
-    },
-    Progress {
-        call_id: String,
-        tool: String,
-        line: String,
-    },
-    ApprovalRequest {
-        call_id: String,
-        tool: String,
-        verb: String,
-        subject: String,
-        question: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        diff: Option<FileDiff>,
-    },
-    Notice {
-        text: String,
-    },
-    /// A turn ended: its final text, or why it failed.
-    TurnFinished {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-        #[serde(default)]
-        interrupted: bool,
-        usage: Usage,
-    },
-    /// The session ended; no more events.
-    Closed,
 }

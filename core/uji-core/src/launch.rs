@@ -1,0 +1,114 @@
+//! Running a frontend on a session: the one way every command that opens a
+//! session does it (`uji run`, `uji`, `uji resume`, tests). The frontend
+//! runs on the calling thread; the session is served on a runtime of its
+//! own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use uji_host::SessionPort;
+use uji_protocol::frontend::{Delivery, Op};
+
+use crate::agent::TurnOutcome;
+use crate::server::serve;
+use crate::sessions::{SessionError, Sessions, Start};
+
+/// Exit status of a run the user interrupted (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// What to run.
+pub struct Launch {
+    /// The frontend plugin's registered name.
+    pub frontend: String,
+    pub start: Start,
+    /// A message sent before the frontend starts (`uji run`'s prompt).
+    pub first_message: Option<String>,
+    /// SIGINT interrupts the turn; a second one calls this (the CLI says
+    /// so) and exits at once. Headless runs only: an interactive frontend
+    /// reads Ctrl+C as a key.
+    pub interrupt_on_sigint: Option<fn()>,
+}
+
+/// Why a frontend could not run a session.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(
+        "no frontend named {name:?} is installed (loaded frontends: {loaded}); put the plugin that provides it in <config>/plugins or $UJI_PLUGIN_PATH, or choose one with --frontend NAME; `uji run \"your prompt\"` works without a screen"
+    )]
+    NoSuchFrontend { name: String, loaded: String },
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("the session ended before it started: {0}")]
+    Closed(String),
+    #[error("the {frontend} frontend failed: {message}")]
+    Frontend { frontend: String, message: String },
+}
+
+/// Runs `launch` to its end; the outcome of the last turn, if any ran.
+pub fn run_frontend(
+    sessions: &Sessions,
+    launch: Launch,
+) -> Result<Option<TurnOutcome>, LaunchError> {
+    let Some(frontend) = sessions.registry.frontend(&launch.frontend) else {
+        let loaded: Vec<String> = sessions
+            .registry
+            .frontends()
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect();
+        return Err(LaunchError::NoSuchFrontend {
+            name: launch.frontend,
+            loaded: if loaded.is_empty() {
+                "none".to_string()
+            } else {
+                loaded.join(", ")
+            },
+        });
+    };
+    let (agent, resumed) = sessions.start(&launch.start)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(LaunchError::Runtime)?;
+    let (port, handle) = {
+        let _guard = runtime.enter();
+        serve(sessions.clone(), agent, resumed)
+    };
+    if let Some(text) = launch.first_message {
+        let op = Op::UserMessage {
+            text,
+            images: Vec::new(),
+            delivery: Delivery::Queue,
+        };
+        port.submit_op(op).map_err(LaunchError::Closed)?;
+    }
+    if let Some(on_quit) = launch.interrupt_on_sigint {
+        runtime.spawn(interrupt_on_sigint(Arc::clone(&port), on_quit));
+    }
+    let for_frontend: Arc<dyn SessionPort> = port.clone();
+    let ran = frontend.run(for_frontend);
+    // A frontend that returns without saying so still ends the session.
+    let _ = port.submit_op(Op::Shutdown);
+    let outcome = runtime.block_on(handle).ok().flatten();
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    ran.map_err(|e| LaunchError::Frontend {
+        frontend: launch.frontend,
+        message: e.to_string(),
+    })?;
+    Ok(outcome)
+}
+
+async fn interrupt_on_sigint(port: Arc<crate::server::ServerPort>, on_quit: fn()) {
+    let mut count = 0;
+    while tokio::signal::ctrl_c().await.is_ok() {
+        count += 1;
+        if count > 1 {
+            on_quit();
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        let _ = port.submit_op(Op::Interrupt);
+    }
+}

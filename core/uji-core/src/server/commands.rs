@@ -1,0 +1,122 @@
+//! Slash commands run through the `run_command` operation: a plugin's
+//! command (Lua or native) by name, else one core answers itself.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use uji_protocol::frontend::Op;
+
+use super::{EFFORTS, Reply, Shared};
+use crate::sessions::{Start, is_builtin_command};
+
+/// What a command's ack carries.
+fn output(text: impl Into<String>) -> Result<Reply, String> {
+    Ok(Reply::Done(Some(json!({"output": text.into()}))))
+}
+
+impl Shared {
+    pub(super) fn run_command(
+        self: &Arc<Self>,
+        op_id: Option<&str>,
+        name: &str,
+        args: &str,
+    ) -> Result<Reply, String> {
+        let name = name.trim_start_matches('/');
+        if let Some(command) = self.sessions.registry.command(name) {
+            // A plugin command may take its time (Lua runs on its own
+            // thread): the router goes on meanwhile.
+            let shared = Arc::clone(self);
+            let (op_id, args) = (op_id.map(str::to_string), args.to_string());
+            tokio::task::spawn_blocking(move || {
+                let result = command
+                    .run(&args)
+                    .map(|text| Some(json!({"output": text})))
+                    .map_err(|e| e.to_string());
+                shared.reply(op_id.as_deref(), result);
+            });
+            return Ok(Reply::Later);
+        }
+        if !is_builtin_command(name) {
+            return Err(format!(
+                "no command named /{name}; /help lists the commands"
+            ));
+        }
+        self.builtin(op_id, name, args.trim())
+    }
+
+    fn builtin(
+        self: &Arc<Self>,
+        op_id: Option<&str>,
+        name: &str,
+        args: &str,
+    ) -> Result<Reply, String> {
+        match name {
+            "help" => output(self.help()),
+            "model" if args.is_empty() => {
+                let model = self.model.lock().map(|m| m.label()).unwrap_or_default();
+                output(model)
+            }
+            "model" => {
+                let mut words = args.split_whitespace();
+                let model = words.next();
+                let effort = words.next().map(str::to_string);
+                let state = self.set_model(model, effort)?;
+                output(format!("{}/{}", state.provider, state.model))
+            }
+            "effort" if EFFORTS.contains(&args) => {
+                let state = self.set_model(None, Some(args.to_string()))?;
+                output(format!("effort {}", state.effort.unwrap_or_default()))
+            }
+            "effort" => Err(format!("/effort takes one of {}", EFFORTS.join(", "))),
+            "compact" => self.handle(op_id, Op::Compact),
+            "new" => {
+                let title = (!args.is_empty()).then(|| args.to_string());
+                self.switch(op_id, Start::New { title })
+            }
+            "resume" if args.is_empty() => {
+                Err("/resume takes a session id; /sessions lists them".to_string())
+            }
+            "resume" => self.switch(op_id, Start::Resume(args.to_string())),
+            "sessions" => output(self.session_lines()),
+            "title" if args.is_empty() => Err("/title takes the new title".to_string()),
+            "title" => self.handle(
+                op_id,
+                Op::SetTitle {
+                    title: args.to_string(),
+                },
+            ),
+            "quit" => self.handle(op_id, Op::Shutdown),
+            _ => Err(format!(
+                "no command named /{name}; /help lists the commands"
+            )),
+        }
+    }
+
+    fn help(&self) -> String {
+        self.sessions
+            .commands()
+            .iter()
+            .map(|c| format!("/{}  {}", c.name, c.description))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn session_lines(&self) -> String {
+        let sessions = self.sessions.list(false);
+        if sessions.is_empty() {
+            return "no saved sessions in this directory".to_string();
+        }
+        sessions
+            .iter()
+            .map(|s| {
+                let title = if s.title.is_empty() {
+                    "untitled"
+                } else {
+                    &s.title
+                };
+                format!("{}  {title}", s.id)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}

@@ -1,0 +1,189 @@
+//! The `shell` operation (`!cmd` in an input line): runs a command in the
+//! session directory, streams its lines as progress, and saves it in the
+//! transcript. The model never sees it.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use uji_protocol::frontend::Event;
+use uji_protocol::session::MessageBody;
+
+use super::{Reply, Shared};
+use crate::agent::redact;
+use crate::interrupt::{Interrupt, Interrupter, interrupt_pair};
+
+/// Longest a `!cmd` may run.
+const SHELL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Output kept in the transcript; the rest is counted, not kept.
+const OUTPUT_CAP: usize = 64 * 1024;
+
+/// The running `!cmd`s, so an interrupt stops them too.
+#[derive(Default)]
+pub(super) struct Shells {
+    running: Mutex<HashMap<u64, Interrupter>>,
+    next: AtomicU64,
+}
+
+impl Shells {
+    fn start(&self) -> (u64, Interrupt) {
+        let (interrupter, interrupt) = interrupt_pair();
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(id, interrupter);
+        }
+        (id, interrupt)
+    }
+
+    fn done(&self, id: u64) {
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(&id);
+        }
+    }
+
+    pub(super) fn stop_all(&self) {
+        if let Ok(running) = self.running.lock() {
+            for interrupter in running.values() {
+                interrupter.interrupt();
+            }
+        }
+    }
+}
+
+/// A command's output, bounded.
+#[derive(Default)]
+struct Collected {
+    text: String,
+    left_out: usize,
+}
+
+impl Collected {
+    fn push_line(&mut self, line: &str) {
+        if self.text.len() + line.len() < OUTPUT_CAP {
+            self.text.push_str(line);
+            self.text.push('\n');
+        } else {
+            self.left_out += line.len() + 1;
+        }
+    }
+
+    fn finish(mut self) -> String {
+        if self.left_out > 0 {
+            self.text
+                .push_str(&format!("… {} more bytes not kept\n", self.left_out));
+        }
+        self.text
+    }
+}
+
+impl Shared {
+    pub(super) fn shell(
+        self: &Arc<Self>,
+        op_id: Option<&str>,
+        command: String,
+    ) -> Result<Reply, String> {
+        if command.trim().is_empty() {
+            return Err("the shell command is empty".to_string());
+        }
+        let shared = Arc::clone(self);
+        let op_id = op_id.map(str::to_string);
+        let (id, interrupt) = self.shells.start();
+        tokio::spawn(async move {
+            let call_id = format!("shell-{}", op_id.as_deref().unwrap_or("service"));
+            let secrets = shared.sessions.providers.secret_values();
+            let progress = |line: &str| {
+                shared.emit(Event::Progress {
+                    call_id: call_id.clone(),
+                    tool: "shell".to_string(),
+                    line: redact(line, &secrets),
+                });
+            };
+            let result = run(&command, shared.sessions.cwd(), interrupt, &progress).await;
+            shared.shells.done(id);
+            match result {
+                Ok((output, exit_code)) => {
+                    shared.control.save_message(MessageBody::Shell {
+                        command,
+                        output,
+                        exit_code,
+                    });
+                    shared.apply_when_idle();
+                    shared.reply(op_id.as_deref(), Ok(Some(json!({"exit_code": exit_code}))));
+                }
+                Err(e) => shared.reply(op_id.as_deref(), Err(e)),
+            }
+        });
+        Ok(Reply::Later)
+    }
+}
+
+/// Runs `command` with `sh -c` in `cwd`, in a process group of its own so
+/// an interrupt or the timeout kills everything it started.
+async fn run(
+    command: &str,
+    cwd: &std::path::Path,
+    mut interrupt: Interrupt,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(String, Option<i32>), String> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start sh: {e}"))?;
+    let pid = child.id();
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err("cannot read the command's output".to_string());
+    };
+    let mut out = BufReader::new(stdout).lines();
+    let mut err = BufReader::new(stderr).lines();
+    let mut collected = Collected::default();
+    let (mut out_open, mut err_open) = (true, true);
+    let deadline = tokio::time::sleep(SHELL_TIMEOUT);
+    tokio::pin!(deadline);
+    let mut stopped = None;
+    while out_open || err_open {
+        let line = tokio::select! {
+            line = out.next_line(), if out_open => line.ok().flatten().or_else(|| { out_open = false; None }),
+            line = err.next_line(), if err_open => line.ok().flatten().or_else(|| { err_open = false; None }),
+            () = interrupt.wait() => { stopped = Some("interrupted"); break; }
+            () = &mut deadline => { stopped = Some("timed out"); break; }
+        };
+        if let Some(line) = line {
+            progress(&line);
+            collected.push_line(&line);
+        }
+    }
+    if let Some(why) = stopped {
+        kill_group(pid);
+        let _ = child.wait().await;
+        collected.push_line(&format!("[{why}: the command was stopped]"));
+        return Ok((collected.finish(), None));
+    }
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| format!("cannot wait for the command: {e}"))?;
+    Ok((collected.finish(), status.code()))
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the
+        // command leads (process_group(0) made it its own leader).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The session service: creates, resumes, lists and deletes sessions and
+//! builds the agent that runs one. `uji run`, `uji resume`, every frontend
+//! plugin (through the session server's operations) and the tests start
+//! sessions here and nowhere else.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use uji_host::Registry;
+use uji_protocol::frontend::{CommandInfo, PROTOCOL_VERSION, SessionConfigured, ToolInfo};
+use uji_protocol::session::MessageBody;
+
+use crate::agent::{Agent, TurnSettings, saved_usage};
+use crate::boot::Booted;
+use crate::control::{MessageQueue, SessionControl};
+use crate::gate::{Approver, Gate, HeadlessApprover};
+use crate::providers::Providers;
+use crate::store::{SessionFile, SessionSummary, Store, StoreError};
+
+/// Why a session could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// No usable model: the message says what to set.
+    #[error("{0}")]
+    Model(String),
+    #[error(
+        "--tools names {0:?}, which no loaded plugin provides; `uji tool list` shows the tools"
+    )]
+    UnknownTool(String),
+    #[error("no saved session in this directory; `uji list --all` shows sessions elsewhere")]
+    NoneToResume,
+    #[error("cannot save the session: {0}")]
+    Create(StoreError),
+}
+
+/// Who answers approval questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvals {
+    /// The frontend, with `approval_request` events.
+    Frontend,
+    /// Nobody: `yes` allows every ask (`--yes`), otherwise asks are denied
+    /// with a message saying how to allow them.
+    Automatic { yes: bool },
+}
+
+/// What every session of this process is run with (the `uji run` flags).
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// `provider/model` (`--model`); else the config's choice.
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    /// Offer only these tools (`--tools`).
+    pub tools: Option<Vec<String>>,
+    pub append_prompt: Option<String>,
+    pub approvals: Approvals,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            model: None,
+            effort: None,
+            tools: None,
+            append_prompt: None,
+            approvals: Approvals::Frontend,
+        }
+    }
+}
+
+/// Which session to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// A fresh one; without a title it takes its first message's first line.
+    New { title: Option<String> },
+    /// A saved one, by id.
+    Resume(String),
+    /// The newest saved session of the working directory.
+    Latest,
+}
+
+/// The sessions of one working directory, and how to run them.
+#[derive(Clone)]
+pub struct Sessions {
+    pub registry: Registry,
+    pub gate: Gate,
+    pub providers: Providers,
+    store: Store,
+    data: PathBuf,
+    cwd: PathBuf,
+    options: Arc<SessionOptions>,
+}
+
+/// A built-in slash command.
+struct Builtin {
+    name: &'static str,
+    description: &'static str,
+}
+
+/// The commands core answers itself (a plugin's command of the same name
+/// replaces one).
+const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "help",
+        description: "List the slash commands",
+    },
+    Builtin {
+        name: "model",
+        description: "Show or switch the model: /model provider/model [effort]",
+    },
+    Builtin {
+        name: "effort",
+        description: "Set the reasoning effort: /effort off|minimal|low|medium|high|xhigh|max",
+    },
+    Builtin {
+        name: "compact",
+        description: "Summarise earlier messages now",
+    },
+    Builtin {
+        name: "new",
+        description: "Start a fresh session in this directory",
+    },
+    Builtin {
+        name: "resume",
+        description: "Switch to a saved session: /resume ID",
+    },
+    Builtin {
+        name: "sessions",
+        description: "List the saved sessions of this directory",
+    },
+    Builtin {
+        name: "title",
+        description: "Rename this session: /title TEXT",
+    },
+    Builtin {
+        name: "quit",
+        description: "End the session",
+    },
+];
+
+/// Whether `name` is a command core answers itself.
+pub fn is_builtin_command(name: &str) -> bool {
+    BUILTINS.iter().any(|b| b.name == name)
+}
+
+impl Sessions {
+    /// Checks the options against what loaded (`--tools` names, `--model`)
+    /// and makes `--model` the choice every session starts with.
+    pub fn new(booted: &Booted, options: SessionOptions) -> Result<Sessions, SessionError> {
+        if let Some(only) = &options.tools
+            && let Some(missing) = only.iter().find(|n| booted.registry.tool(n).is_none())
+        {
+            return Err(SessionError::UnknownTool(missing.clone()));
+        }
+        if let Some(model) = &options.model {
+            booted
+                .providers
+                .choose(model)
+                .map_err(SessionError::Model)?;
+        }
+        Ok(Sessions {
+            registry: booted.registry.clone(),
+            gate: booted.gate.clone(),
+            providers: booted.providers.clone(),
+            store: Store::new(&booted.dirs.data),
+            data: booted.dirs.data.clone(),
+            cwd: booted.cwd.clone(),
+            options: Arc::new(options),
+        })
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data
+    }
+
+    pub fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    /// Saved sessions of this directory (or all), newest first.
+    pub fn list(&self, all: bool) -> Vec<SessionSummary> {
+        let cwd = self.cwd.to_string_lossy();
+        self.store
+            .list()
+            .into_iter()
+            .filter(|s| all || s.cwd == cwd)
+            .collect()
+    }
+
+    /// Deletes a saved session; false if there was none with that id.
+    pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        self.store.delete(id)
+    }
+
+    /// The id `start` refers to, without opening it (`None` for a new one).
+    pub fn resolve_id(&self, start: &Start) -> Result<Option<String>, SessionError> {
+        match start {
+            Start::New { .. } => Ok(None),
+            Start::Resume(id) => Ok(Some(self.store.open(id)?.id().to_string())),
+            Start::Latest => match self.store.latest_in(&self.cwd) {
+                Some(latest) => Ok(Some(latest.id)),
+                None => Err(SessionError::NoneToResume),
+            },
+        }
+    }
+
+    fn open(&self, start: &Start) -> Result<(SessionFile, bool), SessionError> {
+        match start {
+            Start::New { title } => {
+                let title = title.as_deref().unwrap_or_default();
+                let session = self
+                    .store
+                    .create(&self.cwd, title)
+                    .map_err(SessionError::Create)?;
+                Ok((session, false))
+            }
+            Start::Resume(id) => Ok((self.store.open(id)?, true)),
+            Start::Latest => match self.store.latest_in(&self.cwd) {
+                Some(latest) => Ok((self.store.open(&latest.id)?, true)),
+                None => Err(SessionError::NoneToResume),
+            },
+        }
+    }
+
+    /// Opens the session `start` names and builds its agent. The model is
+    /// resolved first, so a missing key leaves no empty session behind.
+    pub fn start(&self, start: &Start) -> Result<(Agent, bool), SessionError> {
+        let model = self.providers.resolve(None).map_err(SessionError::Model)?;
+        let (session, resumed) = self.open(start)?;
+        self.gate.session_rules().reset(session.id());
+        let approver: Arc<dyn Approver> = match self.options.approvals {
+            Approvals::Automatic { yes } => Arc::new(HeadlessApprover { yes }),
+            // The session server installs the frontend's approver.
+            Approvals::Frontend => Arc::new(HeadlessApprover { yes: false }),
+        };
+        // Usage is tracked per session: a resumed one starts from what its
+        // saved answers used.
+        let usage = saved_usage(&session.messages);
+        let agent = Agent {
+            gate: self.gate.clone(),
+            registry: self.registry.clone(),
+            session,
+            settings: TurnSettings {
+                idle_timeout: model.provider.idle_timeout,
+                model,
+                tools: self.options.tools.clone(),
+                append_prompt: self.options.append_prompt.clone(),
+                effort: self.options.effort.clone(),
+                cwd: self.cwd.clone(),
+                secrets: self.providers.secret_values(),
+            },
+            approver,
+            events: Arc::new(|_| {}),
+            usage,
+            context_used: 0,
+            queue: MessageQueue::default(),
+            control: SessionControl::default(),
+        };
+        Ok((agent, resumed))
+    }
+
+    /// The slash commands a frontend can offer: built-ins, then plugin
+    /// commands (which replace a built-in of the same name), by name.
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        let mut commands: Vec<CommandInfo> = BUILTINS
+            .iter()
+            .filter(|b| self.registry.command(b.name).is_none())
+            .map(|b| CommandInfo {
+                name: b.name.to_string(),
+                description: b.description.to_string(),
+                source: "uji".to_string(),
+            })
+            .collect();
+        commands.extend(self.registry.commands().iter().map(|c| CommandInfo {
+            name: c.name().to_string(),
+            description: c.description().to_string(),
+            source: c.plugin().to_string(),
+        }));
+        commands.sort_by(|a, b| a.name.cmp(&b.name));
+        commands
+    }
+
+    /// The `session_configured` event for `agent`'s session.
+    pub fn configured(&self, agent: &Agent, resumed: bool) -> SessionConfigured {
+        let history = agent
+            .session
+            .messages
+            .iter()
+            .filter(|m| !matches!(m.body, MessageBody::User { hidden: true, .. }))
+            .cloned()
+            .collect();
+        let tools = self
+            .registry
+            .tools()
+            .iter()
+            .map(|t| t.spec())
+            .filter(|spec| {
+                self.options
+                    .tools
+                    .as_ref()
+                    .is_none_or(|only| only.contains(&spec.name))
+            })
+            .map(|spec| ToolInfo {
+                name: spec.name.clone(),
+                description: spec.description.clone(),
+                verb: spec.display.verb.clone(),
+            })
+            .collect();
+        let keymap = self
+            .registry
+            .config("keymap")
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default();
+        SessionConfigured {
+            protocol: PROTOCOL_VERSION,
+            id: agent.session.id().to_string(),
+            resumed,
+            cwd: agent.session.header.cwd.clone(),
+            title: agent.session.header.title.clone(),
+            model: Some(agent.settings.model_state()),
+            history,
+            commands: self.commands(),
+            keymap,
+            tools,
+            usage: agent.usage,
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! The frontend protocol: what a frontend (the headless printer, a TUI, an
+//! editor bridge) sends to a session and what it receives, as JSON.
+//!
+//! A frontend submits [`Submission`]s (an operation with the frontend's own
+//! id) and reads [`Event`]s. uji answers every operation with exactly one
+//! [`Event::Ack`] or [`Event::Error`] naming its id; what the operation
+//! causes (a turn, a new session, a command's output) follows as events.
+//!
+//! Evolution rules (docs/frontends.md): both sides ignore fields they do not
+//! know; an unknown operation type is answered with an error event, an
+//! unknown event type becomes [`Event::Unknown`] for the frontend to skip;
+//! existing types and fields are never renamed or removed, new fields are
+//! optional. [`PROTOCOL_VERSION`] counts these additions and is the first
+//! thing a frontend hears, in `session_configured`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::session::StoredMessage;
+use crate::wire::Usage;
+use crate::{FileDiff, Image};
+
+/// Version of this protocol. 1 was the unversioned shape of uji 0.1 (ops
+/// without ids, `approval` with `allow: bool`); 2 added ids, acks and the
+/// events and operations an interactive frontend needs.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// An operation with the id the frontend gave it. Frontends of protocol 1
+/// sent no id; uji then names the operation by its position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Submission {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(flatten)]
+    pub op: Op,
+}
+
+impl Submission {
+    pub fn new(id: impl Into<String>, op: Op) -> Submission {
+        Submission {
+            id: Some(id.into()),
+            op,
+        }
+    }
+}
+
+/// How a message typed while a turn runs is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// Taken by the running turn before its next model call (the user
+    /// steers the work in progress). When no turn runs, starts one.
+    #[default]
+    Steer,
+    /// Waits until the running turn has finished, then starts the next.
+    Queue,
+}
+
+/// An answer to an approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this call.
+    AllowOnce,
+    /// Run this call, and identical calls (same tool, same subject) for the
+    /// rest of the session without asking. Deny rules still deny.
+    AllowSession,
+    /// Do not run it; `guidance`, if given, tells the model what to do.
+    Deny,
+}
+
+impl ApprovalDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalDecision::AllowOnce => "allow_once",
+            ApprovalDecision::AllowSession => "allow_session",
+            ApprovalDecision::Deny => "deny",
+        }
+    }
+}
+
+/// What a frontend sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// A user message: starts a turn, or joins the running one as `delivery`
+    /// says.
+    UserMessage {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
+        #[serde(default)]
+        delivery: Delivery,
+    },
+    /// Stops the running turn (and withdraws its open approval question).
+    Interrupt,
+    /// Answers an approval question. Protocol 1 frontends send `allow`.
+    Approval {
+        call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decision: Option<ApprovalDecision>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        allow: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guidance: Option<String>,
+    },
+    /// Runs a slash command (built in, Lua or plugin) by name, without the
+    /// slash; `args` is the rest of the line.
+    RunCommand {
+        name: String,
+        #[serde(default)]
+        args: String,
+    },
+    /// Switches model and/or effort from the next request on.
+    SetModel {
+        /// `provider/model`, or `provider` for its default model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        effort: Option<String>,
+    },
+    /// Starts a fresh session in the same directory.
+    NewSession {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+    },
+    /// Switches to a saved session.
+    ResumeSession {
+        id: String,
+    },
+    /// Saved sessions of this directory (or all): the ack's `result`.
+    ListSessions {
+        #[serde(default)]
+        all: bool,
+    },
+    DeleteSession {
+        id: String,
+    },
+    /// Runs a shell command in the session directory (the `!cmd` of the
+    /// input line): shown and saved, never sent to the model.
+    Shell {
+        command: String,
+    },
+    /// Summarises older messages now.
+    Compact,
+    SetTitle {
+        title: String,
+    },
+    /// Ends the session; `closed` follows.
+    Shutdown,
+    /// An operation this uji does not know (from a newer frontend).
+    #[serde(other)]
+    Unknown,
+}
+
+impl Op {
+    /// The operation's type as it appears in JSON.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::UserMessage { .. } => "user_message",
+            Op::Interrupt => "interrupt",
+            Op::Approval { .. } => "approval",
+            Op::RunCommand { .. } => "run_command",
+            Op::SetModel { .. } => "set_model",
+            Op::NewSession { .. } => "new_session",
+            Op::ResumeSession { .. } => "resume_session",
+            Op::ListSessions { .. } => "list_sessions",
+            Op::DeleteSession { .. } => "delete_session",
+            Op::Shell { .. } => "shell",
+            Op::Compact => "compact",
+            Op::SetTitle { .. } => "set_title",
+            Op::Shutdown => "shutdown",
+            Op::Unknown => "unknown",
+        }
+    }
+}
+
+/// The model a session uses.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ModelState {
+    pub provider: String,
+    pub model: String,
+    /// Reasoning effort, when one is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    /// Tokens the model can read.
+    #[serde(default)]
+    pub context_window: u64,
+}
+
+/// A slash command a frontend can offer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandInfo {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// `uji` for built-in commands, else the plugin (`lua`...) that added it.
+    #[serde(default)]
+    pub source: String,
+}
+
+/// A tool as a frontend shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verb: Option<String>,
+}
+
+/// Everything a frontend needs to draw a session: the first event, and the
+/// event after every switch to another session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionConfigured {
+    /// [`PROTOCOL_VERSION`] of the uji that sent it.
+    pub protocol: u32,
+    pub id: String,
+    #[serde(default)]
+    pub resumed: bool,
+    pub cwd: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelState>,
+    /// The visible history of a resumed session (hidden messages left out).
+    #[serde(default)]
+    pub history: Vec<StoredMessage>,
+    #[serde(default)]
+    pub commands: Vec<CommandInfo>,
+    /// Key bindings from the config (`uji.keymap.add`), as given.
+    #[serde(default)]
+    pub keymap: Vec<Value>,
+    #[serde(default)]
+    pub tools: Vec<ToolInfo>,
+    /// Tokens the session used so far.
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+/// How an approval question ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// The frontend answered (`decision` says how).
+    Answered,
+    /// Nobody answered in time: denied.
+    TimedOut,
+    /// An interrupt or shutdown withdrew it: the call did not run.
+    Withdrawn,
+}
+
+/// How loud a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    #[default]
+    Info,
+    Warn,
+    Error,
+}
+
+/// What a frontend receives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// First event, and again after a switch to another session.
+    SessionConfigured(Box<SessionConfigured>),
+    /// The operation `op_id` was carried out (or accepted, for work that
+    /// follows as events). `result` holds what it returns, if anything.
+    Ack {
+        op_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+    },
+    /// The operation `op_id` failed; `message` says why and what to do.
+    Error {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        op_id: Option<String>,
+        message: String,
+    },
+    /// A turn begins for this user message.
+    TurnStarted {
+        #[serde(default)]
+        text: String,
+    },
+    /// A message was saved to the session (user, assistant, tool, shell,
+    /// error, compaction).
+    Message {
+        message: StoredMessage,
+    },
+    /// Streamed answer text.
+    Delta {
+        text: String,
+    },
+    /// Streamed reasoning text.
+    Reasoning {
+        text: String,
+    },
+    /// The model request failed and is retried after `wait_ms`: drop the
+    /// text and reasoning streamed since the request began.
+    StreamRetry {
+        attempt: u32,
+        wait_ms: u64,
+        #[serde(default)]
+        reason: String,
+    },
+    /// A tool call passed the gate's decision: `decision` is `allow`, `ask`
+    /// or `deny`, `because` names the rule, hook or fallback.
+    ToolStarted {
+        call_id: String,
+        name: String,
+        subject: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verb: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decision: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        because: Option<String>,
+    },
+    /// A line of a running tool's output.
+    Progress {
+        call_id: String,
+        tool: String,
+        line: String,
+    },
+    /// A tool call ended (ran, was refused or interrupted).
+    ToolFinished {
+        call_id: String,
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<FileDiff>,
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// A question for the user; answer with an `approval` operation.
+    ApprovalRequest {
+        call_id: String,
+        tool: String,
+        verb: String,
+        subject: String,
+        question: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<FileDiff>,
+        /// The call's arguments, for frontends that list them.
+        #[serde(default, skip_serializing_if = "Value::is_null")]
+        args: Value,
+        /// The decisions this question accepts.
+        #[serde(default)]
+        answers: Vec<ApprovalDecision>,
+    },
+    ApprovalResolved {
+        call_id: String,
+        resolution: Resolution,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decision: Option<ApprovalDecision>,
+    },
+    /// Tokens used, after each model answer.
+    Usage {
+        /// This turn so far.
+        turn: Usage,
+        /// The whole session.
+        session: Usage,
+        /// Tokens the last request read (what the context holds).
+        context_used: u64,
+        context_window: u64,
+    },
+    /// The user messages waiting for the running turn to finish.
+    QueueChanged {
+        queued: Vec<String>,
+    },
+    ModelChanged {
+        model: ModelState,
+    },
+    TitleChanged {
+        title: String,
+    },
+    /// Older messages were summarised: the history up to `through` (a seq)
+    /// reaches the model as the summary.
+    Compacted {
+        messages: u64,
+        through: u64,
+    },
+    Notice {
+        text: String,
+        #[serde(default)]
+        level: NoticeLevel,
+        /// The plugin that sent it; none for uji itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<String>,
+    },
+    /// A turn ended: its final text, or why it failed.
+    TurnFinished {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(default)]
+        interrupted: bool,
+        usage: Usage,
+    },
+    /// The session ended; no more events.
+    Closed,
+    /// An event this frontend does not know (from a newer uji): skip it.
+    #[serde(other)]
+    Unknown,
+}
+
+impl Event {
+    pub fn notice(level: NoticeLevel, text: impl Into<String>) -> Event {
+        Event::Notice {
+            text: text.into(),
+            level,
+            source: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_operations_and_fields_are_tolerated() {
+        let sub: Submission =
+            serde_json::from_value(json!({"id": "7", "type": "teleport", "to": "mars"})).unwrap();
+        assert_eq!(sub.op, Op::Unknown);
+        assert_eq!(sub.id.as_deref(), Some("7"));
+        let sub: Submission =
+            serde_json::from_value(json!({"type": "user_message", "text": "hi", "mood": "happy"}))
+                .unwrap();
+        assert_eq!(sub.id, None);
+        assert_eq!(
+            sub.op,
+            Op::UserMessage {
+                text: "hi".into(),
+                images: vec![],
+                delivery: Delivery::Steer
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_events_and_fields_are_tolerated() {
+        let event: Event = serde_json::from_value(json!({"type": "hologram", "depth": 3})).unwrap();
+        assert_eq!(event, Event::Unknown);
+        let event: Event =
+            serde_json::from_value(json!({"type": "delta", "text": "a", "colour": "red"})).unwrap();
+        assert_eq!(event, Event::Delta { text: "a".into() });
+    }
+
+    #[test]
+    fn the_protocol_1_approval_still_parses() {
+        let sub: Submission = serde_json::from_value(
+            json!({"type": "approval", "call_id": "c1", "allow": false, "guidance": "no"}),
+        )
+        .unwrap();
+        assert_eq!(
+            sub.op,
+            Op::Approval {
+                call_id: "c1".into(),
+                decision: None,
+                allow: Some(false),
+                guidance: Some("no".into())
+            }
+        );
+    }
+
+    #[test]
+    fn session_configured_is_flat_json() {
+        let event = Event::SessionConfigured(Box::new(SessionConfigured {
+            protocol: PROTOCOL_VERSION,
+            id: "s".into(),
+            resumed: false,
+            cwd: "/w".into(),
+            title: String::new(),
+            model: None,
+            history: vec![],
+            commands: vec![],
+            keymap: vec![],
+            tools: vec![],
+            usage: Usage::default(),
+        }));
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["type"], "session_configured");
+        assert_eq!(json["protocol"], PROTOCOL_VERSION);
+        let back: Event = serde_json::from_value(json).unwrap();
+        assert_eq!(back, event);
+    }
+}
