@@ -276,7 +276,12 @@ impl Sessions {
                 source: "uji".to_string(),
             })
             .collect();
-        commands.extend(self.registry.commands().iter().map(|c| CommandInfo {
+        // A leading `_` marks a command bound to a key, not one to list.
+        let plugin_commands = self.registry.commands();
+        let listed = plugin_commands
+            .iter()
+            .filter(|c| !c.name().starts_with('_'));
+        commands.extend(listed.map(|c| CommandInfo {
             name: c.name().to_string(),
             description: c.description().to_string(),
             source: c.plugin().to_string(),

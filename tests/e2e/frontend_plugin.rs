@@ -1,0 +1,491 @@
+//! Whole sessions driven through the plugin ABI by a frontend plugin, as
+//! the TUI or an editor bridge will: the real `uji` binary started with
+//! `--frontend scripted` (a fixture that follows a JSON script and logs
+//! every event), the real tools, Lua and openai-chat plugins, and the fake
+//! model server. Tests assert on the events, on what the model was sent
+//! and on the files.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, Script};
+use uji_tests::{Sandbox, artifact, text, uji_bin};
+
+fn answer(text: &str) -> Script {
+    Script::sse(
+        ChatEvents::new("m1")
+            .text(text, 3)
+            .finish("stop")
+            .usage(100, 20, 0)
+            .done(),
+    )
+}
+
+fn command_call(id: &str, command: &str) -> Script {
+    let args = json!({"command": command}).to_string();
+    Script::sse(
+        ChatEvents::new("m1")
+            .tool_call(0, id, "run_command", &args, 2)
+            .finish("tool_calls")
+            .done(),
+    )
+}
+
+/// A sandbox whose init.lua adds the fake provider (models m1 and m2), uses
+/// m1, and adds a `/fast` command that switches to m2.
+fn sandbox(model: &FakeModel) -> Sandbox {
+    let sandbox = Sandbox::new();
+    let init = format!(
+        r#"
+uji.provider.add({{ id = "fake", wire = "openai-chat", base_url = "{}", models = {{ "m1", "m2" }} }})
+uji.model.use("fake/m1")
+uji.command.add("fast", {{
+  desc = "Switch to the fast model",
+  handler = function(args) uji.model.use("fake/m2"); return "now on m2 " .. args end,
+}})
+"#,
+        model.base_url()
+    );
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    sandbox
+}
+
+fn plugin_path() -> String {
+    [
+        "uji_fixture_scripted_frontend",
+        "uji_fixture_legacy_frontend",
+        "uji_plugin_tools",
+        "uji_plugin_openai_chat",
+        "uji_plugin_lua",
+    ]
+    .iter()
+    .map(|lib| artifact(lib).display().to_string())
+    .collect::<Vec<_>>()
+    .join(":")
+}
+
+/// Runs `uji ARGS --frontend scripted` with `script`; returns the output
+/// and the events the frontend logged.
+fn drive(sandbox: &Sandbox, args: &[&str], script: Value) -> (Output, Vec<Value>) {
+    let script_path = sandbox.root.path().join("script.json");
+    let log_path = sandbox.root.path().join("events.jsonl");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let output = sandbox
+        .uji()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .env("UJI_SCRIPT", &script_path)
+        .env("UJI_SCRIPT_LOG", &log_path)
+        .args(args)
+        .args(["--frontend", "scripted"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let events = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (output, events)
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn assert_ok(output: &Output, events: &[Value]) {
+    let (stdout, stderr) = text(output);
+    assert!(
+        output.status.success(),
+        "uji failed\nstdout: {stdout}\nstderr: {stderr}\nevents: {events:#?}"
+    );
+    assert!(
+        of_type(events, "fixture_timeout").is_empty(),
+        "the script waited in vain: {events:#?}"
+    );
+}
+
+fn say(text: &str, id: &str) -> Value {
+    json!({"send": {"id": id, "type": "user_message", "text": text}})
+}
+
+fn wait(kind: &str) -> Value {
+    json!({"wait": kind})
+}
+
+#[test]
+fn the_first_event_configures_the_session_and_every_operation_is_answered() {
+    let model = FakeModel::start();
+    model.push(answer("hello there"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        wait("session_configured"),
+        say("hi", "op-1"),
+        {"wait": "ack", "where": {"op_id": "op-1"}},
+        wait("turn_finished"),
+        {"send": {"id": "op-2", "type": "teleport", "to": "mars"}},
+        {"wait": "error", "where": {"op_id": "op-2"}},
+        {"send": {"id": "op-3", "type": "approval", "call_id": "nope", "decision": "allow_once"}},
+        {"wait": "error", "where": {"op_id": "op-3"}},
+        {"send": {"id": "op-4", "type": "shutdown"}},
+        wait("closed"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let first = &events[0];
+    assert_eq!(first["type"], "session_configured", "{events:#?}");
+    assert_eq!(first["protocol"], 2);
+    assert_eq!(first["resumed"], false);
+    assert_eq!(first["model"]["provider"], "fake");
+    assert_eq!(first["model"]["model"], "m1");
+    assert_eq!(first["model"]["context_window"], 128_000);
+    let commands: Vec<&str> = first["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        commands.contains(&"fast") && commands.contains(&"model"),
+        "{commands:?}"
+    );
+    let fast = first["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "fast")
+        .unwrap();
+    assert_eq!(fast["description"], "Switch to the fast model");
+    assert_eq!(fast["source"], "lua");
+    assert!(
+        first["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "run_command")
+    );
+    let unknown = of_type(&events, "error")[0];
+    assert!(
+        unknown["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown operation type"),
+        "{unknown}"
+    );
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let started = kinds.iter().position(|k| *k == "turn_started").unwrap();
+    let delta = kinds.iter().position(|k| *k == "delta").unwrap();
+    let usage = kinds.iter().position(|k| *k == "usage").unwrap();
+    let finished = kinds.iter().position(|k| *k == "turn_finished").unwrap();
+    assert!(
+        started < delta && delta < usage && usage < finished,
+        "{kinds:?}"
+    );
+    let usage = of_type(&events, "usage")[0];
+    assert_eq!(usage["context_used"], 100);
+    assert_eq!(usage["context_window"], 128_000);
+    assert_eq!(of_type(&events, "title_changed")[0]["title"], "hi");
+}
+
+#[test]
+fn a_resumed_session_shows_its_history() {
+    let model = FakeModel::start();
+    model.push(answer("first answer"));
+    let sandbox = sandbox(&model);
+    let first = json!([say("remember the plum", "a"), wait("turn_finished")]);
+    let (output, events) = drive(&sandbox, &[], first);
+    assert_ok(&output, &events);
+    let id = events[0]["id"].as_str().unwrap().to_string();
+
+    let script = json!([wait("session_configured")]);
+    let (output, events) = drive(&sandbox, &["resume", "--id", &id], script);
+    assert_ok(&output, &events);
+    let configured = &events[0];
+    assert_eq!(configured["id"], id.as_str());
+    assert_eq!(configured["resumed"], true);
+    assert_eq!(configured["title"], "remember the plum");
+    let history = configured["history"].as_array().unwrap();
+    let roles: Vec<&str> = history
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    assert_eq!(history[0]["text"], "remember the plum");
+    assert_eq!(history[1]["text"], "first answer");
+
+    // `uji resume` with no id takes the newest session of the directory.
+    let (output, events) = drive(&sandbox, &["resume"], json!([wait("session_configured")]));
+    assert_ok(&output, &events);
+    assert_eq!(events[0]["id"], id.as_str());
+}
+
+#[test]
+fn a_model_switch_reaches_the_next_request_from_an_operation_and_from_a_lua_command() {
+    let model = FakeModel::start();
+    model
+        .push(answer("one"))
+        .push(answer("two"))
+        .push(answer("three"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        say("first", "a"),
+        wait("turn_finished"),
+        {"send": {"id": "b", "type": "run_command", "name": "fast", "args": "please"}},
+        {"wait": "ack", "where": {"op_id": "b"}},
+        say("second", "c"),
+        wait("turn_finished"),
+        {"send": {"id": "d", "type": "set_model", "model": "fake/m1", "effort": "high"}},
+        {"wait": "ack", "where": {"op_id": "d"}},
+        say("third", "e"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let requests = model.requests();
+    let models: Vec<&str> = requests
+        .iter()
+        .map(|r| r.json["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["m1", "m2", "m1"]);
+    assert_eq!(requests[2].json["reasoning_effort"], "high");
+    let ack = of_type(&events, "ack")
+        .into_iter()
+        .find(|e| e["op_id"] == "b")
+        .unwrap();
+    assert_eq!(ack["result"]["output"], "now on m2 please");
+    let changes: Vec<&Value> = of_type(&events, "model_changed");
+    assert_eq!(changes[0]["model"]["model"], "m2");
+    assert_eq!(changes[1]["model"]["model"], "m1");
+    assert_eq!(changes[1]["model"]["effort"], "high");
+}
+
+#[test]
+fn allow_for_the_session_asks_once_and_policy_check_shows_the_rule_meanwhile() {
+    let model = FakeModel::start();
+    model
+        .push(command_call("c1", "echo once > one.txt"))
+        .push(answer("did one"))
+        .push(command_call("c2", "echo once > one.txt"))
+        .push(answer("did two"));
+    let sandbox = sandbox(&model);
+    let uji = uji_bin().display().to_string();
+    let script = json!([
+        say("run it", "a"),
+        wait("approval_request"),
+        {"send": {"id": "b", "type": "approval", "decision": "allow_session"}, "from_last": ["call_id"]},
+        wait("turn_finished"),
+        {"exec": [uji, "policy", "check", "run_command", "echo once > one.txt"]},
+        say("again", "c"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    assert_eq!(of_type(&events, "approval_request").len(), 1, "{events:#?}");
+    let question = of_type(&events, "approval_request")[0];
+    assert_eq!(
+        question["answers"],
+        json!(["allow_once", "allow_session", "deny"])
+    );
+    let resolved = of_type(&events, "approval_resolved")[0];
+    assert_eq!(resolved["resolution"], "answered");
+    assert_eq!(resolved["decision"], "allow_session");
+    let started = of_type(&events, "tool_started");
+    assert_eq!(started[0]["decision"], "ask");
+    assert_eq!(started[1]["decision"], "allow");
+    assert!(
+        started[1]["because"]
+            .as_str()
+            .unwrap()
+            .starts_with("session rule"),
+        "{}",
+        started[1]
+    );
+    let check = of_type(&events, "fixture_exec")[0]["stdout"]
+        .as_str()
+        .unwrap();
+    assert!(check.starts_with("allow (session) session rule"), "{check}");
+    let finished = of_type(&events, "tool_finished");
+    assert_eq!(finished.len(), 2);
+    assert_eq!(finished[1]["is_error"], false);
+    // The second call ran too (the model read its result).
+    let sent = &model.requests()[3].json["messages"];
+    let results: Vec<&Value> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        !results[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("denied")
+    );
+    // Outside the session, the rule is gone.
+    let after = sandbox
+        .uji()
+        .args(["policy", "check", "run_command", "echo once > one.txt"])
+        .output()
+        .unwrap();
+    assert!(text(&after).0.starts_with("ask"), "{:?}", text(&after));
+}
+
+#[test]
+fn a_shell_command_is_shown_and_saved_but_never_sent_to_the_model() {
+    let model = FakeModel::start();
+    model.push(answer("ok"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        {"send": {"id": "s", "type": "shell", "command": "echo from-the-shell; echo oops >&2; exit 3"}},
+        {"wait": "ack", "where": {"op_id": "s"}},
+        say("hello", "a"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = of_type(&events, "ack")
+        .into_iter()
+        .find(|e| e["op_id"] == "s")
+        .unwrap();
+    assert_eq!(ack["result"]["exit_code"], 3);
+    let lines: Vec<&str> = of_type(&events, "progress")
+        .iter()
+        .map(|e| e["line"].as_str().unwrap())
+        .collect();
+    assert!(
+        lines.contains(&"from-the-shell") && lines.contains(&"oops"),
+        "{lines:?}"
+    );
+    let shell = of_type(&events, "message")
+        .into_iter()
+        .find(|e| e["message"]["role"] == "shell")
+        .unwrap();
+    assert!(
+        shell["message"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("from-the-shell")
+    );
+    let id = events[0]["id"].as_str().unwrap();
+    let saved = std::fs::read_to_string(
+        sandbox
+            .root
+            .path()
+            .join(format!("data/sessions/{id}.jsonl")),
+    )
+    .unwrap();
+    assert!(saved.contains("\"role\":\"shell\"") && saved.contains("from-the-shell"));
+    assert!(!model.requests()[0].body_text().contains("from-the-shell"));
+}
+
+#[test]
+fn an_interrupt_withdraws_the_open_question() {
+    let model = FakeModel::start();
+    model.push(command_call("c1", "touch never.txt"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        say("do it", "a"),
+        wait("approval_request"),
+        {"send": {"id": "i", "type": "interrupt"}},
+        {"wait": "approval_resolved", "where": {"resolution": "withdrawn"}},
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    assert_eq!(of_type(&events, "turn_finished")[0]["interrupted"], true);
+    let finished = of_type(&events, "tool_finished")[0];
+    assert_eq!(finished["is_error"], true);
+    assert!(!sandbox.work().join("never.txt").exists());
+}
+
+#[test]
+fn a_retried_stream_withdraws_its_partial_text() {
+    let model = FakeModel::start();
+    model
+        .push(Script::drop_after(
+            ChatEvents::new("m1").text("partial answ", 2).build(),
+        ))
+        .push(answer("whole answer"));
+    let sandbox = sandbox(&model);
+    let script = json!([say("hi", "a"), wait("turn_finished")]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let retry = kinds.iter().position(|k| *k == "stream_retry").unwrap();
+    // What a frontend keeps: the deltas after the last retry.
+    let kept: String = events[retry..]
+        .iter()
+        .filter(|e| e["type"] == "delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    let dropped: String = events[..retry]
+        .iter()
+        .filter(|e| e["type"] == "delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(dropped, "partial answ");
+    assert_eq!(kept, "whole answer");
+    assert_eq!(events[retry]["attempt"], 1);
+    assert_eq!(of_type(&events, "turn_finished")[0]["text"], "whole answer");
+}
+
+#[test]
+fn a_frontend_built_for_protocol_1_still_works() {
+    let model = FakeModel::start();
+    model
+        .push(command_call("c1", "echo legacy > legacy.txt"))
+        .push(answer("legacy done"));
+    let sandbox = sandbox(&model);
+    let out = sandbox.root.path().join("legacy-out.txt");
+    let output = sandbox
+        .uji()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .env("UJI_LEGACY_PROMPT", "write the file")
+        .env("UJI_LEGACY_OUT", &out)
+        .args(["--frontend", "legacy"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "legacy done");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("legacy.txt")).unwrap(),
+        "legacy\n"
+    );
+}
+
+#[test]
+fn a_missing_frontend_is_named_with_what_to_do() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .uji()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .env("OPENAI_API_KEY", "sk-x")
+        .args(["--frontend", "tui"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output).1;
+    assert!(
+        stderr.contains(
+            "no frontend named \"tui\" is installed (loaded frontends: headless, legacy, scripted)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--frontend NAME"), "{stderr}");
+    let output = sandbox
+        .uji()
+        .args(["--frontend", "headless"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        text(&output).1.contains("not interactive"),
+        "{:?}",
+        text(&output)
+    );
+}
