@@ -235,6 +235,7 @@ impl Agent {
 
     fn notice(&self, text: String) {
         let text = redact(&text, &self.settings.secrets);
+        tracing::info!("notice: {text}");
         self.emit(Event::Notice { text });
     }
 

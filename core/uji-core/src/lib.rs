@@ -7,6 +7,7 @@ pub mod boot;
 pub mod compaction;
 pub mod gate;
 pub mod interrupt;
+pub mod logging;
 pub mod prompt;
 pub mod providers;
 pub mod retry;
