@@ -10,13 +10,14 @@ use std::process::{Command, Output, Stdio};
 
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
-use uji_tests::{Sandbox, text};
+use uji_tests::{Sandbox, plugin_dir, text};
 
 /// init.lua logging one line at each interesting level.
 const INIT: &str = r#"
 uji.log("warn", "marker-warn from init")
 uji.log("debug", "marker-debug from init")
 print("marker-print from init")
+uji.notify("heads-up from init")
 "#;
 
 const KEY: &str = "sk-logging-secret-77";
@@ -99,6 +100,29 @@ fn a_plugin_log_line_goes_to_the_file_with_time_level_and_source_not_to_stderr()
     assert!(!log.contains("marker-debug"), "{log}");
 }
 
+#[test]
+fn notices_and_plugin_load_failures_are_logged() {
+    let sandbox = with_init();
+    let broken = plugin_dir(&["uji_fixture_init_error"]);
+    let (out, stderr) = tool_list(
+        &sandbox,
+        &[("UJI_PLUGIN_PATH", broken.path().to_str().unwrap())],
+        &[],
+    );
+    assert!(out.status.success(), "{stderr}");
+    let log = log(&sandbox);
+    let notice = line(&log, "notice: heads-up from init");
+    assert!(
+        notice.contains(" INFO ") && notice.contains("source=\"lua\""),
+        "{notice}"
+    );
+    let failed = line(&log, "failed to load");
+    assert!(
+        failed.contains(" WARN ") && failed.contains("uji_fixture_init_error"),
+        "{failed}"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn the_log_file_is_owner_only() {
@@ -140,7 +164,8 @@ fn a_bad_uji_log_warns_once_and_keeps_the_default() {
         ]
     );
     let log = log(&sandbox);
-    assert!(line(&log, "UJI_LOG=\"loud\"").contains(" WARN "), "{log}");
+    let warning = line(&log, "UJI_LOG=\"loud\"");
+    assert!(warning.contains(" WARN uji_core::logging: "), "{warning}");
     assert!(log.contains("marker-warn") && !log.contains("marker-debug"));
 }
 
@@ -183,7 +208,9 @@ fn run_logs_retries_to_the_file_and_mirrors_only_when_asked() {
     assert_eq!(stdout.trim(), "first");
     assert!(!stderr.contains("marker"), "{stderr}");
     let retry = "notice: request failed (http: 503: overloaded), retrying in 0s (1/5)";
-    assert!(line(&log(&sandbox), retry).contains(" INFO "));
+    let written = log(&sandbox);
+    let logged = line(&written, retry);
+    assert!(logged.contains(" INFO uji_core::agent: "), "{logged}");
 
     let (out, _, stderr) = run(&sandbox, &model, &["--log-stderr", "hi"]);
     assert!(out.status.success(), "{stderr}");

@@ -266,6 +266,7 @@ mod tests {
                 "WARN plugin"
             ]
         );
+        assert_eq!(passes(Some("trace")).0, passes(Some("debug")).0);
         assert_eq!(passes(Some("ERROR")).0, Vec::<String>::new());
         assert_eq!(
             passes(Some("plugin=debug")).0,
