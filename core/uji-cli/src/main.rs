@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod headless;
+mod logs;
 mod plugins_cmd;
 mod policy_cmd;
 mod run_cmd;
@@ -28,6 +29,9 @@ struct Cli {
     /// The frontend to use (a loaded plugin's, e.g. tui; `uji run` uses headless).
     #[arg(long, global = true, value_name = "NAME")]
     frontend: Option<String>,
+    /// Also write log lines to stderr (commands without a screen only; the log file is <data>/logs/uji.log).
+    #[arg(long, global = true)]
+    log_stderr: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -144,6 +148,7 @@ fn tune_allocator() {
 fn main() -> ExitCode {
     tune_allocator();
     let cli = Cli::parse();
+    logs::start(&cli);
     let result = match cli.command {
         Some(Command::Run {
             prompt,

@@ -229,6 +229,7 @@ impl Agent {
     /// A warning for the user (a failed save, a retry, a failing hook).
     pub(crate) fn notice(&self, text: String) {
         let text = redact(&text, &self.settings.secrets);
+        tracing::info!("notice: {text}");
         self.emit(Event::notice(NoticeLevel::Warn, text));
     }
 

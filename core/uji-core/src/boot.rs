@@ -52,15 +52,6 @@ pub fn boot_with(
         Value::from(dirs.data.to_string_lossy().into_owned()),
     );
     registry.set_config(CWD_KEY, Value::from(cwd.to_string_lossy().into_owned()));
-    if let Ok(level) = std::env::var("UJI_LOG") {
-        registry.set_log_level(match level.to_ascii_lowercase().as_str() {
-            "debug" => Some(uji_protocol::LogLevel::Debug),
-            "info" => Some(uji_protocol::LogLevel::Info),
-            "warn" => Some(uji_protocol::LogLevel::Warn),
-            "error" => Some(uji_protocol::LogLevel::Error),
-            _ => None,
-        });
-    }
     registry.install_services();
     let gate = Gate::new(registry.clone());
     gate.install_services();

@@ -192,15 +192,20 @@ pub async fn compact_if_needed(
     let reserve =
         (agent.settings.model.model.max_output.unwrap_or(20_000) as usize).min(window / 4);
     let messages = wire_messages(&agent.session.messages);
-    if estimate_tokens(system, &messages) < window.saturating_sub(reserve) {
+    let estimate = estimate_tokens(system, &messages);
+    let limit = window.saturating_sub(reserve);
+    if estimate < limit {
+        tracing::debug!("context ~{estimate} tokens, compaction starts at {limit}");
         return Ok(());
     }
-    let keep = 20_000usize.min(window.saturating_sub(reserve) / 4);
+    let keep = 20_000usize.min(limit / 4);
+    tracing::info!("context ~{estimate} tokens reaches {limit}: compacting, keeping ~{keep}");
     let count = compact(agent, keep, interrupt).await?;
     agent
         .registry
         .emit("session_compacted", serde_json::json!({"count": count}));
     let text = format!("compacted {count} earlier messages");
+    tracing::info!("{text}");
     agent.emit(uji_protocol::frontend::Event::notice(
         uji_protocol::frontend::NoticeLevel::Info,
         text,

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod interrupt;
 pub mod launch;
 pub mod live;
+pub mod logging;
 pub mod prompt;
 pub mod providers;
 pub mod retry;

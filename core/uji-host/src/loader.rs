@@ -361,7 +361,41 @@ pub fn load_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
         }
     }
     set.elapsed = started.elapsed();
+    log_outcome(&set);
     set
+}
+
+/// Records what loaded, what was shadowed and what failed (commands show
+/// failures too, but an interactive frontend may not).
+fn log_outcome(set: &PluginSet) {
+    for loaded in &set.loaded {
+        tracing::debug!(
+            "loaded plugin {} {} from {} in {:?}",
+            loaded.manifest.name,
+            loaded.manifest.version,
+            loaded.path.display(),
+            loaded.load_time
+        );
+    }
+    for shadowed in &set.shadowed {
+        tracing::info!(
+            "plugin {} at {} not loaded: {} comes first",
+            shadowed.name,
+            shadowed.path.display(),
+            shadowed.used.display()
+        );
+    }
+    for failure in &set.failed {
+        log_failure(failure);
+    }
+}
+
+fn log_failure(failure: &LoadFailure) {
+    tracing::warn!(
+        "plugin {} failed to load: {}",
+        failure.path.display(),
+        failure.reason
+    );
 }
 
 /// Initialises a plugin linked into this process (uji's compiled-in parts,
@@ -392,11 +426,13 @@ pub fn load_module(
         Err(fault) => {
             registry.restore(before);
             let message = fault.message.to_string();
-            Err(fail(if fault.panicked {
+            let failure = fail(if fault.panicked {
                 FailureReason::InitPanicked(message)
             } else {
                 FailureReason::InitError(message)
-            }))
+            });
+            log_failure(&failure);
+            Err(failure)
         }
     }
 }

@@ -111,7 +111,6 @@ pub struct Registry {
     config: Arc<RwLock<serde_json::Map<String, Value>>>,
     notices: Arc<Mutex<Vec<Notice>>>,
     notice_sink: Arc<RwLock<Option<NoticeSink>>>,
-    log_level: Arc<RwLock<Option<LogLevel>>>,
 }
 
 impl Registry {
@@ -129,14 +128,10 @@ impl Registry {
             if let Some(old) = items.tools.get(&name)
                 && old.plugin() != tool.plugin()
             {
-                self.log(
-                    LogLevel::Info,
-                    "uji",
-                    &format!(
-                        "tool {name} from plugin {} replaced by plugin {}",
-                        old.plugin(),
-                        tool.plugin()
-                    ),
+                tracing::info!(
+                    "tool {name} from plugin {} replaced by plugin {}",
+                    old.plugin(),
+                    tool.plugin()
                 );
             }
             items.tools.insert(name, Arc::new(tool));
@@ -472,6 +467,8 @@ impl Registry {
 
     /// Shows a notice: to the sink a frontend installed, else kept for later.
     pub fn notify(&self, source: &str, text: &str) {
+        // Kept in the log too: a frontend may show a notice only briefly.
+        tracing::info!(source, "notice: {text}");
         let notice = Notice {
             source: source.to_string(),
             text: text.to_string(),
@@ -510,17 +507,14 @@ impl Registry {
             .unwrap_or_default()
     }
 
-    /// Log lines at or above this level go to stderr (`UJI_LOG`).
-    pub fn set_log_level(&self, level: Option<LogLevel>) {
-        if let Ok(mut slot) = self.log_level.write() {
-            *slot = level;
-        }
-    }
-
-    pub fn log(&self, level: LogLevel, source: &str, message: &str) {
-        let threshold = self.log_level.read().ok().and_then(|l| *l);
-        if threshold.is_some_and(|t| level >= t) {
-            eprintln!("uji: [{level:?}] {source}: {message}");
+    /// A plugin's log line, as a `tracing` event with target `plugin` and
+    /// the plugin's name in the `plugin` field.
+    pub fn log(&self, level: LogLevel, plugin: &str, message: &str) {
+        match level {
+            LogLevel::Debug => tracing::debug!(target: "plugin", plugin, "{message}"),
+            LogLevel::Info => tracing::info!(target: "plugin", plugin, "{message}"),
+            LogLevel::Warn => tracing::warn!(target: "plugin", plugin, "{message}"),
+            LogLevel::Error => tracing::error!(target: "plugin", plugin, "{message}"),
         }
     }
 }
