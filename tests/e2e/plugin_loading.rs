@@ -547,3 +547,73 @@ fn a_failed_init_puts_back_what_the_plugin_replaced() {
     assert_eq!(read.plugin(), "tools", "the built-in read_file is back");
     assert!(registry.tool("ghost_tool").is_none());
 }
+
+#[test]
+fn uji_plugins_loads_same_abi_plugins_and_names_both_abis_for_the_others() {
+    let dir = plugin_dir(&[
+        "uji_fixture_abi_other_release",
+        "uji_fixture_abi_next_minor",
+        "uji_fixture_abi_next_major",
+        "uji_fixture_abi_before_versions",
+    ]);
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .uji()
+        .args(["plugins", "--json"])
+        .env("UJI_PLUGIN_PATH", dir.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["abi_version"], uji_host::ABI_VERSION);
+    assert_eq!(doc["uji_version"], uji_host::UJI_VERSION);
+    let loaded = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "fixture-abi-other-release")
+        .unwrap_or_else(|| panic!("same ABI, other release: loaded\n{stdout}"));
+    assert_eq!(loaded["version"], "0.9.0");
+    assert_eq!(loaded["abi_version"], uji_host::ABI_VERSION);
+    assert_eq!(
+        loaded["commands"],
+        json!(["fixture-abi-other-release-probe"])
+    );
+
+    let reason = |file: &str| {
+        doc["failed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(file))
+            .map(|f| f["reason"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("{file} reported: {stdout}"))
+    };
+    assert_eq!(
+        reason("libuji_fixture_abi_next_minor.so"),
+        refusal("1.1", " or a later 1.x")
+    );
+    assert_eq!(
+        reason("libuji_fixture_abi_next_major.so"),
+        refusal("2.0", " or a later 2.x")
+    );
+    assert_eq!(
+        reason("libuji_fixture_abi_before_versions.so"),
+        refusal("0.1", "")
+    );
+}
+
+#[test]
+fn uji_version_names_the_release_and_the_plugin_abi() {
+    let output = Sandbox::new().uji().arg("--version").output().unwrap();
+    let (stdout, _) = text(&output);
+    assert_eq!(
+        stdout.trim(),
+        format!(
+            "uji {} (plugin ABI {})",
+            uji_host::UJI_VERSION,
+            uji_host::ABI_VERSION
+        )
+    );
+}

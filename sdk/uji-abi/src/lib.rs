@@ -360,6 +360,29 @@ mod tests {
     }
 
     #[test]
+    fn this_crates_version_is_not_the_workspace_release_version() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(
+            manifest.lines().any(|line| line.starts_with("version = \"")),
+            "a uji release bump must not change the plugin ABI"
+        );
+    }
+
+    #[test]
+    fn a_layout_mismatch_names_the_plugins_abi_when_it_is_a_uji_plugin() {
+        let error = LoadError::IncompatibleLayout {
+            plugin_abi: Some("1.0.0".to_string()),
+            detail: String::new(),
+        };
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "built for uji plugin ABI 1.0, but its plugin interface does not match this uji's (plugin ABI {ABI_VERSION}), so one of them changed the ABI without a new version; rebuild the plugin against a uji-sdk for plugin ABI {ABI_VERSION}"
+            )
+        );
+    }
+
+    #[test]
     fn an_older_or_equal_minor_of_the_same_major_is_compatible() {
         assert!(abi_compatible("1.3", "1.0"));
         assert!(abi_compatible("1.3", "1.3"));
