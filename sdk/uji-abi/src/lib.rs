@@ -363,7 +363,9 @@ mod tests {
     fn this_crates_version_is_not_the_workspace_release_version() {
         let manifest = include_str!("../Cargo.toml");
         assert!(
-            manifest.lines().any(|line| line.starts_with("version = \"")),
+            manifest
+                .lines()
+                .any(|line| line.starts_with("version = \"")),
             "a uji release bump must not change the plugin ABI"
         );
     }
