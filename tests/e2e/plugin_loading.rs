@@ -87,24 +87,82 @@ fn a_file_that_is_not_a_shared_library_is_refused_with_the_loader_reason() {
     assert!(text.starts_with("not a loadable shared library"), "{text}");
 }
 
-#[test]
-fn a_plugin_built_against_another_sdk_says_which_it_needs_and_which_uji_has() {
-    let (registry, result, _dir) = load_one("uji_fixture_incompatible");
+/// The refusal uji prints for a plugin built for `plugin_abi`.
+fn refusal(plugin_abi: &str, family: &str) -> String {
+    let host = uji_host::ABI_VERSION;
+    format!(
+        "built for uji plugin ABI {plugin_abi}, but this uji ({}) speaks plugin ABI {host}: rebuild the plugin against a uji-sdk for plugin ABI {host}, or use a uji that speaks plugin ABI {plugin_abi}{family}",
+        uji_host::UJI_VERSION
+    )
+}
+
+fn refused(lib: &str) -> FailureReason {
+    let (registry, result, _dir) = load_one(lib);
     let failure = result.unwrap_err();
+    assert!(registry.commands().is_empty(), "{lib} registered nothing");
+    failure.reason
+}
+
+#[test]
+fn a_manifest_claiming_another_abi_is_refused_naming_both_abis() {
+    let reason = refused("uji_fixture_incompatible");
     assert_eq!(
-        failure.reason,
-        FailureReason::IncompatibleSdk {
-            plugin: "9.0.0".to_string(),
-            host: uji_host::SDK_VERSION.to_string()
+        reason,
+        FailureReason::IncompatibleAbi {
+            plugin: "9.0".to_string()
         }
     );
-    let text = failure.reason.to_string();
-    assert!(text.contains("needs uji-sdk 9.0.0"), "{text}");
-    assert!(
-        text.contains(&format!("this uji has {}", uji_host::SDK_VERSION)),
-        "{text}"
+    assert_eq!(reason.to_string(), refusal("9.0", " or a later 9.x"));
+}
+
+#[test]
+fn a_plugin_for_a_newer_abi_minor_is_refused_by_the_handshake() {
+    let reason = refused("uji_fixture_abi_next_minor");
+    assert_eq!(reason.to_string(), refusal("1.1", " or a later 1.x"));
+}
+
+#[test]
+fn a_plugin_for_another_abi_major_is_refused_by_abi_stable_naming_both_abis() {
+    let reason = refused("uji_fixture_abi_next_major");
+    assert_eq!(
+        reason,
+        FailureReason::IncompatibleAbi {
+            plugin: "2.0".to_string()
+        },
+        "abi_stable's version check, told in ABI terms"
     );
-    assert!(registry.tools().is_empty());
+    assert_eq!(reason.to_string(), refusal("2.0", " or a later 2.x"));
+}
+
+#[test]
+fn a_plugin_from_before_abi_versions_is_refused_naming_its_abi() {
+    let reason = refused("uji_fixture_abi_before_versions");
+    assert_eq!(reason.to_string(), refusal("0.1", ""));
+}
+
+#[test]
+fn an_old_manifest_with_only_sdk_version_is_read_as_its_abi() {
+    let reason = refused("uji_fixture_abi_old_manifest");
+    assert_eq!(
+        reason,
+        FailureReason::IncompatibleAbi {
+            plugin: "0.1.0".to_string()
+        }
+    );
+    assert_eq!(reason.to_string(), refusal("0.1", ""));
+}
+
+#[test]
+fn a_plugin_from_another_uji_release_with_the_same_abi_loads_and_works() {
+    let (registry, result, _dir) = load_one("uji_fixture_abi_other_release");
+    let loaded = result.unwrap();
+    assert_eq!(loaded.manifest.version, "0.9.0");
+    assert_ne!(loaded.manifest.version, uji_host::UJI_VERSION);
+    assert_eq!(loaded.manifest.claimed_abi(), Some(uji_host::ABI_VERSION));
+    let command = registry
+        .command("fixture-abi-other-release-probe")
+        .expect("its init called back through the host");
+    assert_eq!(command.run("").unwrap(), "probed");
 }
 
 #[test]
@@ -114,16 +172,20 @@ fn another_programs_abi_stable_library_fails_the_layout_check() {
     assert!(
         matches!(
             failure.reason,
-            FailureReason::Load(uji_host::LoadError::IncompatibleLayout(_))
+            FailureReason::Load(uji_host::LoadError::IncompatibleLayout {
+                plugin_abi: None,
+                ..
+            })
         ),
         "{:?}",
         failure.reason
     );
-    assert!(
-        failure
-            .reason
-            .to_string()
-            .contains("does not match this uji's")
+    assert_eq!(
+        failure.reason.to_string(),
+        format!(
+            "its plugin interface does not match this uji's (plugin ABI {}): it is a library of another abi_stable program, not a uji plugin; remove it from the plugins directory",
+            uji_host::ABI_VERSION
+        )
     );
 }
 
@@ -365,7 +427,10 @@ fn uji_plugins_lists_good_plugins_and_each_broken_file_with_its_reason() {
         .unwrap_or_else(|| panic!("{stdout}"));
     for (file, reason) in [
         ("libuji_fixture_not_a_plugin.so", "not a uji plugin"),
-        ("libuji_fixture_incompatible.so", "needs uji-sdk 9.0.0"),
+        (
+            "libuji_fixture_incompatible.so",
+            "built for uji plugin ABI 9.0, but this uji (",
+        ),
         (
             "libuji_fixture_init_error.so",
             "its init returned an error: cannot start: FIXTURE_TOKEN is not set",
@@ -481,4 +546,74 @@ fn a_failed_init_puts_back_what_the_plugin_replaced() {
     let read = registry.tool("read_file").unwrap();
     assert_eq!(read.plugin(), "tools", "the built-in read_file is back");
     assert!(registry.tool("ghost_tool").is_none());
+}
+
+#[test]
+fn uji_plugins_loads_same_abi_plugins_and_names_both_abis_for_the_others() {
+    let dir = plugin_dir(&[
+        "uji_fixture_abi_other_release",
+        "uji_fixture_abi_next_minor",
+        "uji_fixture_abi_next_major",
+        "uji_fixture_abi_before_versions",
+    ]);
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .uji()
+        .args(["plugins", "--json"])
+        .env("UJI_PLUGIN_PATH", dir.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["abi_version"], uji_host::ABI_VERSION);
+    assert_eq!(doc["uji_version"], uji_host::UJI_VERSION);
+    let loaded = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "fixture-abi-other-release")
+        .unwrap_or_else(|| panic!("same ABI, other release: loaded\n{stdout}"));
+    assert_eq!(loaded["version"], "0.9.0");
+    assert_eq!(loaded["abi_version"], uji_host::ABI_VERSION);
+    assert_eq!(
+        loaded["commands"],
+        json!(["fixture-abi-other-release-probe"])
+    );
+
+    let reason = |file: &str| {
+        doc["failed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(file))
+            .map(|f| f["reason"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("{file} reported: {stdout}"))
+    };
+    assert_eq!(
+        reason("libuji_fixture_abi_next_minor.so"),
+        refusal("1.1", " or a later 1.x")
+    );
+    assert_eq!(
+        reason("libuji_fixture_abi_next_major.so"),
+        refusal("2.0", " or a later 2.x")
+    );
+    assert_eq!(
+        reason("libuji_fixture_abi_before_versions.so"),
+        refusal("0.1", "")
+    );
+}
+
+#[test]
+fn uji_version_names_the_release_and_the_plugin_abi() {
+    let output = Sandbox::new().uji().arg("--version").output().unwrap();
+    let (stdout, _) = text(&output);
+    assert_eq!(
+        stdout.trim(),
+        format!(
+            "uji {} (plugin ABI {})",
+            uji_host::UJI_VERSION,
+            uji_host::ABI_VERSION
+        )
+    );
 }

@@ -15,7 +15,7 @@ mod tool_cmd;
 #[derive(Parser, Debug)]
 #[command(
     name = "uji",
-    version,
+    version = uji_host::version_line(),
     about = "A coding agent for the terminal, built from plugins and shaped with Lua.",
     after_help = "Configuration lives in $UJI_CONFIG_DIR, $XDG_CONFIG_HOME/uji or ~/.config/uji; sessions in $UJI_DATA_DIR, $XDG_DATA_HOME/uji or ~/.local/share/uji."
 )]

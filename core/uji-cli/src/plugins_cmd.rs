@@ -121,7 +121,7 @@ fn render_json(set: &PluginSet, registry: &Registry) -> String {
             json!({
                 "name": plugin.manifest.name,
                 "version": plugin.manifest.version,
-                "sdk_version": plugin.manifest.sdk_version,
+                "abi_version": plugin.manifest.claimed_abi(),
                 "description": plugin.manifest.description,
                 "kinds": provided.kinds(),
                 "tools": provided.tools,
@@ -146,7 +146,8 @@ fn render_json(set: &PluginSet, registry: &Registry) -> String {
         .map(|s| json!({"name": s.name, "path": s.path, "used": s.used}))
         .collect();
     let doc = json!({
-        "sdk_version": uji_host::SDK_VERSION,
+        "uji_version": uji_host::UJI_VERSION,
+        "abi_version": uji_host::ABI_VERSION,
         "plugins": loaded,
         "failed": failed,
         "shadowed": shadowed,

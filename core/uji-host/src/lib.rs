@@ -18,7 +18,7 @@ pub use calls::{
 };
 pub use loader::{
     BUNDLED_PREFIX, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch, PluginSet,
-    Shadowed, load_module, load_plugin_file, load_plugins,
+    Shadowed, UJI_VERSION, load_module, load_plugin_file, load_plugins, version_line,
 };
 pub use registry::{Notice, PluginState, Provided, Registry, Service, Snapshot};
-pub use uji_abi::{LoadError, PluginModuleRef, SDK_VERSION};
+pub use uji_abi::{ABI_VERSION, LoadError, PluginModuleRef};

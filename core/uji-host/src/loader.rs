@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use uji_abi::{LoadError, PluginModuleRef, SDK_VERSION, load_plugin_module, sdk_compatible};
+use uji_abi::{
+    ABI_VERSION, LoadError, PluginModuleRef, abi_compatible, abi_refusal, load_plugin_module,
+};
 use uji_protocol::Manifest;
 
 use crate::host_api::host_for;
@@ -27,6 +29,16 @@ use crate::registry::{PluginState, Provided, Registry};
 /// initialised after every other plugin, so the configuration sees — and can
 /// replace or remove — everything they provide.
 pub const CONFIG_PLUGIN: &str = "lua";
+
+/// uji's release version, which plugin compatibility does not depend on (see
+/// [`ABI_VERSION`]).
+pub const UJI_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `0.1.0 (plugin ABI 1.0)`: what `uji --version` prints after the name.
+pub fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| format!("{UJI_VERSION} (plugin ABI {ABI_VERSION})"))
+}
 
 /// Prefix of the shipped plugins' file names.
 pub const BUNDLED_PREFIX: &str = "uji_plugin_";
@@ -84,9 +96,9 @@ pub enum FailureReason {
     Missing,
     Load(LoadError),
     BadManifest(String),
-    IncompatibleSdk {
+    /// Built for a plugin ABI this uji cannot use; holds the plugin's.
+    IncompatibleAbi {
         plugin: String,
-        host: String,
     },
     InitError(String),
     InitPanicked(String),
@@ -104,9 +116,10 @@ impl std::fmt::Display for FailureReason {
                 f,
                 "its manifest is invalid ({why}); rebuild it with the current uji-sdk"
             ),
-            FailureReason::IncompatibleSdk { plugin, host } => write!(
+            FailureReason::IncompatibleAbi { plugin } => write!(
                 f,
-                "built against an incompatible uji SDK: it needs uji-sdk {plugin}, this uji has {host}; rebuild the plugin against uji-sdk {host}"
+                "{}",
+                abi_refusal(plugin, &format!("this uji ({UJI_VERSION})"))
             ),
             FailureReason::InitError(why) => write!(f, "its init returned an error: {why}"),
             FailureReason::InitPanicked(why) => write!(
@@ -263,10 +276,14 @@ fn read_manifest(module: PluginModuleRef) -> Result<Manifest, FailureReason> {
     if manifest.name.trim().is_empty() {
         return Err(FailureReason::BadManifest("empty plugin name".to_string()));
     }
-    if !sdk_compatible(SDK_VERSION, &manifest.sdk_version) {
-        return Err(FailureReason::IncompatibleSdk {
-            plugin: manifest.sdk_version,
-            host: SDK_VERSION.to_string(),
+    let Some(plugin_abi) = manifest.claimed_abi() else {
+        return Err(FailureReason::BadManifest(
+            "it names no plugin ABI version".to_string(),
+        ));
+    };
+    if !abi_compatible(ABI_VERSION, plugin_abi) {
+        return Err(FailureReason::IncompatibleAbi {
+            plugin: plugin_abi.to_string(),
         });
     }
     Ok(manifest)
@@ -274,9 +291,7 @@ fn read_manifest(module: PluginModuleRef) -> Result<Manifest, FailureReason> {
 
 fn open(path: &Path) -> Result<(PluginModuleRef, Manifest), FailureReason> {
     let module = load_plugin_module(path).map_err(|e| match e {
-        LoadError::IncompatibleSdk { plugin, host } => {
-            FailureReason::IncompatibleSdk { plugin, host }
-        }
+        LoadError::IncompatibleAbi { plugin } => FailureReason::IncompatibleAbi { plugin },
         other => FailureReason::Load(other),
     })?;
     let manifest = read_manifest(module)?;

@@ -13,9 +13,12 @@
 //! so plugins that need async I/O run their own.
 //!
 //! Evolution rules: only append methods after the `#[sabi(last_prefix_field)]`
-//! ones, never reorder or remove. Bump the minor version of this crate for any
-//! ABI change while it is 0.x: abi_stable refuses libraries whose 0.x minor
-//! differs, and the host's handshake says which version a plugin needs.
+//! ones, never reorder or remove. This crate's version *is* the plugin ABI
+//! version ([`ABI_VERSION`]), kept apart from uji's release version: appending
+//! bumps the minor (older plugins keep loading), anything else bumps the major.
+//! abi_stable stamps this crate's version into the root module's layout and
+//! version check, so a uji release that leaves the ABI alone must leave this
+//! version alone too.
 //!
 //! Plugin authors use `uji-sdk`, which implements these traits for plain Rust
 //! types and catches every panic before it can reach an `extern "C"` boundary.
@@ -31,33 +34,66 @@ use abi_stable::{
     sabi_trait, sabi_types::VersionStrings,
 };
 
-/// The version of this ABI crate. Plugins report the version they were built
-/// against in their manifest; the host compares it with its own.
-pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The plugin ABI version (`major.minor`), independent of uji's release
+/// version. It is this crate's own version: abi_stable's checks read the crate
+/// version, so the two cannot drift apart.
+pub const ABI_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION_MAJOR"),
+    ".",
+    env!("CARGO_PKG_VERSION_MINOR")
+);
 
-/// Whether a plugin built against `plugin_sdk` can be used by a host with
-/// `host_sdk`: same major (and same minor while the major is 0), and the
-/// plugin must not be newer than the host.
-pub fn sdk_compatible(host_sdk: &str, plugin_sdk: &str) -> bool {
-    let (Some(host), Some(plugin)) = (parse_version(host_sdk), parse_version(plugin_sdk)) else {
+/// Whether a host speaking plugin ABI `host_abi` can use a plugin built for
+/// `plugin_abi`: same major, and the plugin's minor no newer than the host's
+/// (a newer minor may call methods this host lacks). While the major is 0 the
+/// minor must match, as cargo and abi_stable read 0.x versions.
+pub fn abi_compatible(host_abi: &str, plugin_abi: &str) -> bool {
+    let (Some(host), Some(plugin)) = (parse_abi(host_abi), parse_abi(plugin_abi)) else {
         return false;
     };
-    if host.0 != plugin.0 {
-        return false;
+    match (host.0 == plugin.0, host.0) {
+        (false, _) => false,
+        (true, 0) => host.1 == plugin.1,
+        (true, _) => plugin.1 <= host.1,
     }
-    if host.0 == 0 {
-        return host.1 == plugin.1 && plugin.2 <= host.2;
-    }
-    plugin.1 <= host.1
 }
 
-fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
-    let core = text.split(['-', '+']).next()?;
-    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
-    let major = parts.next()??;
-    let minor = parts.next().flatten().unwrap_or(0);
-    let patch = parts.next().flatten().unwrap_or(0);
-    Some((major, minor, patch))
+/// `major.minor` of a version written `major[.minor[.patch]]`; a patch, a
+/// pre-release or build suffix do not change the ABI.
+fn parse_abi(text: &str) -> Option<(u64, u64)> {
+    let core = text.trim().split(['-', '+']).next()?;
+    let mut parts = core.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = match parts.next() {
+        Some(minor) => minor.parse().ok()?,
+        None => 0,
+    };
+    Some((major, minor))
+}
+
+/// `text` as the `major.minor` users see, or as written when it is not a
+/// version at all.
+pub fn abi_label(text: &str) -> String {
+    match parse_abi(text) {
+        Some((major, minor)) => format!("{major}.{minor}"),
+        None => text.to_string(),
+    }
+}
+
+/// The refusal of a plugin built for `plugin_abi`, naming both ABI versions
+/// and what to do. `this_uji` names the host (`this uji (0.2.0)`).
+pub fn abi_refusal(plugin_abi: &str, this_uji: &str) -> String {
+    let plugin = abi_label(plugin_abi);
+    let elsewhere = match parse_abi(plugin_abi) {
+        Some((0, _)) => format!(", or use a uji that speaks plugin ABI {plugin}"),
+        Some((major, _)) => {
+            format!(", or use a uji that speaks plugin ABI {plugin} or a later {major}.x")
+        }
+        None => String::new(),
+    };
+    format!(
+        "built for uji plugin ABI {plugin}, but {this_uji} speaks plugin ABI {ABI_VERSION}: rebuild the plugin against a uji-sdk for plugin ABI {ABI_VERSION}{elsewhere}"
+    )
 }
 
 /// An error a plugin reports. `panicked` marks a caught panic: the host then
@@ -257,6 +293,8 @@ impl RootModule for PluginModuleRef {
     declare_root_module_statics! {PluginModuleRef}
     const BASE_NAME: &'static str = "uji_plugin";
     const NAME: &'static str = "uji plugin";
+    // This crate's version, which is the plugin ABI version: abi_stable
+    // refuses a library whose major differs before uji reads its manifest.
     const VERSION_STRINGS: VersionStrings = package_version_strings!();
 }
 
@@ -311,19 +349,91 @@ mod tests {
     }
 
     #[test]
-    fn sdk_compatibility_rules() {
-        assert!(sdk_compatible("0.1.3", "0.1.0"));
-        assert!(sdk_compatible("0.1.0", "0.1.0"));
+    fn the_abi_version_is_this_crates_major_and_minor() {
+        let crate_version = env!("CARGO_PKG_VERSION");
+        assert!(crate_version.starts_with(&format!("{ABI_VERSION}.")));
+        assert_eq!(
+            parse_abi(ABI_VERSION).map(|v| v.0),
+            Some(1),
+            "1.x from the start"
+        );
+    }
+
+    #[test]
+    fn this_crates_version_is_not_the_workspace_release_version() {
+        let manifest = include_str!("../Cargo.toml");
         assert!(
-            !sdk_compatible("0.1.0", "0.1.4"),
+            manifest
+                .lines()
+                .any(|line| line.starts_with("version = \"")),
+            "a uji release bump must not change the plugin ABI"
+        );
+    }
+
+    #[test]
+    fn a_layout_mismatch_names_the_plugins_abi_when_it_is_a_uji_plugin() {
+        let error = LoadError::IncompatibleLayout {
+            plugin_abi: Some("1.0.0".to_string()),
+            detail: String::new(),
+        };
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "built for uji plugin ABI 1.0, but its plugin interface does not match this uji's (plugin ABI {ABI_VERSION}), so one of them changed the ABI without a new version; rebuild the plugin against a uji-sdk for plugin ABI {ABI_VERSION}"
+            )
+        );
+    }
+
+    #[test]
+    fn an_older_or_equal_minor_of_the_same_major_is_compatible() {
+        assert!(abi_compatible("1.3", "1.0"));
+        assert!(abi_compatible("1.3", "1.3"));
+        assert!(
+            abi_compatible("1.3", "1.3.7"),
+            "a patch is not an ABI change"
+        );
+        assert!(abi_compatible("1.3.0", "1.2.9-beta"));
+        assert!(abi_compatible("2", "2.0"));
+    }
+
+    #[test]
+    fn a_newer_minor_another_major_or_garbage_is_not() {
+        assert!(
+            !abi_compatible("1.3", "1.4"),
             "a plugin newer than the host"
         );
-        assert!(!sdk_compatible("0.1.0", "0.2.0"));
-        assert!(!sdk_compatible("0.1.0", "1.0.0"));
-        assert!(sdk_compatible("1.4.0", "1.2.9"));
-        assert!(!sdk_compatible("1.4.0", "1.5.0"));
-        assert!(!sdk_compatible("1.4.0", "2.0.0"));
-        assert!(!sdk_compatible("0.1.0", "not a version"));
+        assert!(!abi_compatible("1.3", "2.0"));
+        assert!(!abi_compatible("2.0", "1.9"));
+        assert!(
+            !abi_compatible("1.0", "0.1.0"),
+            "a plugin from before ABI 1"
+        );
+        assert!(!abi_compatible("1.0", "not a version"));
+        assert!(!abi_compatible("1.0", ""));
+        assert!(!abi_compatible("1.0", "1.x"));
+    }
+
+    #[test]
+    fn zero_major_abis_need_the_same_minor() {
+        assert!(abi_compatible("0.2", "0.2.5"));
+        assert!(!abi_compatible("0.2", "0.1"));
+        assert!(!abi_compatible("0.1", "0.2"));
+    }
+
+    #[test]
+    fn the_refusal_names_both_abis_and_what_to_do() {
+        assert_eq!(
+            abi_refusal("2.0.0", "this uji (0.2.0)"),
+            format!(
+                "built for uji plugin ABI 2.0, but this uji (0.2.0) speaks plugin ABI {ABI_VERSION}: rebuild the plugin against a uji-sdk for plugin ABI {ABI_VERSION}, or use a uji that speaks plugin ABI 2.0 or a later 2.x"
+            )
+        );
+        assert!(
+            abi_refusal("0.1.0", "this uji").ends_with("or use a uji that speaks plugin ABI 0.1")
+        );
+        assert!(
+            abi_refusal("banana", "this uji").ends_with(&format!("for plugin ABI {ABI_VERSION}"))
+        );
     }
 }
 
@@ -337,15 +447,18 @@ pub enum LoadError {
     CannotOpen(String),
     /// A shared library without a uji root module.
     NotAPlugin,
-    /// Built against another uji ABI version.
-    IncompatibleSdk {
+    /// A uji plugin built for another plugin ABI major (abi_stable's version
+    /// check). Holds the plugin's ABI version.
+    IncompatibleAbi {
         plugin: String,
-        host: String,
     },
-    /// The root module's layout differs from this uji's: another abi_stable
-    /// program's plugin, or one built against a different uji-abi. Holds
-    /// abi_stable's full (long) report, for logs.
-    IncompatibleLayout(String),
+    /// The root module's layout differs from this uji's. `plugin_abi` is the
+    /// ABI a uji plugin was built for; `None` for another program's library.
+    /// `detail` is abi_stable's full (long) report, for logs.
+    IncompatibleLayout {
+        plugin_abi: Option<String>,
+        detail: String,
+    },
     /// The root module constructor failed or panicked.
     Constructor(String),
     Other(String),
@@ -365,13 +478,22 @@ impl std::fmt::Display for LoadError {
                 f,
                 "not a uji plugin: it exports no uji root module (build plugins with uji_sdk::export_plugin!), or remove it from the plugins directory"
             ),
-            LoadError::IncompatibleSdk { plugin, host } => write!(
+            LoadError::IncompatibleAbi { plugin } => {
+                write!(f, "{}", abi_refusal(plugin, "this uji"))
+            }
+            LoadError::IncompatibleLayout {
+                plugin_abi: Some(plugin),
+                ..
+            } => write!(
                 f,
-                "built against an incompatible uji SDK: it needs uji-abi {plugin}, this uji has uji-abi {host}; rebuild the plugin against uji-sdk {host}"
+                "built for uji plugin ABI {}, but its plugin interface does not match this uji's (plugin ABI {ABI_VERSION}), so one of them changed the ABI without a new version; rebuild the plugin against a uji-sdk for plugin ABI {ABI_VERSION}",
+                abi_label(plugin)
             ),
-            LoadError::IncompatibleLayout(_) => write!(
+            LoadError::IncompatibleLayout {
+                plugin_abi: None, ..
+            } => write!(
                 f,
-                "its plugin interface does not match this uji's (uji-abi {SDK_VERSION}): it is a plugin for another program, or was built against an incompatible uji SDK; rebuild it against uji-sdk {SDK_VERSION}"
+                "its plugin interface does not match this uji's (plugin ABI {ABI_VERSION}): it is a library of another abi_stable program, not a uji plugin; remove it from the plugins directory"
             ),
             LoadError::Constructor(why) => write!(f, "its root module failed to load: {why}"),
             LoadError::Other(why) => write!(f, "{why}"),
@@ -381,11 +503,20 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The plugin ABI a library's root module was built for, when that module is
+/// uji's (its root module constants carry uji's base name, and the version
+/// is uji-abi's, which is the ABI's); `None` for another program's library.
+fn uji_abi_of(header: &abi_stable::library::LibHeader) -> Option<String> {
+    let consts = header.root_mod_consts();
+    (consts.base_name().as_str() == PluginModuleRef::BASE_NAME)
+        .then(|| abi_label(consts.version_strings().version.as_str()))
+}
+
 /// Opens `path` and checks it is a uji plugin of a compatible ABI. The library
 /// is leaked on purpose: plugins are never unloaded (unloading a Rust cdylib
 /// runs TLS destructors and invalidates vtables uji still holds).
 pub fn load_plugin_module(path: &std::path::Path) -> Result<PluginModuleRef, LoadError> {
-    use abi_stable::library::{LibraryError, RootModuleError, lib_header_from_path};
+    use abi_stable::library::{LibraryError, lib_header_from_path};
 
     if !path.exists() {
         return Err(LoadError::NotFound);
@@ -393,31 +524,43 @@ pub fn load_plugin_module(path: &std::path::Path) -> Result<PluginModuleRef, Loa
     let header = lib_header_from_path(path).map_err(|e| match e {
         LibraryError::OpenError { err, .. } => LoadError::CannotOpen(err.to_string()),
         LibraryError::GetSymbolError { .. } => LoadError::NotAPlugin,
-        LibraryError::InvalidAbiHeader(_) => LoadError::IncompatibleLayout(
-            "it was built with an incompatible abi_stable version".to_string(),
-        ),
+        LibraryError::InvalidAbiHeader(_) => LoadError::Other(format!(
+            "it was built with an abi_stable version this uji cannot read; rebuild it against a uji-sdk for plugin ABI {ABI_VERSION}, or remove it from the plugins directory"
+        )),
         other => LoadError::Other(other.to_string()),
     })?;
+    let plugin_abi = uji_abi_of(header);
     header
         .init_root_module::<PluginModuleRef>()
-        .map_err(|e| match e {
-            LibraryError::IncompatibleVersionNumber {
-                expected_version,
-                actual_version,
-                ..
-            } => LoadError::IncompatibleSdk {
-                plugin: actual_version.to_string(),
-                host: expected_version.to_string(),
+        .map_err(|e| init_error(e, plugin_abi))
+}
+
+/// Names what abi_stable's version and layout checks refused, in ABI terms.
+fn init_error(error: abi_stable::library::LibraryError, plugin_abi: Option<String>) -> LoadError {
+    use abi_stable::library::{LibraryError, RootModuleError};
+
+    match error {
+        // abi_stable compares versions before it knows the module is uji's:
+        // another program's library of a different version lands here too.
+        LibraryError::IncompatibleVersionNumber { actual_version, .. } => match plugin_abi {
+            Some(_) => LoadError::IncompatibleAbi {
+                plugin: abi_label(&actual_version.to_string()),
             },
-            LibraryError::AbiInstability(detail) => {
-                LoadError::IncompatibleLayout(detail.to_string())
+            None => LoadError::IncompatibleLayout {
+                plugin_abi,
+                detail: format!("another program's library, version {actual_version}"),
+            },
+        },
+        LibraryError::AbiInstability(detail) => LoadError::IncompatibleLayout {
+            plugin_abi,
+            detail: detail.to_string(),
+        },
+        LibraryError::RootModule { err, .. } => match err {
+            RootModuleError::Unwound => {
+                LoadError::Constructor("its root module constructor panicked".to_string())
             }
-            LibraryError::RootModule { err, .. } => match err {
-                RootModuleError::Unwound => {
-                    LoadError::Constructor("its root module constructor panicked".to_string())
-                }
-                RootModuleError::Returned(why) => LoadError::Constructor(why.to_string()),
-            },
-            other => LoadError::Other(other.to_string()),
-        })
+            RootModuleError::Returned(why) => LoadError::Constructor(why.to_string()),
+        },
+        other => LoadError::Other(other.to_string()),
+    }
 }

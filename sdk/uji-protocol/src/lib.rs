@@ -16,10 +16,27 @@ pub struct Manifest {
     pub name: String,
     /// The plugin's own version.
     pub version: String,
-    /// The `uji-abi` version the plugin was compiled against.
+    /// The plugin ABI version (`major.minor`) the plugin was built for.
+    /// Empty in manifests written before ABI versions existed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub abi_version: String,
+    /// What manifests reported before `abi_version`: the `uji-abi` version.
+    /// Read only to tell such a plugin which ABI it was built for.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sdk_version: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+}
+
+impl Manifest {
+    /// The ABI the plugin says it was built for: `abi_version`, or the
+    /// `sdk_version` of an older manifest. `None` when it reports neither.
+    pub fn claimed_abi(&self) -> Option<&str> {
+        [&self.abi_version, &self.sdk_version]
+            .into_iter()
+            .map(|v| v.trim())
+            .find(|v| !v.is_empty())
+    }
 }
 
 /// The decision a tool declares for itself when no policy rule matches.
@@ -283,5 +300,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.name, "a");
+    }
+
+    #[test]
+    fn the_claimed_abi_falls_back_to_an_old_manifests_sdk_version() {
+        let read = |json: &str| serde_json::from_str::<Manifest>(json).unwrap();
+        let new = read(r#"{"name":"a","version":"1","abi_version":"1.0"}"#);
+        assert_eq!(new.claimed_abi(), Some("1.0"));
+        let old = read(r#"{"name":"a","version":"1","sdk_version":"0.1.0"}"#);
+        assert_eq!(old.claimed_abi(), Some("0.1.0"));
+        let both = read(r#"{"name":"a","version":"1","abi_version":"1.2","sdk_version":"0.1.0"}"#);
+        assert_eq!(both.claimed_abi(), Some("1.2"));
+        assert_eq!(read(r#"{"name":"a","version":"1"}"#).claimed_abi(), None);
+    }
+
+    #[test]
+    fn a_new_manifest_does_not_write_the_old_field() {
+        let manifest = Manifest {
+            name: "a".to_string(),
+            version: "0.9.0".to_string(),
+            abi_version: "1.0".to_string(),
+            sdk_version: String::new(),
+            description: String::new(),
+        };
+        assert_eq!(
+            serde_json::to_value(&manifest).unwrap(),
+            serde_json::json!({"name": "a", "version": "0.9.0", "abi_version": "1.0"})
+        );
     }
 }

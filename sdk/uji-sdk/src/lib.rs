@@ -68,10 +68,10 @@ pub trait Plugin: 'static {
     const VERSION: &'static str;
     /// One line saying what the plugin is for.
     const DESCRIPTION: &'static str = "";
-    /// The SDK version reported in the handshake. Only tests that simulate
-    /// an incompatible plugin override it.
+    /// The plugin ABI version reported in the handshake. Only tests that
+    /// simulate an incompatible plugin override it.
     #[doc(hidden)]
-    const SDK_VERSION: &'static str = uji_abi::SDK_VERSION;
+    const ABI_VERSION: &'static str = uji_abi::ABI_VERSION;
 
     /// Registers what the plugin provides. An error here is reported by file
     /// and uji keeps running without the plugin.
@@ -115,7 +115,8 @@ pub mod __private {
         let manifest = uji_protocol::Manifest {
             name: P::NAME.to_string(),
             version: P::VERSION.to_string(),
-            sdk_version: P::SDK_VERSION.to_string(),
+            abi_version: P::ABI_VERSION.to_string(),
+            sdk_version: String::new(),
             description: P::DESCRIPTION.to_string(),
         };
         match serde_json::to_string(&manifest) {
