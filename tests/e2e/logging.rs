@@ -249,8 +249,8 @@ fn interactive_commands_never_mirror() {
     }
     assert_eq!(
         log(&sandbox).matches("marker-warn from init").count(),
-        2,
-        "run and resume loaded init.lua; plain `uji` loads no plugins"
+        3,
+        "run, resume and plain `uji` each loaded init.lua"
     );
 }
 
