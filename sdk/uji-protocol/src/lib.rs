@@ -248,6 +248,7 @@ fn default_priority() -> i64 {
     50
 }
 
+pub mod services;
 pub mod session;
 pub mod wire;
 

@@ -43,12 +43,14 @@
 
 mod guard;
 mod host;
+pub mod services;
 pub mod testing;
 mod tool;
 mod wire;
 
 pub use guard::{guard, guard_result};
 pub use host::{Frontend, FrontendSession, Host};
+pub use serde;
 pub use serde_json;
 pub use tool::{Canceller, Tool, ToolContext};
 pub use uji_abi as abi;
