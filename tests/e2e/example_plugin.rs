@@ -154,3 +154,14 @@ fn an_unknown_echo_model_reaches_the_wire_which_refuses_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn docs_plugins_md_shows_the_echo_wire_example_as_it_is() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let docs = std::fs::read_to_string(format!("{root}/docs/plugins.md")).unwrap();
+    let source = std::fs::read_to_string(format!("{root}/examples/echo-wire/src/lib.rs")).unwrap();
+    assert!(
+        docs.contains(&format!("```rust\n{source}```")),
+        "docs/plugins.md's \"Write a wire\" must show examples/echo-wire/src/lib.rs verbatim"
+    );
+}

@@ -543,4 +543,22 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn session_info_reads_what_the_session_server_sends() {
+        // The shape core's session.info answers with (server.rs).
+        let sent = json!({"id": "s1", "title": "t", "cwd": "/w", "model": "echo/parrot",
+                          "messages": 3, "usage": {"input": 5, "output": 2}, "turns": 1});
+        let info: SessionInfo = serde_json::from_value(sent).unwrap();
+        assert_eq!(
+            (
+                info.model.as_str(),
+                info.messages,
+                info.usage.input,
+                info.effort
+            ),
+            ("echo/parrot", 3, 5, None)
+        );
+        assert_eq!(info.extra.get("turns"), Some(&json!(1)));
+    }
 }

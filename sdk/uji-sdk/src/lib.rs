@@ -136,3 +136,9 @@ pub mod __private {
         }
     }
 }
+
+/// The Rust examples of docs/plugins.md compile and run as doctests, so the
+/// guide cannot drift from the SDK.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/plugins.md")]
+pub struct PluginsGuide;
