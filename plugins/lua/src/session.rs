@@ -1,10 +1,10 @@
 //! `uji.session.*`, `uji.quit`, `uji.provider.*` and `uji.model.*`: the
 //! raw functions behind them, each one typed host service.
 
-use mlua::{Lua, Table, Value};
+use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::services::{
-    ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList, Quit, SessionCompact,
+    ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList, Quit, Service, SessionCompact,
     SessionInfoRequest, SessionInterrupt, SessionSetTitle, SessionSubmit,
 };
 
@@ -25,11 +25,7 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "session_info",
-        raw(lua, |lua, state, ()| {
-            const API: &str = "uji.session.info";
-            let info = service(state, API, &SessionInfoRequest {})?;
-            lua_of(lua, API, &info)
-        })?,
+        ask(lua, "uji.session.info", SessionInfoRequest {})?,
     )?;
     t.set(
         "session_set_title",
@@ -41,20 +37,13 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "session_compact",
-        raw(lua, |_, state, ()| {
-            service(state, "uji.session.compact", &SessionCompact {})
-        })?,
+        ask(lua, "uji.session.compact", SessionCompact {})?,
     )?;
     t.set(
         "session_interrupt",
-        raw(lua, |_, state, ()| {
-            service(state, "uji.session.interrupt", &SessionInterrupt {})
-        })?,
+        ask(lua, "uji.session.interrupt", SessionInterrupt {})?,
     )?;
-    t.set(
-        "quit",
-        raw(lua, |_, state, ()| service(state, "uji.quit", &Quit {}))?,
-    )?;
+    t.set("quit", ask(lua, "uji.quit", Quit {})?)?;
     Ok(())
 }
 
@@ -68,11 +57,7 @@ fn install_models(lua: &Lua, t: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "provider_list",
-        raw(lua, |lua, state, ()| {
-            const API: &str = "uji.provider.list";
-            let providers = service(state, API, &ProviderList {})?;
-            lua_of(lua, API, &providers)
-        })?,
+        ask(lua, "uji.provider.list", ProviderList {})?,
     )?;
     t.set(
         "model_use",
@@ -85,13 +70,18 @@ fn install_models(lua: &Lua, t: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "model_current",
-        raw(lua, |lua, state, ()| {
-            const API: &str = "uji.model.current";
-            let current = service(state, API, &ModelCurrent {})?;
-            lua_of(lua, API, &current)
-        })?,
+        ask(lua, "uji.model.current", ModelCurrent {})?,
     )?;
     Ok(())
+}
+
+/// A raw function without arguments that sends `request` for `api` and
+/// returns the answer as a Lua value (`nil` for none).
+fn ask<S: Service + 'static>(lua: &Lua, api: &'static str, request: S) -> mlua::Result<Function> {
+    raw(lua, move |lua, state, ()| {
+        let answer = service(state, api, &request)?;
+        lua_of(lua, api, &answer)
+    })
 }
 
 /// `"provider/model"`, `"provider"` or `{provider = ..., model = ...}`.

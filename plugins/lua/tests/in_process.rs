@@ -45,6 +45,15 @@ fn boot_with(init: &str, install: impl FnOnce(&Registry)) -> Env {
     }
 }
 
+/// The texts of the notices so far.
+fn notice_texts(registry: &Registry) -> Vec<String> {
+    registry
+        .take_notices()
+        .into_iter()
+        .map(|n| n.text)
+        .collect()
+}
+
 fn call(env: &Env, name: &str, args: Value) -> uji_core::GateResult {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -117,12 +126,7 @@ uji.keymap.add("normal", "<C-b>", { command = "plan" })
 uji.notify("keymap kept: " .. #uji.keymap.list())
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert_eq!(notices.len(), 9, "{notices:?}");
     for (notice, api) in notices.iter().zip([
         "uji.model.use",
@@ -192,12 +196,7 @@ uji.notify(info.title .. " " .. info.model .. " " .. info.messages .. " " .. inf
             });
         },
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert_eq!(notices, ["Refactor the parser echo/parrot 2 7 kept"]);
     assert_eq!(
         *seen.lock().unwrap(),
@@ -213,12 +212,7 @@ local ok, err = pcall(uji.provider.add, { id = "p", base_url = "http://x" })
 uji.notify(err)
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert!(
         notices[0].contains("uji.provider.add: wire must be a string"),
         "{notices:?}"
@@ -257,11 +251,7 @@ uji.notify(r == nil and "ok" or "not ok")"#,
         *seen.lock().unwrap(),
         json!({"id": "p", "wire": "w", "base_url": "http://x", "models": [{"id": "a", "context_window": 128000}, {"id": "b", "context_window": 10}]})
     );
-    let notices: Vec<String> = registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&registry);
     assert_eq!(notices, ["ok"]);
 }
 
@@ -318,12 +308,7 @@ uji.notify(table.concat(names, " "))
 uji.notify(uji.json.encode(uji.emit("x")))
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert_eq!(notices, ["init.lua:4 init.lua:4#2 three", "[1,2,3]"]);
 }
 
@@ -339,12 +324,7 @@ print("to the log, not the terminal")
 uji.notify(type(uji.version))
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert_eq!(
         notices,
         [
