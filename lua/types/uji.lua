@@ -290,7 +290,6 @@ uji.provider = {}
 
 --- Adds a provider.
 ---@param spec uji.ProviderSpec
----@return any
 function uji.provider.add(spec) end
 
 --- The providers.
@@ -315,13 +314,32 @@ function uji.model.current() end
 ---@class uji.session
 uji.session = {}
 
---- Sends a message as if the user typed it.
+--- Sends a message as if the user typed it (queued after the running turn).
 ---@param text string
 function uji.session.submit(text) end
 
+---@class uji.SessionInfo
+---@field id string
+---@field title string
+---@field cwd string
+---@field model string "provider/model"
+---@field effort? string
+---@field messages integer
+---@field usage {input: integer, output: integer, cache_read: integer, cache_write: integer}
+
 --- Facts about the current session.
----@return table
+---@return uji.SessionInfo
 function uji.session.info() end
+
+--- Renames the current session.
+---@param title string
+function uji.session.set_title(title) end
+
+--- Summarises the current session's history to free context.
+function uji.session.compact() end
+
+--- Stops the running turn, as the user's interrupt does.
+function uji.session.interrupt() end
 
 --- Quits uji.
 function uji.quit() end

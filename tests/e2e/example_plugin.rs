@@ -90,3 +90,78 @@ fn the_example_plugin_is_listed_from_uji_plugin_path_and_its_tool_runs() {
     );
     assert!(output.is_error);
 }
+
+/// `uji run` with the echo-wire example on `$UJI_PLUGIN_PATH` and `args`.
+fn run_echo(args: &[&str]) -> (std::process::ExitStatus, String, String) {
+    let plugins = uji_tests::plugin_dir(&["echo_wire"]);
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .uji()
+        .arg("run")
+        .args(args)
+        .env("UJI_PLUGIN_PATH", plugins.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    (output.status, stdout, stderr)
+}
+
+#[test]
+fn the_echo_wire_example_is_selectable_with_model_and_answers_offline() {
+    let (status, stdout, stderr) = run_echo(&["--model", "echo/parrot", "hello there"]);
+    assert!(status.success(), "{stderr}");
+    assert_eq!(stdout, "hello there\n");
+
+    let (status, stdout, stderr) = run_echo(&["--model", "echo/shout", "hello"]);
+    assert!(status.success(), "{stderr}");
+    assert_eq!(stdout, "HELLO\n");
+
+    // Only the provider: its default model.
+    let (status, stdout, stderr) = run_echo(&["--model", "echo", "hi"]);
+    assert!(status.success(), "{stderr}");
+    assert_eq!(stdout, "hi\n");
+}
+
+#[test]
+fn the_echo_wire_example_in_json_reports_the_answer_model_and_usage() {
+    let (status, stdout, stderr) = run_echo(&["--json", "--model", "echo/parrot", "hello"]);
+    assert!(status.success(), "{stderr}");
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let assistant = events
+        .iter()
+        .find(|e| e["message"]["role"] == "assistant")
+        .unwrap_or_else(|| panic!("an assistant message in:\n{stdout}"));
+    assert_eq!(assistant["message"]["text"], "hello");
+    assert_eq!(assistant["message"]["model"], "echo/parrot");
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["text"], "hello");
+    assert_eq!(done["usage"]["output"], 1);
+}
+
+#[test]
+fn an_unknown_echo_model_reaches_the_wire_which_refuses_it() {
+    let (status, stdout, stderr) = run_echo(&["--model", "echo/nope", "hello"]);
+    assert_eq!(status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(
+            "uji: error: provider: echo has no model \"nope\": use echo/parrot or echo/shout"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn docs_plugins_md_shows_the_echo_wire_example_as_it_is() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let docs = std::fs::read_to_string(format!("{root}/docs/plugins.md")).unwrap();
+    let source = std::fs::read_to_string(format!("{root}/examples/echo-wire/src/lib.rs")).unwrap();
+    assert!(
+        docs.contains(&format!("```rust\n{source}```")),
+        "docs/plugins.md's \"Write a wire\" must show examples/echo-wire/src/lib.rs verbatim"
+    );
+}

@@ -17,6 +17,10 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uji_host::{ProgressSink, Registry};
 use uji_policy::{Decision, Policy, RuleProblem, ToolFacts, Verdict};
+use uji_protocol::services::{
+    PolicyProblems, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove,
+    ToolRoots,
+};
 use uji_protocol::{DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolOutput};
 
 use crate::interrupt::Interrupt;
@@ -359,111 +363,51 @@ impl Gate {
     /// how the Lua plugin implements `uji.tool.*`.
     pub fn install_services(&self) {
         let gate = self.clone();
-        self.registry.add_service(
-            "tool.policy",
-            Arc::new(move |_plugin, params| {
-                let rules = params.get("rules").cloned().unwrap_or(Value::Null);
-                if !rules.is_object() {
-                    return Err("policy rules must be a table".to_string());
-                }
-                let set = params.get("name").and_then(Value::as_str);
-                let problems = gate.set_policy(&rules, set);
-                Ok(json!({"problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>()}))
-            }),
-        );
-        let names = |params: &Value| -> Result<Vec<String>, String> {
-            match params.get("names") {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|v| {
-                        v.as_str()
-                            .map(str::to_string)
-                            .ok_or("tool names must be strings".to_string())
-                    })
-                    .collect(),
-                Some(Value::String(one)) => Ok(vec![one.clone()]),
-                _ => Err("expected a list of tool names".to_string()),
+        self.registry.serve(move |request: ToolPolicy| {
+            if !request.rules.is_object() {
+                return Err(
+                    "policy rules must be a table (an object mapping tool names to rules)"
+                        .to_string(),
+                );
             }
-        };
+            let problems = gate.set_policy(&request.rules, request.name.as_deref());
+            Ok(PolicyProblems {
+                problems: problems.iter().map(ToString::to_string).collect(),
+            })
+        });
         let gate = self.clone();
-        self.registry.add_service(
-            "tool.disable",
-            Arc::new(move |_plugin, params| {
-                gate.disable(&names(&params)?);
-                Ok(Value::Null)
-            }),
-        );
+        self.registry.serve(move |request: ToolDisable| {
+            gate.disable(&request.names);
+            Ok(())
+        });
         let gate = self.clone();
-        self.registry.add_service(
-            "tool.enable",
-            Arc::new(move |_plugin, params| {
-                gate.enable(&names(&params)?);
-                Ok(Value::Null)
-            }),
-        );
+        self.registry.serve(move |request: ToolEnable| {
+            gate.enable(&request.names);
+            Ok(())
+        });
         let gate = self.clone();
-        self.registry.add_service(
-            "tool.confine",
-            Arc::new(move |_plugin, params| {
-                let enabled = match params.get("enabled") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Bool(b)) => Some(*b),
-                    Some(_) => return Err("confine takes true, false or nothing".to_string()),
-                };
-                Ok(json!(gate.confine(enabled)))
-            }),
-        );
+        self.registry
+            .serve(move |request: ToolConfine| Ok(gate.confine(request.enabled)));
         let gate = self.clone();
-        self.registry.add_service(
-            "tool.roots",
-            Arc::new(move |_plugin, params| {
-                let paths = match params.get("paths") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Array(items)) => Some(
-                        items
-                            .iter()
-                            .map(|v| {
-                                v.as_str()
-                                    .map(str::to_string)
-                                    .ok_or("roots must be strings".to_string())
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    ),
-                    Some(_) => return Err("roots takes a list of paths".to_string()),
-                };
-                let roots = gate.roots(paths);
-                Ok(json!(
-                    roots
-                        .iter()
-                        .map(|p| p.to_string_lossy())
-                        .collect::<Vec<_>>()
-                ))
-            }),
-        );
+        self.registry.serve(move |request: ToolRoots| {
+            let roots = gate.roots(request.paths);
+            Ok(roots
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect())
+        });
         let gate = self.clone();
-        self.registry.add_service(
-            "tool.remove",
-            Arc::new(move |_plugin, params| {
-                let name = params
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .ok_or("expected a tool name")?;
-                Ok(json!(gate.registry.remove_tool(name)))
-            }),
-        );
+        self.registry
+            .serve(move |request: ToolRemove| Ok(gate.registry.remove_tool(&request.name)));
         let gate = self.clone();
-        self.registry.add_service(
-            "tool.list",
-            Arc::new(move |_plugin, _params| {
-                Ok(json!(
-                    gate.registry
-                        .tools()
-                        .iter()
-                        .map(|t| t.spec().name.clone())
-                        .collect::<Vec<_>>()
-                ))
-            }),
-        );
+        self.registry.serve(move |_: ToolList| {
+            Ok(gate
+                .registry
+                .tools()
+                .iter()
+                .map(|t| t.spec().name.clone())
+                .collect())
+        });
     }
 
     // ---- deciding ---------------------------------------------------------------

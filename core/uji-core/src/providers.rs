@@ -8,49 +8,12 @@
 
 use std::sync::{Arc, RwLock};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use uji_host::Registry;
+use uji_protocol::services::{ModelChoice, ModelCurrent, ModelUse, ProviderAdd, ProviderList};
 
-/// A model a provider offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ModelInfo {
-    pub id: String,
-    /// Tokens the model can read, for compaction.
-    #[serde(default = "default_context_window")]
-    pub context_window: u64,
-    /// Output limit sent with each request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_output: Option<u64>,
-}
-
-fn default_context_window() -> u64 {
-    128_000
-}
-
-/// A provider: a server reached through one wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Provider {
-    pub id: String,
-    /// The wire plugin that speaks its API (`anthropic`, `openai-chat`).
-    pub wire: String,
-    pub base_url: String,
-    /// Environment variable holding the key; none for keyless servers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_env: Option<String>,
-    /// Environment variable that overrides `base_url`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_url_env: Option<String>,
-    #[serde(default)]
-    pub models: Vec<ModelInfo>,
-    /// Model used when only the provider is chosen.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_model: Option<String>,
-    /// Seconds without stream data before a request counts as stalled
-    /// (default 120; raise it for slow local models).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle_timeout: Option<u64>,
-}
+// The shapes plugins build and `provider.list` returns live in the protocol,
+// so a native plugin can register a provider with the same types.
+pub use uji_protocol::services::{ModelInfo, Provider};
 
 /// A choice ready to send requests with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +112,8 @@ fn builtin() -> Vec<Provider> {
 pub struct Providers {
     list: Arc<RwLock<Vec<Provider>>>,
     chosen: Arc<RwLock<Option<String>>>,
+    /// The effort given with the last `model.use`, for the session to apply.
+    effort: Arc<RwLock<Option<String>>>,
     env: Arc<dyn EnvLookup>,
 }
 
@@ -157,6 +122,7 @@ impl Providers {
         Providers {
             list: Arc::new(RwLock::new(builtin())),
             chosen: Arc::new(RwLock::new(None)),
+            effort: Arc::new(RwLock::new(None)),
             env,
         }
     }
@@ -214,6 +180,18 @@ impl Providers {
             *chosen = Some(choice.to_string());
         }
         Ok(resolved)
+    }
+
+    /// The reasoning effort given with the last `model.use` (none when it
+    /// gave none).
+    pub fn chosen_effort(&self) -> Option<String> {
+        self.effort.read().ok().and_then(|e| e.clone())
+    }
+
+    fn set_effort(&self, effort: Option<String>) {
+        if let Ok(mut slot) = self.effort.write() {
+            *slot = effort;
+        }
     }
 
     pub fn chosen(&self) -> Option<String> {
@@ -275,11 +253,7 @@ impl Providers {
             .iter()
             .find(|m| m.id == model_id)
             .cloned()
-            .unwrap_or(ModelInfo {
-                id: model_id,
-                context_window: default_context_window(),
-                max_output: None,
-            });
+            .unwrap_or_else(|| ModelInfo::new(model_id));
         let key = match &provider.key_env {
             Some(var) => match self.env.get(var) {
                 Some(key) => Some(key),
@@ -310,61 +284,53 @@ impl Providers {
     /// `provider.add`, `provider.list`, `model.use`, `model.current`.
     pub fn install_services(&self, registry: &Registry) {
         let providers = self.clone();
-        registry.add_service(
-            "provider.add",
-            Arc::new(move |_plugin, params| {
-                let provider: Provider = serde_json::from_value(params)
-                    .map_err(|e| format!("invalid provider: {e} (needs id, wire and base_url)"))?;
-                if provider.id.trim().is_empty() {
-                    return Err("a provider needs a non-empty id".to_string());
-                }
-                providers.add(provider);
-                Ok(Value::Null)
-            }),
-        );
+        registry.serve(move |ProviderAdd(provider)| {
+            if provider.id.trim().is_empty() {
+                return Err("a provider needs a non-empty id".to_string());
+            }
+            if provider.wire.trim().is_empty() {
+                return Err(format!(
+                    "provider {} needs a wire (e.g. \"openai-chat\")",
+                    provider.id
+                ));
+            }
+            providers.add(provider);
+            Ok(())
+        });
         let providers = self.clone();
-        registry.add_service(
-            "provider.list",
-            Arc::new(move |_plugin, _params| {
-                serde_json::to_value(providers.list()).map_err(|e| e.to_string())
-            }),
-        );
+        registry.serve(move |_: ProviderList| Ok(providers.list()));
         let providers = self.clone();
         let events = registry.clone();
-        registry.add_service(
-            "model.use",
-            Arc::new(move |_plugin, params| {
-                let choice = match (&params["model"], &params["provider"]) {
-                    (Value::String(model), Value::String(provider)) if !model.contains('/') => {
-                        format!("{provider}/{model}")
-                    }
-                    (Value::String(model), _) => model.clone(),
-                    (_, Value::String(provider)) => provider.clone(),
-                    _ => {
-                        return Err(
-                            "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\""
-                                .to_string(),
-                        );
-                    }
-                };
-                let resolved = providers.choose(&choice)?;
-                let answer = json!({"provider": resolved.provider.id, "model": resolved.model.id});
-                events.emit("model_changed", answer.clone());
-                Ok(answer)
-            }),
-        );
+        registry.serve(move |request: ModelUse| {
+            let choice = match (request.model, request.provider) {
+                (Some(model), Some(provider)) if !model.contains('/') => {
+                    format!("{provider}/{model}")
+                }
+                (Some(model), _) => model,
+                (None, Some(provider)) => provider,
+                (None, None) => {
+                    return Err(
+                        "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"".to_string(),
+                    );
+                }
+            };
+            let resolved = providers.choose(&choice)?;
+            providers.set_effort(request.effort);
+            let answer = choice_of(&resolved);
+            let payload = serde_json::to_value(&answer).map_err(|e| format!("model.use: {e}"))?;
+            events.emit("model_changed", payload);
+            Ok(answer)
+        });
         let providers = self.clone();
-        registry.add_service(
-            "model.current",
-            Arc::new(move |_plugin, _params| {
-                Ok(match providers.resolve(None) {
-                    Ok(resolved) => {
-                        json!({"provider": resolved.provider.id, "model": resolved.model.id})
-                    }
-                    Err(_) => Value::Null,
-                })
-            }),
-        );
+        registry
+            .serve(move |_: ModelCurrent| Ok(providers.resolve(None).ok().map(|r| choice_of(&r))));
+    }
+}
+
+fn choice_of(resolved: &Resolved) -> ModelChoice {
+    ModelChoice {
+        provider: resolved.provider.id.clone(),
+        model: resolved.model.id.clone(),
     }
 }
 

@@ -8,6 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
+use uji_protocol::services::{
+    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, WireList, WireRemove,
+};
 use uji_protocol::{HookOptions, LogLevel, ToolSpec};
 
 use crate::calls::{
@@ -337,105 +340,86 @@ impl Registry {
     }
 
     /// Offers the registry itself to plugins: `wire.list`, `wire.remove`,
-    /// `hook.remove` (`uji.off`), `emit` (`uji.emit`), `notify`, `config.set`.
+    /// `hook.remove` (`uji.off`), `emit` (`uji.emit`), `keymap.add`,
+    /// `keymap.list` and `config.set`.
     pub fn install_services(&self) {
         let registry = self.clone();
-        self.add_service(
-            "wire.list",
-            Arc::new(move |_plugin, _params| {
-                Ok(Value::from(
-                    registry
-                        .wires()
-                        .iter()
-                        .map(|w| Value::String(w.name().to_string()))
-                        .collect::<Vec<_>>(),
-                ))
-            }),
-        );
+        self.serve(move |_: WireList| {
+            Ok(registry
+                .wires()
+                .iter()
+                .map(|w| w.name().to_string())
+                .collect())
+        });
         let registry = self.clone();
-        self.add_service(
-            "wire.remove",
-            Arc::new(move |_plugin, params| {
-                let name = params
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .ok_or("expected a wire name")?;
-                Ok(Value::Bool(registry.remove_wire(name)))
-            }),
-        );
+        self.serve(move |request: WireRemove| Ok(registry.remove_wire(&request.name)));
         let registry = self.clone();
-        self.add_service(
-            "hook.remove",
-            Arc::new(move |_plugin, params| {
-                let event = params
-                    .get("event")
-                    .and_then(Value::as_str)
-                    .ok_or("expected an event name")?;
-                let name = params
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .ok_or("expected a handler name")?;
-                Ok(Value::Bool(registry.remove_hook(event, name)))
-            }),
-        );
+        self.serve(move |request: HookRemove| {
+            Ok(registry.remove_hook(&request.event, &request.name))
+        });
         let registry = self.clone();
-        self.add_service(
-            "emit",
-            Arc::new(move |_plugin, params| {
-                let event = params
-                    .get("event")
-                    .and_then(Value::as_str)
-                    .ok_or("expected an event name")?;
-                let payload = params.get("payload").cloned().unwrap_or(Value::Null);
-                Ok(Value::from(registry.emit(event, payload)))
-            }),
-        );
+        self.serve(move |request: Emit| Ok(registry.emit(&request.event, request.payload)));
         // Key bindings are kept for whichever interactive frontend runs.
         let registry = self.clone();
-        self.add_service(
-            "keymap.add",
-            Arc::new(move |_plugin, params| {
-                for field in ["mode", "key"] {
-                    if !params.get(field).is_some_and(Value::is_string) {
-                        return Err(format!("keymap.add needs a {field} string"));
-                    }
-                }
-                let mut list = registry
-                    .config("keymap")
-                    .and_then(|v| v.as_array().cloned())
-                    .unwrap_or_default();
-                list.retain(|b| !(b["mode"] == params["mode"] && b["key"] == params["key"]));
-                list.push(params);
-                registry.set_config("keymap", Value::Array(list));
-                Ok(Value::Null)
-            }),
-        );
+        self.serve(move |binding: KeymapAdd| {
+            let mut list = registry.keymap();
+            list.retain(|b| !(b.mode == binding.mode && b.key == binding.key));
+            list.push(binding);
+            let list = serde_json::to_value(list).map_err(|e| format!("keymap.add: {e}"))?;
+            registry.set_config("keymap", list);
+            Ok(())
+        });
         let registry = self.clone();
-        self.add_service(
-            "keymap.list",
-            Arc::new(move |_plugin, _params| {
-                Ok(registry
-                    .config("keymap")
-                    .unwrap_or(Value::Array(Vec::new())))
-            }),
-        );
+        self.serve(move |_: KeymapList| Ok(registry.keymap()));
         let registry = self.clone();
-        self.add_service(
-            "config.set",
-            Arc::new(move |_plugin, params| {
-                let key = params
-                    .get("key")
-                    .and_then(Value::as_str)
-                    .ok_or("expected a key")?;
-                registry.set_config(key, params.get("value").cloned().unwrap_or(Value::Null));
-                Ok(Value::Null)
-            }),
-        );
+        self.serve(move |request: ConfigSet| {
+            registry.set_config(&request.key, request.value);
+            Ok(())
+        });
+    }
+
+    /// The key bindings plugins added (`keymap.add`).
+    pub fn keymap(&self) -> Vec<KeymapAdd> {
+        self.config("keymap")
+            .and_then(|list| serde_json::from_value(list).ok())
+            .unwrap_or_default()
     }
 
     // ---- services, config, notices, log -------------------------------------
 
-    /// Offers a host service to plugins under `method` (e.g. `policy.set`).
+    /// Offers the typed service `S`: its parameters are decoded into `S`
+    /// (an error names the method and the expected shape) and the handler's
+    /// answer is encoded as `S::Answer`, so both sides share one definition.
+    pub fn serve<S, F>(&self, handler: F)
+    where
+        S: services::Service,
+        F: Fn(S) -> Result<S::Answer, String> + Send + Sync + 'static,
+    {
+        self.add_service(
+            S::METHOD,
+            Arc::new(move |_plugin, params| {
+                let request = services::decode_params::<S>(params).map_err(|e| e.to_string())?;
+                let answer = handler(request)?;
+                serde_json::to_value(answer).map_err(|e| format!("{}: {e}", S::METHOD))
+            }),
+        );
+    }
+
+    /// Calls the typed service `S` through its JSON form, exactly as a
+    /// plugin's `Host::call` does (for core's own callers and tests).
+    pub fn call<S: services::Service>(
+        &self,
+        plugin: &str,
+        request: &S,
+    ) -> Result<S::Answer, String> {
+        let params = serde_json::to_value(request).map_err(|e| format!("{}: {e}", S::METHOD))?;
+        let answer = self.call_service(plugin, S::METHOD, params)?;
+        serde_json::from_value(answer).map_err(|e| format!("{}: bad answer: {e}", S::METHOD))
+    }
+
+    /// Offers a host service to plugins under `method` (e.g. `tool.disable`).
+    /// Prefer [`Registry::serve`] for services with a type in
+    /// `uji_protocol::services`.
     pub fn add_service(&self, method: &str, service: Service) {
         if let Ok(mut services) = self.services.write() {
             services.insert(method.to_string(), service);
@@ -451,7 +435,7 @@ impl Registry {
             .and_then(|services| services.get(method).cloned());
         match service {
             Some(service) => service(plugin, params),
-            None => Err(format!("uji has no host service named {method:?}")),
+            None => Err(format!("{} {method:?}", services::NO_SUCH_SERVICE)),
         }
     }
 

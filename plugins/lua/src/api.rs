@@ -9,8 +9,10 @@ use std::time::Duration;
 use mlua::{
     FromLuaMulti, Function, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Value,
 };
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 use uji_sdk::LogLevel;
+use uji_sdk::serde::Serialize;
+use uji_sdk::services::{Service, ServiceError};
 
 use crate::convert::{self, ARRAY_MT};
 use crate::runtime::{Setup, State, Timers, current};
@@ -77,23 +79,38 @@ where
     })
 }
 
-/// Calls a host service for `api` (a Lua function name, for messages).
-pub fn service(state: &State, api: &str, method: &str, params: Json) -> Result<Json, String> {
-    state.host.call(method, &params).map_err(|e| {
-        if e.starts_with("uji has no host service") {
-            format!("{api} is not available yet: {e}")
-        } else {
-            format!("{api}: {e}")
+/// Calls the host service `S` for `api` (a Lua function name, for messages).
+pub fn service<S: Service>(state: &State, api: &str, request: &S) -> Result<S::Answer, String> {
+    state.host.service(request).map_err(|e| match e {
+        ServiceError::Unavailable { message, .. } => {
+            format!("{api} is not available yet: {message}")
         }
+        other => format!("{api}: {}", other.message()),
     })
 }
 
-fn lua_value(lua: &Lua, json: &Json) -> Result<Value, String> {
+/// A typed answer as a Lua value (`nil` for none).
+pub fn lua_of<T: Serialize>(lua: &Lua, api: &str, answer: &T) -> Result<Value, String> {
+    let json = serde_json::to_value(answer).map_err(|e| format!("{api}: {e}"))?;
+    lua_value(lua, &json)
+}
+
+pub fn lua_value(lua: &Lua, json: &Json) -> Result<Value, String> {
     convert::to_lua_nil(lua, json).map_err(lerr)
 }
 
-fn json_of(lua: &Lua, value: &Value, api: &str) -> Result<Json, String> {
+pub fn json_of(lua: &Lua, value: &Value, api: &str) -> Result<Json, String> {
     convert::to_json(lua, value).map_err(|e| format!("{api}: {e}"))
+}
+
+/// A list of strings as a Lua array.
+pub fn string_list(lua: &Lua, items: &[String]) -> Result<Value, String> {
+    let table = lua.create_table().map_err(lerr)?;
+    for item in items {
+        table.raw_push(item.as_str()).map_err(lerr)?;
+    }
+    convert::mark_array(lua, &table).map_err(lerr)?;
+    Ok(Value::Table(table))
 }
 
 /// Builds the Lua state: libraries, the `uji` table, `require` for shipped
@@ -135,6 +152,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::tool::install(lua, &t)?;
     crate::wire::install(lua, &t)?;
     crate::events::install(lua, &t)?;
+    crate::session::install(lua, &t)?;
     install_misc(lua, &t)?;
     let config_lua = state.config_dir.as_ref().map(|dir| {
         let lua_dir = dir.join("lua");
@@ -270,83 +288,6 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
         })?,
     )?;
     t.set("json_null", Value::NULL)?;
-    t.set(
-        "session_submit",
-        raw(lua, |_, state, text: Value| {
-            let text = string_arg(&text, "uji.session.submit", "the text")?;
-            service(
-                state,
-                "uji.session.submit",
-                "session.submit",
-                json!({"text": text}),
-            )?;
-            Ok(())
-        })?,
-    )?;
-    t.set(
-        "session_info",
-        raw(lua, |lua, state, ()| {
-            let info = service(state, "uji.session.info", "session.info", Json::Null)?;
-            lua_value(lua, &info)
-        })?,
-    )?;
-    t.set(
-        "quit",
-        raw(lua, |_, state, ()| {
-            service(state, "uji.quit", "quit", Json::Null)?;
-            Ok(())
-        })?,
-    )?;
-    t.set(
-        "provider_add",
-        raw(lua, |lua, state, spec: Value| {
-            let params = provider_spec(lua, &spec)?;
-            let answer = service(state, "uji.provider.add", "provider.add", params)?;
-            lua_value(lua, &answer)
-        })?,
-    )?;
-    t.set(
-        "provider_list",
-        raw(lua, |lua, state, ()| {
-            let answer = service(state, "uji.provider.list", "provider.list", Json::Null)?;
-            lua_value(lua, &answer)
-        })?,
-    )?;
-    t.set(
-        "model_use",
-        raw(lua, |lua, state, spec: Value| {
-            let model = match &spec {
-                Value::String(s) => s.to_string_lossy(),
-                Value::Table(t) => {
-                    let provider: Option<String> = t.get("provider").ok();
-                    let model: Option<String> = t.get("model").ok();
-                    match (provider, model) {
-                        (Some(p), Some(m)) => format!("{p}/{m}"),
-                        (Some(p), None) => p,
-                        _ => {
-                            return Err("uji.model.use: give \"provider/model\", \"provider\" or {provider = ..., model = ...}".to_string());
-                        }
-                    }
-                }
-                other => {
-                    return Err(format!(
-                        "uji.model.use: expected \"provider/model\", got {}",
-                        a_type(other)
-                    ));
-                }
-            };
-            // A bare provider id picks its default model; core checks it.
-            let answer = service(state, "uji.model.use", "model.use", json!({"model": model}))?;
-            lua_value(lua, &answer)
-        })?,
-    )?;
-    t.set(
-        "model_current",
-        raw(lua, |lua, state, ()| {
-            let answer = service(state, "uji.model.current", "model.current", Json::Null)?;
-            lua_value(lua, &answer)
-        })?,
-    )?;
     t.set("version", env!("CARGO_PKG_VERSION"))?;
     t.set(
         "traceback",
@@ -372,55 +313,4 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
         })?,
     )?;
     Ok(())
-}
-
-fn provider_spec(lua: &Lua, spec: &Value) -> Result<Json, String> {
-    const API: &str = "uji.provider.add";
-    let Value::Table(_) = spec else {
-        return Err(format!(
-            "{API}: expected a table {{id, wire, base_url, models}}, got {}",
-            a_type(spec)
-        ));
-    };
-    let mut json = json_of(lua, spec, API)?;
-    let Some(map) = json.as_object_mut() else {
-        return Err(format!(
-            "{API}: expected a table {{id, wire, base_url, models}}"
-        ));
-    };
-    for field in ["id", "wire", "base_url"] {
-        if !map.get(field).is_some_and(Json::is_string) {
-            return Err(format!("{API}: {field} must be a string"));
-        }
-    }
-    if let Some(key_env) = map.get("key_env")
-        && !key_env.is_string()
-    {
-        return Err(format!(
-            "{API}: key_env must be the name of an environment variable"
-        ));
-    }
-    let models = match map.remove("models") {
-        None => Vec::new(),
-        Some(Json::Array(items)) => items,
-        Some(Json::Object(o)) if o.is_empty() => Vec::new(),
-        Some(_) => return Err(format!("{API}: models must be a list")),
-    };
-    let mut normalized = Vec::with_capacity(models.len());
-    for (i, model) in models.into_iter().enumerate() {
-        match model {
-            Json::String(id) => normalized.push(json!({"id": id})),
-            Json::Object(o) if o.get("id").is_some_and(Json::is_string) => {
-                normalized.push(Json::Object(o));
-            }
-            _ => {
-                return Err(format!(
-                    "{API}: models[{}] must be a model id or a table with an id",
-                    i + 1
-                ));
-            }
-        }
-    }
-    map.insert("models".to_string(), Json::Array(normalized));
-    Ok(json)
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::protocol::HookOptions;
+use uji_sdk::services::{Emit, HookRemove, KeymapAdd, ServiceError};
 
-use crate::api::{a_type, lerr, raw, service, string_arg};
+use crate::api::{a_type, lerr, lua_of, raw, service, string_arg};
 use crate::convert;
 use crate::runtime::{KeyBinding, Link, State};
 
@@ -258,14 +259,16 @@ fn keymap_add(state: &Rc<State>, mode: Value, key: Value, binding: Value) -> Res
             binding,
         });
     }
-    match state.host.call(
-        "keymap.add",
-        &json!({"mode": mode, "key": key, "binding": forwarded}),
-    ) {
-        Ok(_) => Ok(()),
-        // No interface offers key bindings yet: keep them for uji.keymap.list().
-        Err(e) if e.starts_with("uji has no host service") => Ok(()),
-        Err(e) => Err(format!("{API}: {e}")),
+    let binding = KeymapAdd {
+        mode,
+        key,
+        binding: forwarded,
+    };
+    match state.host.service(&binding) {
+        // Without an interface that offers key bindings, they are kept for
+        // uji.keymap.list().
+        Ok(()) | Err(ServiceError::Unavailable { .. }) => Ok(()),
+        Err(e) => Err(format!("{API}: {}", e.message())),
     }
 }
 
@@ -305,13 +308,7 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         raw(lua, |_, state, (event, name): (Value, Value)| {
             let event = string_arg(&event, "uji.off", "the event name")?;
             let name = string_arg(&name, "uji.off", "the handler name")?;
-            let answer = service(
-                state,
-                "uji.off",
-                "hook.remove",
-                json!({"event": event, "name": name}),
-            )?;
-            Ok(answer.as_bool().unwrap_or(false))
+            service(state, "uji.off", &HookRemove { event, name })
         })?,
     )?;
     t.set(
@@ -319,14 +316,8 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         raw(lua, |lua, state, (event, payload): (Value, Value)| {
             let event = string_arg(&event, "uji.emit", "the event name")?;
             let payload = convert::to_json(lua, &payload).map_err(|e| format!("uji.emit: {e}"))?;
-            let answers = service(
-                state,
-                "uji.emit",
-                "emit",
-                json!({"event": event, "payload": payload}),
-            )?;
-            let list = convert::to_lua_nil(lua, &answers).map_err(lerr)?;
-            Ok(list)
+            let answers = service(state, "uji.emit", &Emit { event, payload })?;
+            lua_of(lua, "uji.emit", &answers)
         })?,
     )?;
     t.set(

@@ -12,6 +12,7 @@ mod errors;
 mod events;
 mod load;
 mod runtime;
+mod session;
 mod tool;
 mod wire;
 

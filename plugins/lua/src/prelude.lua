@@ -72,6 +72,9 @@ uji.json = {
 uji.session = {
   submit = wrap(raw.session_submit),
   info = wrap(raw.session_info),
+  set_title = wrap(raw.session_set_title),
+  compact = wrap(raw.session_compact),
+  interrupt = wrap(raw.session_interrupt),
 }
 
 uji.quit = wrap(raw.quit)

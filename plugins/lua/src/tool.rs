@@ -6,12 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
+use uji_sdk::services::{
+    ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove, ToolRoots,
+};
 use uji_sdk::{
     Canceller, DeclaredPolicy, Display, Image, SubjectKind, Tool, ToolCall, ToolContext,
     ToolOutput, ToolSpec,
 };
 
-use crate::api::{a_type, lerr, raw, service, string_arg};
+use crate::api::{a_type, lerr, raw, service, string_arg, string_list};
 use crate::convert;
 use crate::runtime::{CallSlot, Link, State, ToolEntry, current};
 
@@ -604,14 +607,20 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
         .map_err(|e| format!("{who}: {e}"))
 }
 
-fn names_param(lua: &Lua, value: &Value, api: &str) -> Result<Json, String> {
+fn names_param(lua: &Lua, value: &Value, api: &str) -> Result<Vec<String>, String> {
     match value {
-        Value::String(s) => Ok(json!([s.to_string_lossy()])),
+        Value::String(s) => Ok(vec![s.to_string_lossy()]),
         Value::Table(_) => {
             let json = convert::to_json(lua, value).map_err(|e| format!("{api}: {e}"))?;
             match json {
-                Json::Array(items) if items.iter().all(Json::is_string) => Ok(Json::Array(items)),
-                Json::Object(o) if o.is_empty() => Ok(json!([])),
+                Json::Array(items) => items
+                    .into_iter()
+                    .map(|item| match item {
+                        Json::String(name) => Ok(name),
+                        _ => Err(format!("{api}: expected a list of tool names")),
+                    })
+                    .collect(),
+                Json::Object(o) if o.is_empty() => Ok(Vec::new()),
                 _ => Err(format!("{api}: expected a list of tool names")),
             }
         }
@@ -620,21 +629,6 @@ fn names_param(lua: &Lua, value: &Value, api: &str) -> Result<Json, String> {
             a_type(other)
         )),
     }
-}
-
-fn string_list(lua: &Lua, json: &Json) -> Result<Value, String> {
-    let table = lua.create_table().map_err(lerr)?;
-    if let Some(items) = json.as_array() {
-        for item in items {
-            let text = item
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| item.to_string());
-            table.raw_push(text).map_err(lerr)?;
-        }
-    }
-    convert::mark_array(lua, &table).map_err(lerr)?;
-    Ok(Value::Table(table))
 }
 
 pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
@@ -648,46 +642,28 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         "tool_remove",
         raw(lua, |_, state, name: Value| {
             let name = string_arg(&name, "uji.tool.remove", "the tool's name")?;
-            let answer = service(
-                state,
-                "uji.tool.remove",
-                "tool.remove",
-                json!({"name": name}),
-            )?;
-            Ok(answer.as_bool().unwrap_or(false))
+            service(state, "uji.tool.remove", &ToolRemove { name })
         })?,
     )?;
     t.set(
         "tool_list",
         raw(lua, |lua, state, ()| {
-            let answer = service(state, "uji.tool.list", "tool.list", Json::Null)?;
-            string_list(lua, &answer)
+            let names = service(state, "uji.tool.list", &ToolList {})?;
+            string_list(lua, &names)
         })?,
     )?;
     t.set(
         "tool_disable",
         raw(lua, |lua, state, names: Value| {
             let names = names_param(lua, &names, "uji.tool.disable")?;
-            service(
-                state,
-                "uji.tool.disable",
-                "tool.disable",
-                json!({"names": names}),
-            )?;
-            Ok(())
+            service(state, "uji.tool.disable", &ToolDisable { names })
         })?,
     )?;
     t.set(
         "tool_enable",
         raw(lua, |lua, state, names: Value| {
             let names = names_param(lua, &names, "uji.tool.enable")?;
-            service(
-                state,
-                "uji.tool.enable",
-                "tool.enable",
-                json!({"names": names}),
-            )?;
-            Ok(())
+            service(state, "uji.tool.enable", &ToolEnable { names })
         })?,
     )?;
     t.set(
@@ -725,21 +701,16 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
                     ));
                 }
             };
-            let answer = service(
-                state,
-                API,
-                "tool.policy",
-                json!({"rules": rules, "name": name}),
-            )?;
-            string_list(lua, answer.get("problems").unwrap_or(&Json::Null))
+            let answer = service(state, API, &ToolPolicy { rules, name })?;
+            string_list(lua, &answer.problems)
         })?,
     )?;
     t.set(
         "tool_confine",
         raw(lua, |_, state, enabled: Value| {
-            let params = match enabled {
-                Value::Nil => json!({}),
-                Value::Boolean(b) => json!({"enabled": b}),
+            let enabled = match enabled {
+                Value::Nil => None,
+                Value::Boolean(b) => Some(b),
                 other => {
                     return Err(format!(
                         "uji.tool.confine: takes true, false or nothing, got {}",
@@ -747,22 +718,20 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
                     ));
                 }
             };
-            let answer = service(state, "uji.tool.confine", "tool.confine", params)?;
-            Ok(answer.as_bool().unwrap_or(true))
+            service(state, "uji.tool.confine", &ToolConfine { enabled })
         })?,
     )?;
     t.set(
         "tool_roots",
         raw(lua, |lua, state, paths: Value| {
             const API: &str = "uji.tool.roots";
-            let params = match &paths {
-                Value::Nil => json!({}),
-                Value::String(s) => json!({"paths": [s.to_string_lossy()]}),
-                Value::Table(_) => {
-                    let list = names_param(lua, &paths, API)
-                        .map_err(|_| format!("{API}: expected a list of directories"))?;
-                    json!({"paths": list})
-                }
+            let paths = match &paths {
+                Value::Nil => None,
+                Value::String(s) => Some(vec![s.to_string_lossy()]),
+                Value::Table(_) => Some(
+                    names_param(lua, &paths, API)
+                        .map_err(|_| format!("{API}: expected a list of directories"))?,
+                ),
                 other => {
                     return Err(format!(
                         "{API}: expected a list of directories or nothing, got {}",
@@ -770,8 +739,8 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
                     ));
                 }
             };
-            let answer = service(state, API, "tool.roots", params)?;
-            string_list(lua, &answer)
+            let roots = service(state, API, &ToolRoots { paths })?;
+            string_list(lua, &roots)
         })?,
     )?;
     Ok(())

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use mlua::{Lua, Table, Value};
 use serde_json::{Value as Json, json};
+use uji_sdk::services::{WireList, WireRemove};
 use uji_sdk::{Answer, Canceller, Failure, Reply, Wire, WireRequest};
 
-use crate::api::{a_type, lerr, raw, service, string_arg};
+use crate::api::{a_type, lerr, raw, service, string_arg, string_list};
 use crate::convert;
 use crate::runtime::{Link, State, StreamSlot, current};
 
@@ -391,20 +392,14 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         "wire_remove",
         raw(lua, |_, state, name: Value| {
             let name = string_arg(&name, "uji.wire.remove", "the wire's name")?;
-            let answer = service(
-                state,
-                "uji.wire.remove",
-                "wire.remove",
-                json!({"name": name}),
-            )?;
-            Ok(answer.as_bool().unwrap_or(false))
+            service(state, "uji.wire.remove", &WireRemove { name })
         })?,
     )?;
     t.set(
         "wire_list",
         raw(lua, |lua, state, ()| {
-            let answer = service(state, "uji.wire.list", "wire.list", Json::Null)?;
-            convert::to_lua_nil(lua, &answer).map_err(lerr)
+            let names = service(state, "uji.wire.list", &WireList {})?;
+            string_list(lua, &names)
         })?,
     )?;
     Ok(())

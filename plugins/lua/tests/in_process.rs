@@ -16,6 +16,11 @@ struct Env {
 }
 
 fn boot(init: &str) -> Env {
+    boot_with(init, |_| {})
+}
+
+/// Boots with extra host services `install` adds before the plugin loads.
+fn boot_with(init: &str, install: impl FnOnce(&Registry)) -> Env {
     let config = tempfile::tempdir().unwrap();
     std::fs::write(config.path().join("init.lua"), init).unwrap();
     let registry = Registry::new();
@@ -26,6 +31,7 @@ fn boot(init: &str) -> Env {
     registry.install_services();
     let gate = Gate::new(registry.clone());
     gate.install_services();
+    install(&registry);
     load_module(
         uji_sdk::in_process_module::<uji_plugin_lua::LuaPlugin>(),
         "lua",
@@ -37,6 +43,15 @@ fn boot(init: &str) -> Env {
         gate,
         config,
     }
+}
+
+/// The texts of the notices so far.
+fn notice_texts(registry: &Registry) -> Vec<String> {
+    registry
+        .take_notices()
+        .into_iter()
+        .map(|n| n.text)
+        .collect()
 }
 
 fn call(env: &Env, name: &str, args: Value) -> uji_core::GateResult {
@@ -100,6 +115,9 @@ for _, f in ipairs({
   function() uji.provider.add({ id = "p", wire = "w", base_url = "http://x", models = { "m" } }) end,
   function() uji.session.submit("hi") end,
   function() uji.quit() end,
+  function() uji.session.set_title("t") end,
+  function() uji.session.compact() end,
+  function() uji.session.interrupt() end,
 }) do
   local ok, err = pcall(f)
   uji.notify(tostring(ok) .. " " .. err)
@@ -108,19 +126,17 @@ uji.keymap.add("normal", "<C-b>", { command = "plan" })
 uji.notify("keymap kept: " .. #uji.keymap.list())
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
-    assert_eq!(notices.len(), 6, "{notices:?}");
+    let notices = notice_texts(&env.registry);
+    assert_eq!(notices.len(), 9, "{notices:?}");
     for (notice, api) in notices.iter().zip([
         "uji.model.use",
         "uji.model.current",
         "uji.provider.add",
         "uji.session.submit",
         "uji.quit",
+        "uji.session.set_title",
+        "uji.session.compact",
+        "uji.session.interrupt",
     ]) {
         assert!(notice.starts_with("false "), "{notice}");
         assert!(
@@ -131,7 +147,61 @@ uji.notify("keymap kept: " .. #uji.keymap.list())
         );
         assert!(notice.contains("init.lua:"), "{notice}");
     }
-    assert_eq!(notices[5], "keymap kept: 1");
+    assert_eq!(notices[8], "keymap kept: 1");
+}
+
+/// The session functions send the typed requests of `uji_sdk::services`
+/// (served here by stand-ins decoding into the same types) and return the
+/// typed answers.
+#[test]
+fn session_functions_send_the_typed_session_requests() {
+    use uji_sdk::services::{
+        SessionCompact, SessionInfo, SessionInfoRequest, SessionInterrupt, SessionSetTitle,
+    };
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let env = boot_with(
+        r#"
+uji.session.set_title("Refactor the parser")
+uji.session.compact()
+uji.session.interrupt()
+local info = uji.session.info()
+uji.notify(info.title .. " " .. info.model .. " " .. info.messages .. " " .. info.usage.input .. " " .. info.later)
+"#,
+        |registry| {
+            let log = Arc::clone(&seen);
+            registry.serve(move |r: SessionSetTitle| {
+                log.lock().unwrap().push(format!("title {}", r.title));
+                Ok(())
+            });
+            let log = Arc::clone(&seen);
+            registry.serve(move |_: SessionCompact| {
+                log.lock().unwrap().push("compact".into());
+                Ok(())
+            });
+            let log = Arc::clone(&seen);
+            registry.serve(move |_: SessionInterrupt| {
+                log.lock().unwrap().push("interrupt".into());
+                Ok(())
+            });
+            registry.serve(|_: SessionInfoRequest| {
+                let mut info = SessionInfo {
+                    title: "Refactor the parser".into(),
+                    model: "echo/parrot".into(),
+                    messages: 2,
+                    ..SessionInfo::default()
+                };
+                info.usage.input = 7;
+                info.extra.insert("later".into(), json!("kept"));
+                Ok(info)
+            });
+        },
+    );
+    let notices = notice_texts(&env.registry);
+    assert_eq!(notices, ["Refactor the parser echo/parrot 2 7 kept"]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["title Refactor the parser", "compact", "interrupt"]
+    );
 }
 
 #[test]
@@ -142,23 +212,19 @@ local ok, err = pcall(uji.provider.add, { id = "p", base_url = "http://x" })
 uji.notify(err)
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert!(
         notices[0].contains("uji.provider.add: wire must be a string"),
         "{notices:?}"
     );
 
-    // With a provider.add service, the normalized spec is what it receives.
+    // With a provider.add service, the normalized, typed spec is what it
+    // receives (the context window a model left out is the default one).
     let config = tempfile::tempdir().unwrap();
     std::fs::write(
         config.path().join("init.lua"),
         r#"local r = uji.provider.add({ id = "p", wire = "w", base_url = "http://x", models = { "a", { id = "b", context_window = 10 } } })
-uji.notify(r.ok and "ok" or "not ok")"#,
+uji.notify(r == nil and "ok" or "not ok")"#,
     )
     .unwrap();
     let registry = Registry::new();
@@ -172,7 +238,7 @@ uji.notify(r.ok and "ok" or "not ok")"#,
         "provider.add",
         Arc::new(move |_plugin, params| {
             *sink.lock().unwrap() = params;
-            Ok(json!({"ok": true}))
+            Ok(Value::Null)
         }),
     );
     load_module(
@@ -183,13 +249,9 @@ uji.notify(r.ok and "ok" or "not ok")"#,
     .unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
-        json!({"id": "p", "wire": "w", "base_url": "http://x", "models": [{"id": "a"}, {"id": "b", "context_window": 10}]})
+        json!({"id": "p", "wire": "w", "base_url": "http://x", "models": [{"id": "a", "context_window": 128000}, {"id": "b", "context_window": 10}]})
     );
-    let notices: Vec<String> = registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&registry);
     assert_eq!(notices, ["ok"]);
 }
 
@@ -246,12 +308,7 @@ uji.notify(table.concat(names, " "))
 uji.notify(uji.json.encode(uji.emit("x")))
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert_eq!(notices, ["init.lua:4 init.lua:4#2 three", "[1,2,3]"]);
 }
 
@@ -267,12 +324,7 @@ print("to the log, not the terminal")
 uji.notify(type(uji.version))
 "#,
     );
-    let notices: Vec<String> = env
-        .registry
-        .take_notices()
-        .into_iter()
-        .map(|n| n.text)
-        .collect();
+    let notices = notice_texts(&env.registry);
     assert_eq!(
         notices,
         [

@@ -11,6 +11,10 @@ use uji_abi::{
 use uji_protocol::{HookOptions, LogLevel};
 
 use crate::guard::guard_result;
+use crate::services::{
+    ModelChoice, ModelUse, Provider, ProviderAdd, Service, ServiceError, SessionInfo,
+    SessionInfoRequest, ToolDisable, ToolEnable, ToolPolicy,
+};
 use crate::tool::{Tool, ToolAdapter};
 use crate::wire::{Wire, WireAdapter};
 
@@ -100,7 +104,8 @@ impl Host {
         }
     }
 
-    /// Calls a host service (e.g. `policy.set`, `tool.disable`).
+    /// Calls a host service by name with JSON parameters. Prefer
+    /// [`Host::service`], which checks the shapes at compile time.
     pub fn call(&self, method: &str, params: &Value) -> Result<Value, String> {
         let params = serde_json::to_string(params).map_err(|e| e.to_string())?;
         let answer = self
@@ -109,6 +114,66 @@ impl Host {
             .into_result()
             .map_err(String::from)?;
         serde_json::from_str(answer.as_str()).map_err(|e| format!("{method}: bad answer: {e}"))
+    }
+}
+
+impl Host {
+    /// Calls the host service `S` (see [`crate::services`]) and decodes its
+    /// answer. The request travels as JSON through [`Host::call`].
+    pub fn service<S: Service>(&self, request: &S) -> Result<S::Answer, ServiceError> {
+        let encoding = |e: serde_json::Error| ServiceError::Encoding {
+            method: S::METHOD,
+            message: e.to_string(),
+        };
+        let params = serde_json::to_string(request).map_err(encoding)?;
+        let answer = self
+            .inner
+            .call(RStr::from(S::METHOD), RStr::from(params.as_str()))
+            .into_result()
+            .map_err(|e| ServiceError::from_host(S::METHOD, e.into()))?;
+        serde_json::from_str(answer.as_str()).map_err(encoding)
+    }
+
+    /// `provider.add`: registers a provider and its models, so `--model
+    /// PROVIDER/MODEL` selects it.
+    pub fn add_provider(&self, provider: Provider) -> Result<(), ServiceError> {
+        self.service(&ProviderAdd(provider))
+    }
+
+    /// `model.use`: chooses `"provider/model"` (or `"provider"`, its default
+    /// model) for the next requests.
+    pub fn use_model(&self, choice: &str) -> Result<ModelChoice, ServiceError> {
+        self.service(&ModelUse::new(choice))
+    }
+
+    /// `tool.policy`: adds rules (`{tool: {allow, ask, deny, default}}`) to
+    /// the rule set `set` (`default` when `None`); answers the rules that
+    /// were not applied.
+    pub fn set_policy(&self, rules: Value, set: Option<&str>) -> Result<Vec<String>, ServiceError> {
+        let request = ToolPolicy {
+            rules,
+            name: set.map(str::to_string),
+        };
+        Ok(self.service(&request)?.problems)
+    }
+
+    /// `tool.disable`: no call to these tools runs, whatever the rules say.
+    pub fn disable_tools(&self, names: &[&str]) -> Result<(), ServiceError> {
+        self.service(&ToolDisable {
+            names: names.iter().map(|n| n.to_string()).collect(),
+        })
+    }
+
+    /// `tool.enable`: undoes [`Host::disable_tools`].
+    pub fn enable_tools(&self, names: &[&str]) -> Result<(), ServiceError> {
+        self.service(&ToolEnable {
+            names: names.iter().map(|n| n.to_string()).collect(),
+        })
+    }
+
+    /// `session.info`: facts about the running session.
+    pub fn session_info(&self) -> Result<SessionInfo, ServiceError> {
+        self.service(&SessionInfoRequest {})
     }
 }
 

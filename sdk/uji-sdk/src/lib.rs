@@ -43,12 +43,14 @@
 
 mod guard;
 mod host;
+pub mod services;
 pub mod testing;
 mod tool;
 mod wire;
 
 pub use guard::{guard, guard_result};
 pub use host::{Frontend, FrontendSession, Host};
+pub use serde;
 pub use serde_json;
 pub use tool::{Canceller, Tool, ToolContext};
 pub use uji_abi as abi;
@@ -135,3 +137,9 @@ pub mod __private {
         }
     }
 }
+
+/// The Rust examples of docs/plugins.md compile and run as doctests, so the
+/// guide cannot drift from the SDK.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/plugins.md")]
+pub struct PluginsGuide;

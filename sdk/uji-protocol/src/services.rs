@@ -1,0 +1,564 @@
+//! Host services: what a plugin asks uji to do, one typed request per
+//! service, each naming its method and the type of its answer.
+//!
+//! They cross the plugin boundary as JSON through `Host::call(method,
+//! params)`. Core decodes the parameters into these same types, so the two
+//! sides cannot drift apart. As everywhere in this crate, unknown fields are
+//! ignored and new fields are optional.
+
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::wire::Usage;
+
+/// A host service: a request type, the method it is sent to and what it
+/// answers.
+pub trait Service: Serialize + DeserializeOwned {
+    /// The method name, e.g. `tool.disable`.
+    const METHOD: &'static str;
+    /// The parameters' shape, for error messages.
+    const SHAPE: &'static str;
+    /// What the service returns (`()` for JSON `null`).
+    type Answer: Serialize + DeserializeOwned;
+}
+
+/// How the host's "no such service" error starts, so callers can tell a
+/// service this uji does not offer (yet) from one that failed.
+pub const NO_SUCH_SERVICE: &str = "uji has no host service named";
+
+/// Parameters a service could not read.
+#[derive(Debug, thiserror::Error)]
+#[error("{method} expects {shape}: {source}")]
+pub struct ParamsError {
+    pub method: &'static str,
+    pub shape: &'static str,
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// Reads the parameters of `S`. Missing parameters (`null`) read as `{}`,
+/// which is what services without required fields accept.
+pub fn decode_params<S: Service>(params: Value) -> Result<S, ParamsError> {
+    let params = match params {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => other,
+    };
+    serde_json::from_value(params).map_err(|source| ParamsError {
+        method: S::METHOD,
+        shape: S::SHAPE,
+        source,
+    })
+}
+
+macro_rules! service {
+    ($request:ty, $method:literal, $shape:literal, $answer:ty) => {
+        impl Service for $request {
+            const METHOD: &'static str = $method;
+            const SHAPE: &'static str = $shape;
+            type Answer = $answer;
+        }
+    };
+}
+
+// ---- wires, hooks, events, key bindings, config -----------------------------
+
+/// `wire.list`: the names of the registered wires.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireList {}
+service!(WireList, "wire.list", "{}", Vec<String>);
+
+/// `wire.remove`: removes a wire; answers whether it existed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireRemove {
+    pub name: String,
+}
+service!(WireRemove, "wire.remove", "{\"name\": wire}", bool);
+
+/// `hook.remove`: removes the handler `name` of `event`; answers whether it
+/// existed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookRemove {
+    pub event: String,
+    pub name: String,
+}
+service!(
+    HookRemove,
+    "hook.remove",
+    "{\"event\": event, \"name\": handler}",
+    bool
+);
+
+/// `emit`: runs the handlers of `event` with `payload`; answers what each
+/// handler returned, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Emit {
+    pub event: String,
+    #[serde(default)]
+    pub payload: Value,
+}
+service!(
+    Emit,
+    "emit",
+    "{\"event\": event, \"payload\": any}",
+    Vec<Value>
+);
+
+/// `keymap.add`: binds `key` in `mode` to `binding` (an action name or
+/// `{"command": name}`) for interactive frontends. Also one entry of
+/// [`KeymapList`]'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeymapAdd {
+    pub mode: String,
+    pub key: String,
+    #[serde(default)]
+    pub binding: Value,
+}
+service!(
+    KeymapAdd,
+    "keymap.add",
+    "{\"mode\": mode, \"key\": key, \"binding\": action}",
+    ()
+);
+
+/// `keymap.list`: the key bindings added so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeymapList {}
+service!(KeymapList, "keymap.list", "{}", Vec<KeymapAdd>);
+
+/// `config.set`: sets a configuration value every plugin reads with
+/// `Host::config(key)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigSet {
+    pub key: String,
+    #[serde(default)]
+    pub value: Value,
+}
+service!(
+    ConfigSet,
+    "config.set",
+    "{\"key\": key, \"value\": any}",
+    ()
+);
+
+// ---- tools and the policy ---------------------------------------------------
+
+/// `tool.policy`: adds policy rules (`{tool: {allow, ask, deny, default}}`)
+/// to the rule set `name` (`default` when absent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolPolicy {
+    pub rules: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+service!(
+    ToolPolicy,
+    "tool.policy",
+    "{\"rules\": {tool: {allow, ask, deny}}, \"name\"?: set}",
+    PolicyProblems
+);
+
+/// The answer of `tool.policy`: one line per rule that was not applied.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyProblems {
+    #[serde(default)]
+    pub problems: Vec<String>,
+}
+
+/// `tool.disable`: no call to these tools runs, whatever the rules say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolDisable {
+    #[serde(deserialize_with = "one_or_many")]
+    pub names: Vec<String>,
+}
+service!(ToolDisable, "tool.disable", "{\"names\": [tool names]}", ());
+
+/// `tool.enable`: undoes `tool.disable`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolEnable {
+    #[serde(deserialize_with = "one_or_many")]
+    pub names: Vec<String>,
+}
+service!(ToolEnable, "tool.enable", "{\"names\": [tool names]}", ());
+
+/// `tool.confine`: switches confinement of the file tools on or off
+/// (`None` leaves it); answers whether it is on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolConfine {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+}
+service!(
+    ToolConfine,
+    "tool.confine",
+    "{\"enabled\"?: true or false}",
+    bool
+);
+
+/// `tool.roots`: sets the extra directories the file tools may reach
+/// (`None` leaves them); answers the list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRoots {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+}
+service!(
+    ToolRoots,
+    "tool.roots",
+    "{\"paths\"?: [directories]}",
+    Vec<String>
+);
+
+/// `tool.remove`: removes a tool; answers whether it existed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRemove {
+    pub name: String,
+}
+service!(ToolRemove, "tool.remove", "{\"name\": tool}", bool);
+
+/// `tool.list`: the names of the registered tools, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolList {}
+service!(ToolList, "tool.list", "{}", Vec<String>);
+
+/// A list of names, or one name alone.
+fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Names {
+        One(String),
+        Many(Vec<String>),
+    }
+    match Names::deserialize(deserializer) {
+        Ok(Names::One(one)) => Ok(vec![one]),
+        Ok(Names::Many(many)) => Ok(many),
+        Err(_) => Err(serde::de::Error::custom(
+            "expected a list of tool names (strings)",
+        )),
+    }
+}
+
+// ---- providers and models ---------------------------------------------------
+
+/// Tokens a model can read when its provider does not say.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+fn default_context_window() -> u64 {
+    DEFAULT_CONTEXT_WINDOW
+}
+
+/// A model a provider offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub id: String,
+    /// Tokens the model can read, for compaction.
+    #[serde(default = "default_context_window")]
+    pub context_window: u64,
+    /// Output limit sent with each request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<u64>,
+}
+
+impl ModelInfo {
+    /// A model with the default context window and no output limit.
+    pub fn new(id: impl Into<String>) -> ModelInfo {
+        ModelInfo {
+            id: id.into(),
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            max_output: None,
+        }
+    }
+
+    pub fn context_window(mut self, tokens: u64) -> ModelInfo {
+        self.context_window = tokens;
+        self
+    }
+
+    pub fn max_output(mut self, tokens: u64) -> ModelInfo {
+        self.max_output = Some(tokens);
+        self
+    }
+}
+
+/// A provider: a server (or anything else) reached through one wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provider {
+    pub id: String,
+    /// The wire that speaks its API (`anthropic`, `openai-chat`, or one a
+    /// plugin registered).
+    pub wire: String,
+    /// Sent to the wire with each request; empty for wires that need none.
+    #[serde(default)]
+    pub base_url: String,
+    /// Environment variable holding the key; none for keyless servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_env: Option<String>,
+    /// Environment variable that overrides `base_url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url_env: Option<String>,
+    #[serde(default)]
+    pub models: Vec<ModelInfo>,
+    /// Model used when only the provider is chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+    /// Seconds without stream data before a request counts as stalled
+    /// (default 120; raise it for slow local models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<u64>,
+}
+
+impl Provider {
+    /// A provider `id` served by the wire `wire`, with no URL, key or models.
+    pub fn new(id: impl Into<String>, wire: impl Into<String>) -> Provider {
+        Provider {
+            id: id.into(),
+            wire: wire.into(),
+            base_url: String::new(),
+            key_env: None,
+            base_url_env: None,
+            models: Vec::new(),
+            default_model: None,
+            idle_timeout: None,
+        }
+    }
+
+    pub fn base_url(mut self, url: impl Into<String>) -> Provider {
+        self.base_url = url.into();
+        self
+    }
+
+    pub fn key_env(mut self, var: impl Into<String>) -> Provider {
+        self.key_env = Some(var.into());
+        self
+    }
+
+    /// Adds a model; the first one added is the default unless
+    /// [`Provider::default_model`] says otherwise.
+    pub fn model(mut self, model: ModelInfo) -> Provider {
+        self.models.push(model);
+        self
+    }
+
+    pub fn default_model(mut self, id: impl Into<String>) -> Provider {
+        self.default_model = Some(id.into());
+        self
+    }
+}
+
+/// `provider.add`: adds a provider, or merges into the one with the same id
+/// (fields given replace, models are added or replaced by id).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ProviderAdd(pub Provider);
+service!(
+    ProviderAdd,
+    "provider.add",
+    "a provider {\"id\", \"wire\", \"base_url\"?, \"models\"?, ...}",
+    ()
+);
+
+/// `provider.list`: every provider known to this process.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderList {}
+service!(ProviderList, "provider.list", "{}", Vec<Provider>);
+
+/// `model.use`: chooses the model, as `provider/model` or just `provider`
+/// (its default model).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelUse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// With a `model` that has no `/`: the provider it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Reasoning effort for the chosen model (`low`, `medium`, `high`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+}
+service!(
+    ModelUse,
+    "model.use",
+    "{\"model\": \"provider/model\" or \"provider\", \"effort\"?: level}",
+    ModelChoice
+);
+
+impl ModelUse {
+    /// `"provider/model"` or `"provider"`.
+    pub fn new(choice: impl Into<String>) -> ModelUse {
+        ModelUse {
+            model: Some(choice.into()),
+            ..ModelUse::default()
+        }
+    }
+
+    pub fn effort(mut self, effort: impl Into<String>) -> ModelUse {
+        self.effort = Some(effort.into());
+        self
+    }
+}
+
+/// A chosen model: the answer of `model.use` and `model.current`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelChoice {
+    pub provider: String,
+    pub model: String,
+}
+
+/// `model.current`: the model requests use now, or `None` when none can be
+/// chosen (no key set, no choice made).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelCurrent {}
+service!(ModelCurrent, "model.current", "{}", Option<ModelChoice>);
+
+// ---- the running session ----------------------------------------------------
+
+/// `session.info`: facts about the running session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfoRequest {}
+service!(SessionInfoRequest, "session.info", "{}", SessionInfo);
+
+/// The answer of `session.info`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub cwd: String,
+    /// `provider/model`.
+    #[serde(default)]
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    /// Messages in the session so far.
+    #[serde(default)]
+    pub messages: u64,
+    #[serde(default)]
+    pub usage: Usage,
+    /// Fields a newer uji adds, kept so they reach the caller (Lua's
+    /// `uji.session.info()` shows them).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+/// `session.submit`: a user message for the running session, queued after
+/// the running turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSubmit {
+    pub text: String,
+}
+service!(SessionSubmit, "session.submit", "{\"text\": message}", ());
+
+/// `session.set_title`: renames the running session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSetTitle {
+    pub title: String,
+}
+service!(
+    SessionSetTitle,
+    "session.set_title",
+    "{\"title\": title}",
+    ()
+);
+
+/// `session.compact`: summarises the running session's history.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCompact {}
+service!(SessionCompact, "session.compact", "{}", ());
+
+/// `session.interrupt`: stops the running turn, as the user's interrupt does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInterrupt {}
+service!(SessionInterrupt, "session.interrupt", "{}", ());
+
+/// `quit`: ends the session and uji.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quit {}
+service!(Quit, "quit", "{}", ());
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn wire<S: Service>(request: &S) -> Value {
+        serde_json::to_value(request).unwrap()
+    }
+
+    #[test]
+    fn requests_serialize_to_the_shapes_core_has_always_read() {
+        assert_eq!(
+            wire(&ToolPolicy {
+                rules: json!({"run_command": {"allow": ["ls"]}}),
+                name: Some("ci".into())
+            }),
+            json!({"rules": {"run_command": {"allow": ["ls"]}}, "name": "ci"})
+        );
+        assert_eq!(
+            wire(&ToolDisable {
+                names: vec!["write_file".into()]
+            }),
+            json!({"names": ["write_file"]})
+        );
+        assert_eq!(wire(&ToolConfine::default()), json!({}));
+        assert_eq!(
+            wire(&ModelUse::new("a/b").effort("high")),
+            json!({"model": "a/b", "effort": "high"})
+        );
+        assert_eq!(
+            wire(&ProviderAdd(
+                Provider::new("echo", "echo").model(ModelInfo::new("m"))
+            )),
+            json!({"id": "echo", "wire": "echo", "base_url": "",
+                   "models": [{"id": "m", "context_window": 128000}]})
+        );
+        assert_eq!(wire(&Quit {}), json!({}));
+    }
+
+    #[test]
+    fn null_reads_as_no_parameters_and_one_name_as_a_list() {
+        assert_eq!(
+            decode_params::<ToolConfine>(Value::Null).unwrap(),
+            ToolConfine::default()
+        );
+        let one: ToolEnable = decode_params(json!({"names": "x"})).unwrap();
+        assert_eq!(one.names, ["x"]);
+        let unknown: WireRemove = decode_params(json!({"name": "w", "later": 1})).unwrap();
+        assert_eq!(unknown.name, "w");
+    }
+
+    #[test]
+    fn bad_parameters_name_the_method_and_the_shape() {
+        let e = decode_params::<ToolDisable>(json!({"names": [1]})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool.disable expects {\"names\": [tool names]}: expected a list of tool names (strings)"
+        );
+        let e = decode_params::<SessionSubmit>(json!({})).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("session.submit expects {\"text\": message}: missing field `text`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn session_info_reads_what_the_session_server_sends() {
+        // The shape core's session.info answers with (server.rs).
+        let sent = json!({"id": "s1", "title": "t", "cwd": "/w", "model": "echo/parrot",
+                          "messages": 3, "usage": {"input": 5, "output": 2}, "turns": 1});
+        let info: SessionInfo = serde_json::from_value(sent).unwrap();
+        assert_eq!(
+            (
+                info.model.as_str(),
+                info.messages,
+                info.usage.input,
+                info.effort
+            ),
+            ("echo/parrot", 3, 5, None)
+        );
+        assert_eq!(info.extra.get("turns"), Some(&json!(1)));
+    }
+}
