@@ -46,6 +46,16 @@ uji.command.add("fast", {{
   desc = "Switch to the fast model",
   handler = function(args) uji.model.use("fake/m2"); return "now on m2 " .. args end,
 }})
+uji.command.add("name", function(args)
+  uji.session.set_title(args)
+  return uji.session.info().model
+end)
+uji.on("before_stop", function(e)
+  if e.text == "switch me" and e.continued == 0 then
+    uji.model.use("fake/m2")
+    return "go on with the other model"
+  end
+end)
 "#,
         model.base_url()
     );
@@ -487,5 +497,39 @@ fn a_missing_frontend_is_named_with_what_to_do() {
         text(&output).1.contains("not interactive"),
         "{:?}",
         text(&output)
+    );
+}
+
+#[test]
+fn a_model_switched_from_before_stop_answers_the_next_request_and_lua_renames_the_session() {
+    let model = FakeModel::start();
+    model.push(answer("switch me")).push(answer("from m2"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        {"send": {"id": "n", "type": "run_command", "name": "name", "args": "my session"}},
+        {"wait": "ack", "where": {"op_id": "n"}},
+        say("hi", "a"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = of_type(&events, "ack")
+        .into_iter()
+        .find(|e| e["op_id"] == "n")
+        .unwrap();
+    assert_eq!(ack["result"]["output"], "fake/m1");
+    assert_eq!(of_type(&events, "title_changed")[0]["title"], "my session");
+    let models: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|r| r.json["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models, ["m1", "m2"], "one turn, the nudge went to m2");
+    assert_eq!(of_type(&events, "turn_finished")[0]["text"], "from m2");
+    let listed = sandbox.uji().args(["list"]).output().unwrap();
+    assert!(
+        text(&listed).0.contains("my session"),
+        "{:?}",
+        text(&listed)
     );
 }

@@ -18,6 +18,7 @@ use uji_host::SessionPort;
 use uji_protocol::frontend::{
     ApprovalDecision, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
 };
+use uji_protocol::services::SessionInfo;
 
 use crate::agent::{Agent, TurnOutcome};
 use crate::approvals::FrontendApprover;
@@ -115,6 +116,8 @@ struct Shared {
     model: Mutex<Resolved>,
     effort: Mutex<Option<String>>,
     session_id: Mutex<String>,
+    /// What `session.info` answers, refreshed after each piece of work.
+    info: Mutex<SessionInfo>,
     shells: shell::Shells,
 }
 
@@ -405,6 +408,7 @@ pub fn serve(
             model: Mutex::new(agent.settings.model.clone()),
             effort: Mutex::new(agent.settings.effort.clone()),
             session_id: Mutex::new(agent.session.id().to_string()),
+            info: Mutex::new(info_of(&agent)),
             shells: shell::Shells::default(),
             sessions,
         }
@@ -497,6 +501,9 @@ async fn work(
             Work::Switch(op_id, start) => switch(&shared, &mut agent, &op_id, &start),
             Work::Apply => agent.apply_control(),
         }
+        if let Ok(mut info) = shared.info.lock() {
+            *info = info_of(&agent);
+        }
     }
     live::remove(&shared.sessions, agent.session.id());
     last
@@ -579,6 +586,9 @@ fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
                 *id = next.session.id().to_string();
             }
             *agent = next;
+            if let Ok(mut info) = shared.info.lock() {
+                *info = info_of(agent);
+            }
             shared.emit(Event::SessionConfigured(Box::new(
                 shared.sessions.configured(agent, resumed),
             )));
@@ -600,20 +610,33 @@ impl Drop for ClosedOnDrop {
     }
 }
 
-/// What `uji.session.info()` returns.
-fn session_info(shared: &Shared) -> Value {
-    let model = shared.model.lock().map(|m| m.label()).unwrap_or_default();
-    let id = shared
-        .session_id
-        .lock()
-        .map(|s| s.clone())
-        .unwrap_or_default();
-    json!({
-        "id": id,
-        "cwd": shared.sessions.cwd().to_string_lossy(),
-        "model": model,
-        "busy": shared.busy(),
-    })
+/// What `uji.session.info()` returns about `agent`'s session.
+fn info_of(agent: &Agent) -> SessionInfo {
+    SessionInfo {
+        id: agent.session.id().to_string(),
+        title: agent.session.header.title.clone(),
+        cwd: agent.session.header.cwd.clone(),
+        model: agent.settings.model.label(),
+        effort: agent.settings.effort.clone(),
+        messages: agent.session.messages.len() as u64,
+        usage: agent.usage,
+        extra: Default::default(),
+    }
+}
+
+/// The last snapshot, with the model as switched since and whether a turn
+/// runs now.
+fn session_info(shared: &Shared) -> Result<Value, String> {
+    let mut info = shared.info.lock().map(|i| i.clone()).unwrap_or_default();
+    if let Ok(model) = shared.model.lock() {
+        info.model = model.label();
+    }
+    if let Ok(effort) = shared.effort.lock() {
+        info.effort = effort.clone();
+    }
+    info.extra
+        .insert("busy".to_string(), Value::Bool(shared.busy()));
+    serde_json::to_value(info).map_err(|e| e.to_string())
 }
 
 /// Host services that act on the running session: `session.*`, `quit`,
@@ -631,7 +654,7 @@ fn install_services(shared: &Arc<Shared>) {
             }),
         );
     };
-    service("session.info", |shared, _| Ok(session_info(shared)));
+    service("session.info", |shared, _| session_info(shared));
     service("session.submit", |shared, params| {
         let text = params
             .get("text")
