@@ -361,3 +361,11 @@ function planmode.toggle() end
 function planmode.active() end
 
 return uji
+
+uji.config = {}
+
+---Sets a configuration value core and plugins read (e.g. `frontend`, the
+---interactive frontend `uji` and `uji resume` open).
+---@param key string
+---@param value any
+function uji.config.set(key, value) end

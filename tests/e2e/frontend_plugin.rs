@@ -533,3 +533,31 @@ fn a_model_switched_from_before_stop_answers_the_next_request_and_lua_renames_th
         text(&listed)
     );
 }
+
+#[test]
+fn the_config_names_the_interactive_frontend() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let init = sandbox.config().join("init.lua");
+    let mut lua = std::fs::read_to_string(&init).unwrap();
+    lua.push_str("uji.config.set(\"frontend\", \"scripted\")\n");
+    std::fs::write(&init, lua).unwrap();
+    let script_path = sandbox.root.path().join("script.json");
+    let log_path = sandbox.root.path().join("events.jsonl");
+    std::fs::write(
+        &script_path,
+        json!([wait("session_configured")]).to_string(),
+    )
+    .unwrap();
+    let output = sandbox
+        .uji()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .env("UJI_SCRIPT", &script_path)
+        .env("UJI_SCRIPT_LOG", &log_path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains("\"session_configured\""), "{log}");
+}

@@ -79,6 +79,10 @@ uji.session = {
 
 uji.quit = wrap(raw.quit)
 
+uji.config = {
+  set = wrap(raw.config_set),
+}
+
 uji.version = raw.version
 
 -- print goes to uji's log: the terminal belongs to the interface.

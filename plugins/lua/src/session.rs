@@ -44,6 +44,15 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
         ask(lua, "uji.session.interrupt", SessionInterrupt {})?,
     )?;
     t.set("quit", ask(lua, "uji.quit", Quit {})?)?;
+    t.set(
+        "config_set",
+        raw(lua, |lua, state, (key, value): (Value, Value)| {
+            const API: &str = "uji.config.set";
+            let key = string_arg(&key, API, "the key")?;
+            let value = crate::convert::to_json(lua, &value).map_err(|e| format!("{API}: {e}"))?;
+            service(state, API, &uji_sdk::services::ConfigSet { key, value })
+        })?,
+    )?;
     Ok(())
 }
 
