@@ -80,6 +80,14 @@ fn plugin_path() -> String {
 /// Runs `uji ARGS --frontend scripted` with `script`; returns the output
 /// and the events the frontend logged.
 fn drive(sandbox: &Sandbox, args: &[&str], script: Value) -> (Output, Vec<Value>) {
+    let mut args = args.to_vec();
+    args.extend(["--frontend", "scripted"]);
+    drive_as_configured(sandbox, &args, script)
+}
+
+/// Like [`drive`], leaving the choice of frontend to the arguments given
+/// and the config.
+fn drive_as_configured(sandbox: &Sandbox, args: &[&str], script: Value) -> (Output, Vec<Value>) {
     let script_path = sandbox.root.path().join("script.json");
     let log_path = sandbox.root.path().join("events.jsonl");
     std::fs::write(&script_path, script.to_string()).unwrap();
@@ -89,7 +97,6 @@ fn drive(sandbox: &Sandbox, args: &[&str], script: Value) -> (Output, Vec<Value>
         .env("UJI_SCRIPT", &script_path)
         .env("UJI_SCRIPT_LOG", &log_path)
         .args(args)
-        .args(["--frontend", "scripted"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -542,22 +549,7 @@ fn the_config_names_the_interactive_frontend() {
     let mut lua = std::fs::read_to_string(&init).unwrap();
     lua.push_str("uji.config.set(\"frontend\", \"scripted\")\n");
     std::fs::write(&init, lua).unwrap();
-    let script_path = sandbox.root.path().join("script.json");
-    let log_path = sandbox.root.path().join("events.jsonl");
-    std::fs::write(
-        &script_path,
-        json!([wait("session_configured")]).to_string(),
-    )
-    .unwrap();
-    let output = sandbox
-        .uji()
-        .env("UJI_PLUGIN_PATH", plugin_path())
-        .env("UJI_SCRIPT", &script_path)
-        .env("UJI_SCRIPT_LOG", &log_path)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{:?}", text(&output));
-    let log = std::fs::read_to_string(&log_path).unwrap();
-    assert!(log.contains("\"session_configured\""), "{log}");
+    let (output, events) = drive_as_configured(&sandbox, &[], json!([wait("session_configured")]));
+    assert_ok(&output, &events);
+    assert_eq!(events[0]["type"], "session_configured", "{events:#?}");
 }

@@ -41,6 +41,12 @@ pub struct TurnSettings {
     pub secrets: Vec<String>,
 }
 
+/// Whether `--tools` (`only`, all when `None`) offers the tool `name`.
+pub fn offered(only: &Option<Vec<String>>, name: &str) -> bool {
+    only.as_ref()
+        .is_none_or(|only| only.iter().any(|n| n == name))
+}
+
 /// What replaces a key in saved and shown text.
 pub const REDACTED: &str = "<redacted>";
 
@@ -341,12 +347,7 @@ impl Agent {
             .tools()
             .iter()
             .map(|t| t.spec())
-            .filter(|spec| {
-                self.settings
-                    .tools
-                    .as_ref()
-                    .is_none_or(|only| only.iter().any(|n| n == &spec.name))
-            })
+            .filter(|spec| offered(&self.settings.tools, &spec.name))
             .map(|spec| WireTool {
                 name: spec.name.clone(),
                 description: spec.description.clone(),
@@ -717,12 +718,7 @@ impl Agent {
         // A tool that is not offered (unknown, or left out by --tools) is
         // refused as unknown, naming the offered ones, before its arguments
         // are looked at.
-        let offered = self
-            .settings
-            .tools
-            .as_ref()
-            .is_none_or(|only| only.contains(&call.name));
-        if !offered || self.registry.tool(&call.name).is_none() {
+        if !offered(&self.settings.tools, &call.name) || self.registry.tool(&call.name).is_none() {
             let names: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
             let output = ToolOutput::error(format!(
                 "unknown tool `{}`. Available tools: {}.",

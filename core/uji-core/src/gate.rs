@@ -224,10 +224,6 @@ impl SessionRules {
             .cloned()
     }
 
-    pub fn list(&self) -> Vec<SessionRule> {
-        self.0.read().map(|i| i.rules.clone()).unwrap_or_default()
-    }
-
     fn notify(&self) {
         let (observer, rules) = match self.0.read() {
             Ok(inner) => (inner.observer.clone(), inner.rules.clone()),
@@ -444,14 +440,10 @@ impl Gate {
             declared: declared_policy,
             cwd,
         };
-        let mut verdict = self
+        let verdict = self
             .with_policy(|p| p.decide(&facts))
             .unwrap_or_else(|| Verdict::new(Decision::Ask, "policy unavailable; fallback ask"));
-        if verdict.decision == Decision::Ask
-            && let Some(rule) = self.session_rules.find(tool, subject)
-        {
-            verdict = Verdict::new(Decision::Allow, session_because(&rule));
-        }
+        let verdict = self.with_session_rules(tool, subject, verdict);
         let because = verdict.because.clone();
         (verdict, DecidedBy::Policy(because))
     }
@@ -691,12 +683,7 @@ impl Gate {
                 let verdict = self
                     .with_policy(|p| p.decide(&facts))
                     .unwrap_or_else(|| Verdict::new(Decision::Ask, "fallback ask"));
-                if verdict.decision == Decision::Ask
-                    && let Some(rule) = self.session_rules.find(&request.name, subject)
-                {
-                    let because = session_because(&rule);
-                    return (Decision::Allow, DecidedBy::Policy(because), None, None);
-                }
+                let verdict = self.with_session_rules(&request.name, subject, verdict);
                 (
                     verdict.decision,
                     DecidedBy::Policy(verdict.because),
@@ -704,6 +691,18 @@ impl Gate {
                     None,
                 )
             }
+        }
+    }
+
+    /// The rules' verdict, with an ask the user already allowed for this
+    /// session (same tool, same subject) turned into an allow.
+    fn with_session_rules(&self, tool: &str, subject: &str, verdict: Verdict) -> Verdict {
+        if verdict.decision != Decision::Ask {
+            return verdict;
+        }
+        match self.session_rules.find(tool, subject) {
+            Some(rule) => Verdict::new(Decision::Allow, session_because(&rule)),
+            None => verdict,
         }
     }
 

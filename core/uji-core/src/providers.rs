@@ -302,17 +302,8 @@ impl Providers {
         let providers = self.clone();
         let events = registry.clone();
         registry.serve(move |request: ModelUse| {
-            let choice = match (request.model, request.provider) {
-                (Some(model), Some(provider)) if !model.contains('/') => {
-                    format!("{provider}/{model}")
-                }
-                (Some(model), _) => model,
-                (None, Some(provider)) => provider,
-                (None, None) => {
-                    return Err(
-                        "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"".to_string(),
-                    );
-                }
+            let Some(choice) = request.choice() else {
+                return Err(MODEL_USE_NEEDS.to_string());
             };
             let resolved = providers.choose(&choice)?;
             providers.set_effort(request.effort);
@@ -326,6 +317,9 @@ impl Providers {
             .serve(move |_: ModelCurrent| Ok(providers.resolve(None).ok().map(|r| choice_of(&r))));
     }
 }
+
+/// What `model.use` says when it is given no model.
+pub const MODEL_USE_NEEDS: &str = "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"";
 
 fn choice_of(resolved: &Resolved) -> ModelChoice {
     ModelChoice {

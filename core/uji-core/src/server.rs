@@ -18,13 +18,16 @@ use uji_host::SessionPort;
 use uji_protocol::frontend::{
     ApprovalDecision, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
 };
-use uji_protocol::services::SessionInfo;
+use uji_protocol::services::{
+    ModelChoice, ModelUse, Quit, Service, SessionCompact, SessionInfo, SessionInfoRequest,
+    SessionInterrupt, SessionSetTitle, SessionSubmit,
+};
 
 use crate::agent::{Agent, TurnOutcome};
 use crate::approvals::FrontendApprover;
 use crate::control::{EventSink, MessageQueue, Queued, SessionControl};
 use crate::interrupt::{Interrupter, interrupt_pair};
-use crate::providers::Resolved;
+use crate::providers::{MODEL_USE_NEEDS, Resolved};
 use crate::sessions::{Approvals, Sessions, Start};
 
 mod commands;
@@ -626,7 +629,7 @@ fn info_of(agent: &Agent) -> SessionInfo {
 
 /// The last snapshot, with the model as switched since and whether a turn
 /// runs now.
-fn session_info(shared: &Shared) -> Result<Value, String> {
+fn session_info(shared: &Shared) -> SessionInfo {
     let mut info = shared.info.lock().map(|i| i.clone()).unwrap_or_default();
     if let Ok(model) = shared.model.lock() {
         info.model = model.label();
@@ -636,77 +639,66 @@ fn session_info(shared: &Shared) -> Result<Value, String> {
     }
     info.extra
         .insert("busy".to_string(), Value::Bool(shared.busy()));
-    serde_json::to_value(info).map_err(|e| e.to_string())
+    info
 }
 
 /// Host services that act on the running session: `session.*`, `quit`,
 /// and `model.use` (so a model switched from a hook or a command is the
 /// one the next request uses).
 fn install_services(shared: &Arc<Shared>) {
-    let registry = shared.sessions.registry.clone();
-    let service = |method: &str, handler: fn(&Arc<Shared>, Value) -> Result<Value, String>| {
-        let shared = Arc::downgrade(shared);
-        registry.add_service(
-            method,
-            Arc::new(move |_plugin, params| match shared.upgrade() {
-                Some(shared) => handler(&shared, params),
-                None => Err("the session has ended".to_string()),
-            }),
-        );
-    };
-    service("session.info", |shared, _| session_info(shared));
-    service("session.submit", |shared, params| {
-        let text = params
-            .get("text")
-            .and_then(Value::as_str)
-            .ok_or("session.submit needs the text to send")?;
+    serve_typed(shared, |shared, _: SessionInfoRequest| {
+        Ok(session_info(shared))
+    });
+    serve_typed(shared, |shared, request: SessionSubmit| {
         let op = Op::UserMessage {
-            text: text.to_string(),
+            text: request.text,
             images: Vec::new(),
             delivery: Delivery::Queue,
         };
-        shared.handle(None, op).map(|_| Value::Null)
+        shared.handle(None, op).map(drop)
     });
-    service("session.set_title", |shared, params| {
-        let title = params
-            .get("title")
-            .and_then(Value::as_str)
-            .ok_or("session.set_title needs the title")?;
+    serve_typed(shared, |shared, request: SessionSetTitle| {
         let op = Op::SetTitle {
-            title: title.to_string(),
+            title: request.title,
         };
-        shared.handle(None, op).map(|_| Value::Null)
+        shared.handle(None, op).map(drop)
     });
-    service("session.compact", |shared, _| {
-        shared.handle(None, Op::Compact).map(|_| Value::Null)
+    serve_typed(shared, |shared, _: SessionCompact| {
+        shared.handle(None, Op::Compact).map(drop)
     });
-    service("session.interrupt", |shared, _| {
-        shared.handle(None, Op::Interrupt).map(|_| Value::Null)
+    serve_typed(shared, |shared, _: SessionInterrupt| {
+        shared.handle(None, Op::Interrupt).map(drop)
     });
-    service("quit", |shared, _| {
-        shared.handle(None, Op::Shutdown).map(|_| Value::Null)
+    serve_typed(shared, |shared, _: Quit| {
+        shared.handle(None, Op::Shutdown).map(drop)
     });
-    service("model.use", |shared, params| {
-        let model = match (&params["model"], &params["provider"]) {
-            (Value::String(model), Value::String(provider)) if !model.contains('/') => {
-                Some(format!("{provider}/{model}"))
-            }
-            (Value::String(model), _) => Some(model.clone()),
-            (_, Value::String(provider)) => Some(provider.clone()),
-            _ => None,
-        };
-        let effort = params
-            .get("effort")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if model.is_none() && effort.is_none() {
-            return Err("model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"".into());
+    serve_typed(shared, |shared, request: ModelUse| {
+        let model = request.choice();
+        if model.is_none() && request.effort.is_none() {
+            return Err(MODEL_USE_NEEDS.to_string());
         }
-        let state = shared.set_model(model.as_deref(), effort)?;
-        shared.sessions.registry.emit(
-            "model_changed",
-            json!({"provider": state.provider, "model": state.model}),
-        );
-        Ok(json!({"provider": state.provider, "model": state.model}))
+        let state = shared.set_model(model.as_deref(), request.effort)?;
+        let choice = ModelChoice {
+            provider: state.provider,
+            model: state.model,
+        };
+        let payload = serde_json::to_value(&choice).map_err(|e| format!("model.use: {e}"))?;
+        shared.sessions.registry.emit("model_changed", payload);
+        Ok(choice)
     });
+}
+
+/// Serves the typed service `S` for as long as the session lives.
+fn serve_typed<S: Service + 'static>(
+    shared: &Arc<Shared>,
+    handler: fn(&Arc<Shared>, S) -> Result<S::Answer, String>,
+) {
+    let weak = Arc::downgrade(shared);
+    shared
+        .sessions
+        .registry
+        .serve(move |request: S| match weak.upgrade() {
+            Some(shared) => handler(&shared, request),
+            None => Err("the session has ended".to_string()),
+        });
 }

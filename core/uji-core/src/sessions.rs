@@ -10,7 +10,7 @@ use uji_host::Registry;
 use uji_protocol::frontend::{CommandInfo, PROTOCOL_VERSION, SessionConfigured, ToolInfo};
 use uji_protocol::session::MessageBody;
 
-use crate::agent::{Agent, TurnSettings, saved_usage};
+use crate::agent::{Agent, TurnSettings, offered, saved_usage};
 use crate::boot::Booted;
 use crate::control::{MessageQueue, SessionControl};
 use crate::gate::{Approver, Gate, HeadlessApprover};
@@ -197,18 +197,6 @@ impl Sessions {
         self.store.delete(id)
     }
 
-    /// The id `start` refers to, without opening it (`None` for a new one).
-    pub fn resolve_id(&self, start: &Start) -> Result<Option<String>, SessionError> {
-        match start {
-            Start::New { .. } => Ok(None),
-            Start::Resume(id) => Ok(Some(self.store.open(id)?.id().to_string())),
-            Start::Latest => match self.store.latest_in(&self.cwd) {
-                Some(latest) => Ok(Some(latest.id)),
-                None => Err(SessionError::NoneToResume),
-            },
-        }
-    }
-
     fn open(&self, start: &Start) -> Result<(SessionFile, bool), SessionError> {
         match start {
             Start::New { title } => {
@@ -304,12 +292,7 @@ impl Sessions {
             .tools()
             .iter()
             .map(|t| t.spec())
-            .filter(|spec| {
-                self.options
-                    .tools
-                    .as_ref()
-                    .is_none_or(|only| only.contains(&spec.name))
-            })
+            .filter(|spec| offered(&self.options.tools, &spec.name))
             .map(|spec| ToolInfo {
                 name: spec.name.clone(),
                 description: spec.description.clone(),

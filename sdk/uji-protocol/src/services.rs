@@ -395,6 +395,19 @@ impl ModelUse {
         self.effort = Some(effort.into());
         self
     }
+
+    /// The choice as `provider/model` or `provider`: a bare model id is
+    /// joined to `provider`; `None` when neither is given.
+    pub fn choice(&self) -> Option<String> {
+        match (&self.model, &self.provider) {
+            (Some(model), Some(provider)) if !model.contains('/') => {
+                Some(format!("{provider}/{model}"))
+            }
+            (Some(model), _) => Some(model.clone()),
+            (None, Some(provider)) => Some(provider.clone()),
+            (None, None) => None,
+        }
+    }
 }
 
 /// A chosen model: the answer of `model.use` and `model.current`.
