@@ -1,0 +1,8 @@
+//! uji's terminal screen: an interactive frontend plugin on ratatui and
+//! crossterm. It speaks only the frontend protocol (`uji_protocol::frontend`)
+//! through the `FrontendSession` uji hands it; it never reaches into core.
+
+pub mod composer;
+pub mod markdown;
+pub mod theme;
+pub mod transcript;

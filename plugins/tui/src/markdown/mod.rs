@@ -1,0 +1,2 @@
+//! Markdown to styled, wrapped lines (pulldown-cmark), incrementally while
+//! an answer streams.

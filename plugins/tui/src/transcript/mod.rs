@@ -1,0 +1,2 @@
+//! The conversation as blocks (messages, tool calls, notices), each drawn
+//! to lines once per width and cached.
