@@ -9,6 +9,7 @@
 use std::sync::{Arc, RwLock};
 
 use uji_host::Registry;
+use uji_protocol::frontend::ModelEntry;
 use uji_protocol::services::{ModelChoice, ModelCurrent, ModelUse, ProviderAdd, ProviderList};
 
 // The shapes plugins build and `provider.list` returns live in the protocol,
@@ -192,6 +193,24 @@ impl Providers {
         if let Ok(mut slot) = self.effort.write() {
             *slot = effort;
         }
+    }
+
+    /// Every model of every provider, with whether its key is set.
+    pub fn entries(&self) -> Vec<ModelEntry> {
+        let mut entries = Vec::new();
+        for provider in self.list() {
+            let available = provider
+                .key_env
+                .as_deref()
+                .is_none_or(|var| self.env.get(var).is_some());
+            entries.extend(provider.models.iter().map(|m| ModelEntry {
+                provider: provider.id.clone(),
+                model: m.id.clone(),
+                context_window: m.context_window,
+                available,
+            }));
+        }
+        entries
     }
 
     pub fn chosen(&self) -> Option<String> {

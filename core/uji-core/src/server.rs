@@ -205,6 +205,10 @@ impl Shared {
                 Ok(Reply::Done(Some(json!({"sessions": sessions}))))
             }
             Op::DeleteSession { id } => self.delete_session(&id),
+            Op::ListModels => {
+                let models = self.sessions.providers.entries();
+                Ok(Reply::Done(Some(json!({"models": models}))))
+            }
             Op::Shell { command } => self.shell(op_id, command),
             Op::Compact => {
                 let op_id = op_id.unwrap_or_default().to_string();

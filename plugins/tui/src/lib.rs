@@ -2,7 +2,37 @@
 //! crossterm. It speaks only the frontend protocol (`uji_protocol::frontend`)
 //! through the `FrontendSession` uji hands it; it never reaches into core.
 
+pub mod app;
+pub mod approval;
 pub mod composer;
+pub mod keys;
 pub mod markdown;
+pub mod picker;
+pub mod status;
+pub mod terminal;
 pub mod theme;
 pub mod transcript;
+
+use uji_sdk::{Frontend, FrontendSession, Host, Plugin};
+
+/// The `tui` frontend.
+struct Tui;
+
+impl Frontend for Tui {
+    fn run(&self, session: FrontendSession) -> Result<(), String> {
+        app::run(session)
+    }
+}
+
+struct TuiPlugin;
+
+impl Plugin for TuiPlugin {
+    const NAME: &'static str = "tui";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn init(host: &Host) -> Result<(), String> {
+        host.register_frontend("tui", Tui)
+    }
+}
+
+uji_sdk::export_plugin!(TuiPlugin);

@@ -136,6 +136,9 @@ pub enum Op {
     DeleteSession {
         id: String,
     },
+    /// The models of every configured provider: the ack's `result` is
+    /// `{"models": [ModelEntry…]}`.
+    ListModels,
     /// Runs a shell command in the session directory (the `!cmd` of the
     /// input line): shown and saved, never sent to the model.
     Shell {
@@ -166,6 +169,7 @@ impl Op {
             Op::ResumeSession { .. } => "resume_session",
             Op::ListSessions { .. } => "list_sessions",
             Op::DeleteSession { .. } => "delete_session",
+            Op::ListModels => "list_models",
             Op::Shell { .. } => "shell",
             Op::Compact => "compact",
             Op::SetTitle { .. } => "set_title",
@@ -186,6 +190,19 @@ pub struct ModelState {
     /// Tokens the model can read.
     #[serde(default)]
     pub context_window: u64,
+}
+
+/// One model a frontend can offer (`list_models`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelEntry {
+    pub provider: String,
+    pub model: String,
+    #[serde(default)]
+    pub context_window: u64,
+    /// Whether a request could be sent now: the provider needs no key, or
+    /// its key is set.
+    #[serde(default)]
+    pub available: bool,
 }
 
 /// A slash command a frontend can offer.

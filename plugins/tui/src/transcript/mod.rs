@@ -1,2 +1,286 @@
 //! The conversation as blocks (messages, tool calls, notices), each drawn
-//! to lines once per width and cached.
+//! to lines once per width and cached, and the scrolled view over them.
+
+mod text;
+pub mod tool;
+mod view;
+
+use ratatui::text::Line;
+
+use crate::markdown::Markdown;
+use crate::theme::Theme;
+pub use text::wrap_styled;
+use tool::{ShellBlock, ToolBlock};
+pub use view::Viewport;
+
+/// How loud a notice is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+/// One thing in the transcript.
+pub enum Block {
+    User(String),
+    Assistant(Markdown),
+    /// Hidden unless the user turned thinking on (`/thinking`).
+    Reasoning(String),
+    Tool(ToolBlock),
+    Shell {
+        op_id: String,
+        block: ShellBlock,
+    },
+    Notice {
+        level: Level,
+        text: String,
+    },
+    /// A rule where older history was summarised.
+    Compacted(String),
+    /// Output of a command the user ran (`/help`, `/model`...).
+    Info(String),
+}
+
+/// A block with its drawing cache.
+struct Entry {
+    block: Block,
+    /// Streamed text not saved yet: a retried request withdraws it.
+    live: bool,
+    cache: Option<(u16, Vec<Line<'static>>)>,
+}
+
+/// Every block of the session, oldest first.
+#[derive(Default)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+    show_thinking: bool,
+    expanded: bool,
+}
+
+impl Transcript {
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn push(&mut self, block: Block) {
+        self.push_entry(block, false);
+    }
+
+    fn push_entry(&mut self, mut block: Block, live: bool) {
+        set_expanded(&mut block, self.expanded);
+        self.entries.push(Entry {
+            block,
+            live,
+            cache: None,
+        });
+    }
+
+    /// Appends streamed answer text to the live answer, starting one.
+    pub fn push_delta(&mut self, delta: &str) {
+        if let Some(Entry {
+            block: Block::Assistant(md),
+            live: true,
+            cache,
+        }) = self.entries.last_mut()
+        {
+            md.push_str(delta);
+            *cache = None;
+            return;
+        }
+        let mut md = Markdown::new();
+        md.push_str(delta);
+        self.push_entry(Block::Assistant(md), true);
+    }
+
+    /// Appends streamed reasoning to the live reasoning block.
+    pub fn push_reasoning(&mut self, delta: &str) {
+        if let Some(Entry {
+            block: Block::Reasoning(text),
+            live: true,
+            cache,
+        }) = self.entries.last_mut()
+        {
+            text.push_str(delta);
+            *cache = None;
+            return;
+        }
+        self.push_entry(Block::Reasoning(delta.to_string()), true);
+    }
+
+    /// Drops the text streamed since the request began (a retry).
+    pub fn withdraw_live(&mut self) {
+        self.entries.retain(|e| !e.live);
+    }
+
+    /// The saved answer replaces what streamed: same text, now final.
+    pub fn settle_answer(&mut self, reasoning: Option<&str>, text: &str) {
+        self.withdraw_live();
+        if let Some(reasoning) = reasoning.filter(|r| !r.trim().is_empty()) {
+            self.push(Block::Reasoning(reasoning.to_string()));
+        }
+        if !text.trim().is_empty() {
+            self.push(Block::Assistant(Markdown::from_text(text)));
+        }
+    }
+
+    pub fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolBlock> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .find_map(|e| match &mut e.block {
+                Block::Tool(tool) if tool.call_id() == call_id => {
+                    e.cache = None;
+                    Some(tool)
+                }
+                _ => None,
+            })
+    }
+
+    pub fn shell_mut(&mut self, op_id: &str) -> Option<&mut ShellBlock> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .find_map(|e| match &mut e.block {
+                Block::Shell { op_id: id, block } if id == op_id => {
+                    e.cache = None;
+                    Some(block)
+                }
+                _ => None,
+            })
+    }
+
+    /// The newest running shell block (a saved `shell` message ends it).
+    pub fn running_shell_mut(&mut self) -> Option<&mut ShellBlock> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .find_map(|e| match &mut e.block {
+                Block::Shell { block, .. } if !block.is_finished() => {
+                    e.cache = None;
+                    Some(block)
+                }
+                _ => None,
+            })
+    }
+
+    /// Whether the newest block is a notice saying `text`.
+    pub fn ends_with_notice(&self, text: &str) -> bool {
+        matches!(self.entries.last(), Some(Entry { block: Block::Notice { text: t, .. }, .. }) if t == text)
+    }
+
+    pub fn show_thinking(&self) -> bool {
+        self.show_thinking
+    }
+
+    pub fn set_show_thinking(&mut self, on: bool) {
+        self.show_thinking = on;
+        self.invalidate();
+    }
+
+    /// Unfolds (or folds) every tool and shell output.
+    pub fn toggle_expanded(&mut self) {
+        self.expanded = !self.expanded;
+        for entry in &mut self.entries {
+            set_expanded(&mut entry.block, self.expanded);
+            entry.cache = None;
+        }
+    }
+
+    /// Forgets every cached drawing (theme or visibility changed).
+    pub fn invalidate(&mut self) {
+        for entry in &mut self.entries {
+            entry.cache = None;
+        }
+    }
+
+    /// Whether anything is animating (a running tool's spinner).
+    pub fn animating(&self) -> bool {
+        self.entries.iter().any(|e| match &e.block {
+            Block::Tool(t) => t.state() == tool::ToolState::Running,
+            Block::Shell { block, .. } => !block.is_finished(),
+            _ => false,
+        })
+    }
+
+    /// Lines of block `index` at `width`; empty for hidden blocks.
+    fn block_lines(
+        &mut self,
+        index: usize,
+        width: u16,
+        theme: &Theme,
+        frame: usize,
+    ) -> &[Line<'static>] {
+        let show_thinking = self.show_thinking;
+        let Some(entry) = self.entries.get_mut(index) else {
+            return &[];
+        };
+        if matches!(entry.block, Block::Assistant(_)) {
+            // Answers keep their own incremental cache.
+            return match &mut entry.block {
+                Block::Assistant(md) => md.lines(width, theme),
+                _ => &[],
+            };
+        }
+        let animated = match &entry.block {
+            Block::Tool(t) => t.state() == tool::ToolState::Running,
+            Block::Shell { block, .. } => !block.is_finished(),
+            _ => false,
+        };
+        if animated || entry.cache.as_ref().is_none_or(|(w, _)| *w != width) {
+            let lines = draw_block(&mut entry.block, width, theme, frame, show_thinking);
+            entry.cache = Some((width, lines));
+        }
+        entry
+            .cache
+            .as_ref()
+            .map(|(_, l)| l.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
+fn set_expanded(block: &mut Block, on: bool) {
+    match block {
+        Block::Tool(t) => t.set_expanded(on),
+        Block::Shell { block, .. } => block.set_expanded(on),
+        _ => {}
+    }
+}
+
+/// Draws every kind of block but answers (those cache themselves).
+fn draw_block(
+    block: &mut Block,
+    width: u16,
+    theme: &Theme,
+    frame: usize,
+    show_thinking: bool,
+) -> Vec<Line<'static>> {
+    match block {
+        Block::User(text) => wrap_styled(text, width, theme.user, "› ", "  "),
+        Block::Assistant(md) => md.lines(width, theme).to_vec(),
+        Block::Reasoning(text) if show_thinking => {
+            wrap_styled(text.trim(), width, theme.reasoning, "│ ", "│ ")
+        }
+        Block::Reasoning(_) => Vec::new(),
+        Block::Tool(tool) => tool.lines(width, theme, frame),
+        Block::Shell { block, .. } => block.lines(width, theme, frame),
+        Block::Notice { level, text } => {
+            let style = match level {
+                Level::Info => theme.dim,
+                Level::Warn => theme.warn,
+                Level::Error => theme.error,
+            };
+            wrap_styled(text, width, style, "• ", "  ")
+        }
+        Block::Compacted(label) => vec![text::rule(label, width, theme.rule)],
+        Block::Info(text) => wrap_styled(text, width, theme.dim, "  ", "  "),
+    }
+}

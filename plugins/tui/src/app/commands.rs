@@ -1,0 +1,213 @@
+//! Slash commands: the screen's own (`/thinking`, `/help`, the pickers of
+//! `/model`, `/effort` and `/sessions`) and everything else, which uji runs
+//! (built-in, Lua and plugin commands alike).
+
+use serde_json::{Value, json};
+
+use super::state::{App, Pending, PickerKind};
+use crate::composer::suggest::CommandEntry;
+use crate::picker::{Picker, PickerItem, PickerKey, PickerOutcome};
+use crate::transcript::{Block, Level};
+
+/// Reasoning efforts, lowest first (uji's `/effort` takes these).
+const EFFORTS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// Commands the screen answers itself, listed with uji's in suggestions.
+const LOCAL: &[(&str, &str)] = &[
+    ("thinking", "Show or hide the model's reasoning"),
+    ("help", "List every command and the keys"),
+    ("model", "Pick the model (or /model provider/model)"),
+    ("effort", "Pick the reasoning effort (or /effort high)"),
+    ("sessions", "Resume or delete a session of this directory"),
+    ("quit", "Leave uji"),
+];
+
+pub fn local_commands() -> impl Iterator<Item = CommandEntry> {
+    LOCAL.iter().map(|(name, description)| CommandEntry {
+        name: (*name).to_string(),
+        description: (*description).to_string(),
+    })
+}
+
+impl App {
+    /// Runs `/name args`.
+    pub(super) fn run_slash(&mut self, name: &str, args: &str) {
+        match (name, args.is_empty()) {
+            ("thinking", _) => {
+                let on = !self.transcript.show_thinking();
+                self.transcript.set_show_thinking(on);
+                let state = if on { "shown" } else { "hidden" };
+                self.notice(Level::Info, format!("reasoning is {state}"));
+            }
+            ("help", true) => self.show_help(),
+            ("quit", _) => self.quit(),
+            ("model", true) => {
+                self.submit(json!({"type": "list_models"}), Pending::ListModels);
+            }
+            ("effort", true) => self.open_effort_picker(),
+            ("sessions", true) => {
+                self.submit(json!({"type": "list_sessions"}), Pending::ListSessions);
+            }
+            ("new", _) => {
+                self.submit(json!({"type": "new_session"}), Pending::Other);
+            }
+            ("compact", true) => {
+                self.notice(Level::Info, "compacting…");
+                self.submit(json!({"type": "compact"}), Pending::Other);
+            }
+            _ => {
+                let op = json!({"type": "run_command", "name": name, "args": args});
+                self.submit(op, Pending::Command(name.to_string()));
+            }
+        }
+    }
+
+    fn show_help(&mut self) {
+        let width = self
+            .commands
+            .iter()
+            .map(|c| c.name.len())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let mut text: Vec<String> = self
+            .commands
+            .iter()
+            .map(|c| format!("/{:<width$} {}", c.name, c.description))
+            .collect();
+        text.push(String::new());
+        text.push(
+            "Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Esc stops the turn · \
+             Ctrl+C quits · !cmd runs a shell command · Ctrl+O unfolds tool output · \
+             PgUp/PgDn scroll · uji.keymap.list() shows every key"
+                .to_string(),
+        );
+        self.transcript.push(Block::Info(text.join("\n")));
+    }
+
+    fn open_effort_picker(&mut self) {
+        let current = self
+            .status
+            .model
+            .as_ref()
+            .and_then(|m| m.effort.clone())
+            .unwrap_or_default();
+        let items = EFFORTS
+            .iter()
+            .map(|e| PickerItem {
+                label: (*e).to_string(),
+                detail: String::new(),
+                value: (*e).to_string(),
+            })
+            .collect();
+        let mut picker = Picker::new("Reasoning effort", items, false);
+        picker.select(&current);
+        self.picker = Some((PickerKind::Effort, picker));
+    }
+
+    pub(super) fn open_model_picker(&mut self, result: &Value) {
+        let models: Vec<uji_protocol::frontend::ModelEntry> =
+            serde_json::from_value(result["models"].clone()).unwrap_or_default();
+        let items = models
+            .iter()
+            .map(|m| PickerItem {
+                label: format!("{}/{}", m.provider, m.model),
+                detail: format!(
+                    "{}k context{}",
+                    m.context_window / 1000,
+                    if m.available { "" } else { " · no key set" }
+                ),
+                value: format!("{}/{}", m.provider, m.model),
+            })
+            .collect();
+        let mut picker = Picker::new("Model", items, false);
+        if let Some(model) = &self.status.model {
+            picker.select(&format!("{}/{}", model.provider, model.model));
+        }
+        self.picker = Some((PickerKind::Model, picker));
+    }
+
+    pub(super) fn open_session_picker(&mut self, result: &Value) {
+        let sessions = result["sessions"].as_array().cloned().unwrap_or_default();
+        let items = sessions
+            .iter()
+            .filter_map(|s| {
+                let id = s["id"].as_str()?;
+                let title = s["title"]
+                    .as_str()
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or("untitled");
+                let current = if id == self.session_id {
+                    " · this session"
+                } else {
+                    ""
+                };
+                Some(PickerItem {
+                    label: title.to_string(),
+                    detail: format!("{}{current}", short_id(id)),
+                    value: id.to_string(),
+                })
+            })
+            .collect();
+        self.delete_armed = None;
+        self.picker = Some((PickerKind::Session, Picker::new("Sessions", items, true)));
+    }
+
+    pub(super) fn picker_key(&mut self, key: PickerKey) {
+        let Some((kind, picker)) = self.picker.as_mut() else {
+            return;
+        };
+        let kind = *kind;
+        let deleting = key == PickerKey::Delete;
+        let Some(outcome) = picker.handle(key) else {
+            return;
+        };
+        match outcome {
+            PickerOutcome::Cancelled => self.picker = None,
+            PickerOutcome::Chosen(value) => {
+                self.picker = None;
+                self.chosen(kind, &value);
+            }
+            PickerOutcome::Delete(id) if deleting => self.delete_session(&id),
+            PickerOutcome::Delete(_) => {}
+        }
+    }
+
+    fn chosen(&mut self, kind: PickerKind, value: &str) {
+        let op = match kind {
+            PickerKind::Model => json!({"type": "set_model", "model": value}),
+            PickerKind::Effort => json!({"type": "set_model", "effort": value}),
+            PickerKind::Session if value == self.session_id => return,
+            PickerKind::Session => json!({"type": "resume_session", "id": value}),
+        };
+        self.submit(op, Pending::Other);
+    }
+
+    /// Ctrl+D twice on the same session deletes it.
+    fn delete_session(&mut self, id: &str) {
+        if id == self.session_id {
+            self.notice(
+                Level::Warn,
+                "this is the session you are in; /new first to delete it",
+            );
+            return;
+        }
+        if self.delete_armed.as_deref() != Some(id) {
+            self.delete_armed = Some(id.to_string());
+            self.notice(
+                Level::Warn,
+                format!("press Ctrl+D again to delete {}", short_id(id)),
+            );
+            return;
+        }
+        self.delete_armed = None;
+        self.submit(json!({"type": "delete_session", "id": id}), Pending::Other);
+        if let Some((_, picker)) = self.picker.as_mut() {
+            picker.remove(id);
+        }
+    }
+}
+
+fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}

@@ -1,0 +1,154 @@
+//! One frame: the transcript on top, then the activity line, the
+//! suggestions, the input (or the open question or picker), and the status
+//! line. ratatui sends only the cells that changed since the last frame.
+
+use std::io;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+
+use super::state::App;
+use crate::status;
+use crate::terminal::Screen;
+
+const PLACEHOLDER: &str = "Ask uji anything · / for commands · ! for shell";
+
+pub fn frame(app: &mut App, screen: &mut Screen) -> io::Result<()> {
+    screen.draw(|frame| render(app, frame))?;
+    app.dirty = false;
+    Ok(())
+}
+
+/// Draws the whole screen into `frame` (also used by the snapshot tests).
+pub fn render(app: &mut App, frame: &mut Frame<'_>) {
+    let area = frame.area();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let bottom_height = bottom_height(app, area);
+    let activity =
+        u16::from(app.busy() || !app.viewport.is_following() || !app.status.queued.is_empty());
+    let queued = u16::try_from(app.status.queued.len().min(3)).unwrap_or(3);
+    let [
+        transcript,
+        activity_area,
+        queue_area,
+        suggest_area,
+        bottom,
+        status_area,
+    ] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(activity),
+        Constraint::Length(queued),
+        Constraint::Length(suggestions_height(app)),
+        Constraint::Length(bottom_height),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let buf = frame.buffer_mut();
+    app.viewport
+        .render(&mut app.transcript, transcript, buf, &app.theme, app.frame);
+    draw_activity(app, activity_area, buf);
+    draw_queue(app, queue_area, buf);
+    if app.suggestions.is_open() {
+        app.suggestions.render(suggest_area, buf, &app.theme);
+    }
+    let cursor = draw_bottom(app, bottom, buf);
+    status::render(&app.status, app.frame, status_area, buf, &app.theme);
+    if let Some((x, y)) = cursor {
+        frame.set_cursor_position((x, y));
+    }
+}
+
+fn suggestions_height(app: &App) -> u16 {
+    if app.mode_is_normal_like() && app.suggestions.is_open() {
+        app.suggestions.height()
+    } else {
+        0
+    }
+}
+
+/// Rows for the input box, or for the question or picker in its place.
+fn bottom_height(app: &App, area: Rect) -> u16 {
+    let max = area.height.saturating_sub(4).max(3) * 3 / 5;
+    if let Some(approval) = app.approvals.first() {
+        approval.height(area.width, max.max(5))
+    } else if let Some((_, picker)) = &app.picker {
+        picker.height(max.max(5))
+    } else {
+        // A rule above and below the text.
+        app.composer.height(area.width.saturating_sub(2)) + 2
+    }
+}
+
+fn draw_bottom(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
+    if let Some(approval) = app.approvals.first() {
+        return approval.render(area, buf, &app.theme);
+    }
+    if let Some((_, picker)) = &app.picker {
+        picker.render(area, buf, &app.theme);
+        return None;
+    }
+    let rule = Line::styled("─".repeat(usize::from(area.width)), app.theme.border);
+    buf.set_line(area.x, area.y, &rule, area.width);
+    if area.height >= 2 {
+        buf.set_line(area.x, area.bottom() - 1, &rule, area.width);
+    }
+    let inner = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    app.composer.render(inner, buf, &app.theme, PLACEHOLDER)
+}
+
+fn draw_activity(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    let mut spans = Vec::new();
+    if let Some(since) = app.status.busy_since {
+        spans.push(Span::styled(
+            format!(
+                "{} Working ({}s · esc to interrupt)",
+                status::spinner(app.frame),
+                since.elapsed().as_secs()
+            ),
+            app.theme.accent,
+        ));
+    }
+    if !app.viewport.is_following() {
+        if !spans.is_empty() {
+            spans.push(Span::raw("   "));
+        }
+        spans.push(Span::styled(
+            "↓ more below · ctrl+end jumps to the bottom",
+            app.theme.dim,
+        ));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+fn draw_queue(app: &App, area: Rect, buf: &mut Buffer) {
+    for (i, text) in app
+        .status
+        .queued
+        .iter()
+        .take(usize::from(area.height))
+        .enumerate()
+    {
+        let first_line = text.lines().next().unwrap_or("");
+        let line = Line::styled(format!("  ⏵ queued: {first_line}"), app.theme.dim);
+        let y = area.y + u16::try_from(i).unwrap_or(0);
+        buf.set_line(area.x, y, &line, area.width);
+    }
+}
+
+impl App {
+    fn mode_is_normal_like(&self) -> bool {
+        self.approvals.is_empty() && self.picker.is_none()
+    }
+}

@@ -1,0 +1,372 @@
+//! uji's events, applied to what the screen shows.
+
+use serde_json::Value;
+use uji_protocol::frontend::{Event, NoticeLevel, Resolution, SessionConfigured};
+use uji_protocol::session::{MessageBody, StoredMessage};
+
+use super::state::{App, Pending};
+use crate::approval::Approval;
+use crate::composer::suggest::CommandEntry;
+use crate::keys::Keymap;
+use crate::markdown::Markdown;
+use crate::transcript::tool::{ShellBlock, ToolBlock, ToolState};
+use crate::transcript::{Block, Level};
+
+impl App {
+    pub(super) fn on_uji(&mut self, raw: Value) {
+        let event: Event = match serde_json::from_value(raw) {
+            Ok(event) => event,
+            // An event this screen cannot read is skipped, like an unknown
+            // one; the session goes on.
+            Err(_) => return,
+        };
+        self.dirty = true;
+        match event {
+            Event::SessionConfigured(configured) => self.configure(*configured),
+            Event::Ack { op_id, result } => self.on_ack(&op_id, result),
+            Event::Error { op_id, message } => {
+                if let Some(id) = op_id {
+                    self.pending.remove(&id);
+                }
+                self.notice(Level::Error, message);
+            }
+            Event::TurnStarted { .. } => {
+                self.status.busy_since = Some(std::time::Instant::now());
+            }
+            Event::Message { message } => self.on_message(message, true),
+            Event::Delta { text } => self.transcript.push_delta(&text),
+            Event::Reasoning { text } => self.transcript.push_reasoning(&text),
+            Event::StreamRetry {
+                attempt, reason, ..
+            } => {
+                self.transcript.withdraw_live();
+                self.notice(
+                    Level::Warn,
+                    format!("retrying (attempt {attempt}): {reason}"),
+                );
+            }
+            Event::ToolStarted {
+                call_id,
+                name,
+                subject,
+                verb,
+                decision,
+                because,
+            } => self.on_tool_started(&call_id, &name, &subject, verb, decision, because),
+            Event::Progress { call_id, line, .. } => self.on_progress(&call_id, &line),
+            Event::ToolFinished {
+                call_id,
+                summary,
+                diff,
+                is_error,
+                ..
+            } => {
+                if let Some(tool) = self.transcript.tool_mut(&call_id) {
+                    tool.finish(is_error, summary.as_deref(), diff.as_ref());
+                }
+            }
+            Event::ApprovalRequest {
+                call_id,
+                tool,
+                subject,
+                question,
+                diff,
+                args,
+                answers,
+                ..
+            } => {
+                let answers: Vec<String> = answers.iter().map(|a| a.as_str().to_string()).collect();
+                let approval = Approval::new(
+                    &call_id,
+                    &tool,
+                    &question,
+                    &subject,
+                    &args,
+                    diff.as_ref(),
+                    &answers,
+                );
+                self.approvals.push(approval);
+                if let Some(block) = self.transcript.tool_mut(&call_id) {
+                    block.set_state(ToolState::Asking);
+                }
+            }
+            Event::ApprovalResolved {
+                call_id,
+                resolution,
+                decision,
+            } => self.on_approval_resolved(&call_id, resolution, decision),
+            Event::Usage {
+                session,
+                context_used,
+                context_window,
+                ..
+            } => {
+                self.status.session_usage = session;
+                self.status.context_used = context_used;
+                self.status.context_window = context_window;
+            }
+            Event::QueueChanged { queued } => self.status.queued = queued,
+            Event::ModelChanged { model } => self.status.model = Some(model),
+            Event::TitleChanged { title } => self.status.title = title,
+            Event::Compacted { messages, .. } => {
+                self.transcript.push(Block::Compacted(format!(
+                    "compacted {messages} earlier messages"
+                )));
+            }
+            Event::Notice {
+                text,
+                level,
+                source,
+            } => self.on_notice(text, level, source),
+            Event::TurnFinished {
+                error, interrupted, ..
+            } => self.on_turn_finished(error, interrupted),
+            Event::Closed => self.closed = true,
+            Event::Unknown => {}
+        }
+    }
+
+    fn configure(&mut self, configured: SessionConfigured) {
+        self.session_id = configured.id;
+        self.cwd = configured.cwd;
+        self.status.model = configured.model;
+        self.status.title = configured.title;
+        self.status.session_usage = configured.usage;
+        self.status.busy_since = None;
+        self.status.queued.clear();
+        self.approvals.clear();
+        self.picker = None;
+        self.verbs = configured
+            .tools
+            .iter()
+            .filter_map(|t| t.verb.clone().map(|v| (t.name.clone(), v)))
+            .collect();
+        self.commands = configured
+            .commands
+            .iter()
+            .map(|c| CommandEntry {
+                name: c.name.clone(),
+                description: c.description.clone(),
+            })
+            .chain(crate::app::commands::local_commands())
+            .collect();
+        self.commands.sort_by(|a, b| a.name.cmp(&b.name));
+        self.commands.dedup_by(|a, b| a.name == b.name);
+        self.command_info = configured.commands;
+        self.keymap = Keymap::new(&configured.keymap);
+        self.transcript.clear();
+        self.viewport.to_bottom();
+        let mut history = Vec::new();
+        for message in configured.history {
+            if let MessageBody::User { text, .. } = &message.body {
+                history.push(text.clone());
+            }
+            self.on_message(message, false);
+        }
+        self.composer.set_history(history);
+    }
+
+    fn on_ack(&mut self, op_id: &str, result: Option<Value>) {
+        let Some(pending) = self.pending.remove(op_id) else {
+            return;
+        };
+        let result = result.unwrap_or(Value::Null);
+        match pending {
+            Pending::ListSessions => self.open_session_picker(&result),
+            Pending::ListModels => self.open_model_picker(&result),
+            Pending::Command(_) => {
+                let output = result["output"].as_str().unwrap_or("").trim();
+                if !output.is_empty() {
+                    self.transcript.push(Block::Info(output.to_string()));
+                }
+            }
+            Pending::Other => {}
+        }
+    }
+
+    /// A saved message: live ones settle what streamed; history builds
+    /// the blocks from scratch.
+    fn on_message(&mut self, message: StoredMessage, live: bool) {
+        match message.body {
+            MessageBody::User { text, hidden, .. } => {
+                if !hidden {
+                    self.transcript.push(Block::User(text));
+                }
+            }
+            MessageBody::Assistant {
+                text, reasoning, ..
+            } => {
+                if live {
+                    self.transcript.settle_answer(reasoning.as_deref(), &text);
+                } else {
+                    if let Some(r) = reasoning.filter(|r| !r.trim().is_empty()) {
+                        self.transcript.push(Block::Reasoning(r));
+                    }
+                    if !text.trim().is_empty() {
+                        self.transcript
+                            .push(Block::Assistant(Markdown::from_text(&text)));
+                    }
+                }
+            }
+            MessageBody::Tool {
+                tool_call_id,
+                name,
+                content,
+                is_error,
+                summary,
+                diff,
+                subject,
+                ..
+            } => {
+                if self.transcript.tool_mut(&tool_call_id).is_none() {
+                    let verb = self
+                        .verbs
+                        .get(&name)
+                        .cloned()
+                        .unwrap_or_else(|| name.clone());
+                    let block = ToolBlock::new(
+                        &tool_call_id,
+                        &name,
+                        &verb,
+                        subject.as_deref().unwrap_or(""),
+                    );
+                    self.transcript.push(Block::Tool(block));
+                }
+                if let Some(tool) = self.transcript.tool_mut(&tool_call_id) {
+                    let denied = tool.state() == ToolState::Denied
+                        || (is_error && content.starts_with("denied"));
+                    tool.set_output(&content);
+                    tool.finish(is_error, summary.as_deref(), diff.as_ref());
+                    if denied {
+                        tool.set_state(ToolState::Denied);
+                    }
+                }
+            }
+            MessageBody::Error { text } => self.notice(Level::Error, text),
+            MessageBody::Compaction { .. } => {
+                self.transcript
+                    .push(Block::Compacted("earlier messages compacted".to_string()));
+            }
+            MessageBody::Shell {
+                command,
+                output,
+                exit_code,
+            } => {
+                if let Some(shell) = self.transcript.running_shell_mut().filter(|_| live) {
+                    shell.finish(&output, exit_code);
+                } else {
+                    let mut block = ShellBlock::new(&command);
+                    block.finish(&output, exit_code);
+                    self.transcript.push(Block::Shell {
+                        op_id: String::new(),
+                        block,
+                    });
+                }
+            }
+        }
+    }
+
+    fn on_tool_started(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        subject: &str,
+        verb: Option<String>,
+        decision: Option<String>,
+        because: Option<String>,
+    ) {
+        let verb = verb
+            .or_else(|| self.verbs.get(name).cloned())
+            .unwrap_or_else(|| name.to_string());
+        let mut block = ToolBlock::new(call_id, name, &verb, subject);
+        match decision.as_deref() {
+            Some("deny") => {
+                block.set_state(ToolState::Denied);
+                if let Some(because) = because {
+                    block.set_output(&format!("denied by {because}"));
+                }
+            }
+            Some("ask") => block.set_state(ToolState::Asking),
+            _ => block.set_state(ToolState::Running),
+        }
+        self.transcript.push(Block::Tool(block));
+    }
+
+    fn on_progress(&mut self, call_id: &str, line: &str) {
+        if let Some(op_id) = call_id.strip_prefix("shell-") {
+            if let Some(shell) = self.transcript.shell_mut(op_id) {
+                shell.set_progress(line);
+            }
+        } else if let Some(tool) = self.transcript.tool_mut(call_id) {
+            tool.set_progress(line);
+        }
+    }
+
+    fn on_approval_resolved(
+        &mut self,
+        call_id: &str,
+        resolution: Resolution,
+        decision: Option<uji_protocol::frontend::ApprovalDecision>,
+    ) {
+        self.approvals.retain(|a| a.call_id() != call_id);
+        let allowed = matches!(
+            decision,
+            Some(
+                uji_protocol::frontend::ApprovalDecision::AllowOnce
+                    | uji_protocol::frontend::ApprovalDecision::AllowSession
+            )
+        );
+        if let Some(tool) = self.transcript.tool_mut(call_id) {
+            tool.set_state(if allowed {
+                ToolState::Running
+            } else {
+                ToolState::Denied
+            });
+        }
+        if resolution == Resolution::TimedOut {
+            self.notice(
+                Level::Warn,
+                "no answer within 5 minutes: the call was denied",
+            );
+        }
+    }
+
+    fn on_notice(&mut self, text: String, level: NoticeLevel, source: Option<String>) {
+        if text.starts_with("plan mode is on") {
+            self.status.plan_mode = true;
+        } else if text.starts_with("plan mode is off") {
+            self.status.plan_mode = false;
+        }
+        let level = match level {
+            NoticeLevel::Info => Level::Info,
+            NoticeLevel::Warn => Level::Warn,
+            NoticeLevel::Error => Level::Error,
+        };
+        let text = match source {
+            Some(source) if level != Level::Info => format!("{source}: {text}"),
+            _ => text,
+        };
+        self.notice(level, text);
+    }
+
+    fn on_turn_finished(&mut self, error: Option<String>, interrupted: bool) {
+        self.status.busy_since = None;
+        self.transcript.withdraw_live();
+        // The failure may already be on screen as a saved error message.
+        let text = if interrupted {
+            Some("interrupted".to_string())
+        } else {
+            error
+        };
+        if let Some(text) = text.filter(|t| !self.transcript.ends_with_notice(t)) {
+            self.notice(
+                if interrupted {
+                    Level::Warn
+                } else {
+                    Level::Error
+                },
+                text,
+            );
+        }
+    }
+}

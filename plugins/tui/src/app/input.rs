@@ -1,0 +1,270 @@
+//! Terminal input: keys through the keymap to actions, pastes, the mouse
+//! wheel and resizes.
+
+use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
+use serde_json::json;
+
+use super::state::{App, Pending};
+use crate::approval::{ApprovalAnswer, ApprovalKey};
+use crate::composer::EditAction;
+use crate::keys::{self, Binding, Mode};
+use crate::picker::PickerKey;
+
+/// Rows one wheel step scrolls.
+const WHEEL_ROWS: usize = 3;
+
+impl App {
+    pub(super) fn on_terminal(&mut self, event: Event) {
+        self.dirty = true;
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(&key),
+            Event::Paste(text) => self.on_paste(&text),
+            Event::Mouse(mouse) => match mouse.kind {
+                MouseEventKind::ScrollUp => self.viewport.scroll_up(WHEEL_ROWS),
+                MouseEventKind::ScrollDown => self.viewport.scroll_down(WHEEL_ROWS),
+                _ => self.dirty = false,
+            },
+            Event::Resize(..) => {}
+            _ => self.dirty = false,
+        }
+    }
+
+    /// Which mode the keys are in: the top of what is open gets them.
+    pub(super) fn mode(&self) -> Mode {
+        if !self.approvals.is_empty() {
+            Mode::Confirm
+        } else if self.picker.is_some() {
+            Mode::Select
+        } else if self.suggestions.is_open() {
+            Mode::Suggest
+        } else {
+            Mode::Normal
+        }
+    }
+
+    fn on_key(&mut self, key: &KeyEvent) {
+        let mode = self.mode();
+        // Guidance after a denial is typed text: letters are not shortcuts.
+        if mode == Mode::Confirm
+            && self.approvals.first().is_some_and(|a| a.is_typing())
+            && let Some(c) = keys::typed_char(key)
+        {
+            return self.answer_approval(ApprovalKey::Char(c));
+        }
+        let name = keys::canonical(key);
+        let bound = name
+            .as_deref()
+            .and_then(|n| self.keymap.lookup(mode, n))
+            .cloned();
+        match bound {
+            Some(Binding::Action(action)) => self.act(mode, &action),
+            Some(Binding::Command(command)) => self.run_slash(&command, ""),
+            None => {
+                if let Some(c) = keys::typed_char(key) {
+                    self.type_char(mode, c);
+                }
+            }
+        }
+    }
+
+    fn type_char(&mut self, mode: Mode, c: char) {
+        match mode {
+            Mode::Confirm => {}
+            Mode::Select => self.picker_key(PickerKey::Char(c)),
+            Mode::Normal | Mode::Suggest => {
+                self.composer.insert_char(c);
+                self.draft_changed();
+            }
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        match self.mode() {
+            Mode::Confirm => self.answer_approval(ApprovalKey::Paste(text.to_string())),
+            Mode::Select => {
+                for c in text.chars().filter(|c| !c.is_control()) {
+                    self.picker_key(PickerKey::Char(c));
+                }
+            }
+            Mode::Normal | Mode::Suggest => {
+                self.composer.paste(text);
+                self.draft_changed();
+            }
+        }
+    }
+
+    pub(super) fn draft_changed(&mut self) {
+        let draft = self.composer.text().to_string();
+        self.suggestions.update(&draft, &self.commands);
+    }
+
+    /// Runs a keymap action in `mode`.
+    fn act(&mut self, mode: Mode, action: &str) {
+        if self.act_anywhere(action) {
+            return;
+        }
+        match mode {
+            Mode::Confirm => self.act_confirm(action),
+            Mode::Select => self.act_select(action),
+            Mode::Suggest if self.act_suggest(action) => {}
+            Mode::Suggest | Mode::Normal => self.act_normal(action),
+        }
+    }
+
+    /// Actions that mean the same in every mode.
+    fn act_anywhere(&mut self, action: &str) -> bool {
+        match action {
+            "quit" => self.quit(),
+            "interrupt" => self.interrupt(),
+            "toggle_thinking" => {
+                let on = !self.transcript.show_thinking();
+                self.transcript.set_show_thinking(on);
+            }
+            "toggle_details" => self.transcript.toggle_expanded(),
+            "scroll_up" => self.viewport.scroll_up(1),
+            "scroll_down" => self.viewport.scroll_down(1),
+            "scroll_top" => self.viewport.to_top(),
+            "scroll_bottom" => self.viewport.to_bottom(),
+            "nothing" => {}
+            _ => return false,
+        }
+        true
+    }
+
+    fn act_normal(&mut self, action: &str) {
+        match action {
+            "submit" => self.submit_draft(),
+            "page_up" => {
+                let page = self.viewport.page();
+                self.viewport.scroll_up(page);
+            }
+            "page_down" => {
+                let page = self.viewport.page();
+                self.viewport.scroll_down(page);
+            }
+            other => {
+                if let Some(edit) = EditAction::from_name(other) {
+                    self.composer.apply(edit);
+                    self.draft_changed();
+                }
+            }
+        }
+    }
+
+    fn act_suggest(&mut self, action: &str) -> bool {
+        match action {
+            "modal_up" => self.suggestions.up(),
+            "modal_down" => self.suggestions.down(),
+            "modal_cancel" => self.suggestions.close(),
+            "suggest_complete" => {
+                if let Some(completion) = self.suggestions.completion() {
+                    self.composer.set_text(&completion);
+                    self.draft_changed();
+                }
+            }
+            "modal_accept" => {
+                if let Some(entry) = self.suggestions.selected() {
+                    let name = entry.name.clone();
+                    self.composer.set_text(&format!("/{name}"));
+                    self.suggestions.close();
+                    self.submit_draft();
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn act_confirm(&mut self, action: &str) {
+        let key = match action {
+            "confirm_allow" => ApprovalKey::Allow,
+            "confirm_allow_session" => ApprovalKey::AllowSession,
+            "confirm_deny" => ApprovalKey::Deny,
+            "modal_up" => ApprovalKey::Up,
+            "modal_down" => ApprovalKey::Down,
+            "modal_accept" | "submit" => ApprovalKey::Accept,
+            "modal_cancel" => ApprovalKey::Cancel,
+            "page_up" => ApprovalKey::PageUp,
+            "page_down" => ApprovalKey::PageDown,
+            "backspace" => ApprovalKey::Backspace,
+            _ => return,
+        };
+        self.answer_approval(key);
+    }
+
+    fn act_select(&mut self, action: &str) {
+        let key = match action {
+            "modal_up" => PickerKey::Up,
+            "modal_down" => PickerKey::Down,
+            "page_up" => PickerKey::PageUp,
+            "page_down" => PickerKey::PageDown,
+            "modal_accept" => PickerKey::Accept,
+            "modal_cancel" => PickerKey::Cancel,
+            "modal_delete" => PickerKey::Delete,
+            "backspace" => PickerKey::Backspace,
+            _ => return,
+        };
+        self.picker_key(key);
+    }
+
+    pub(super) fn answer_approval(&mut self, key: ApprovalKey) {
+        let Some(approval) = self.approvals.first_mut() else {
+            return;
+        };
+        let Some(answer) = approval.handle(key) else {
+            return;
+        };
+        let call_id = approval.call_id().to_string();
+        let (decision, guidance) = match answer {
+            ApprovalAnswer::AllowOnce => ("allow_once", None),
+            ApprovalAnswer::AllowSession => ("allow_session", None),
+            ApprovalAnswer::Deny { guidance } => ("deny", guidance),
+        };
+        let mut op = json!({"type": "approval", "call_id": call_id, "decision": decision});
+        if let Some(guidance) = guidance {
+            op["guidance"] = json!(guidance);
+        }
+        self.submit(op, Pending::Other);
+        // The question closes now; `approval_resolved` confirms it.
+        self.approvals.remove(0);
+    }
+
+    fn interrupt(&mut self) {
+        if self.busy() || self.transcript.animating() || !self.approvals.is_empty() {
+            self.submit(json!({"type": "interrupt"}), Pending::Other);
+        }
+    }
+
+    /// Enter: a slash command, a `!` shell command or a message.
+    pub(super) fn submit_draft(&mut self) {
+        let Some(text) = self.composer.submit() else {
+            return;
+        };
+        self.suggestions.close();
+        self.viewport.to_bottom();
+        let trimmed = text.trim();
+        if let Some(command) = trimmed.strip_prefix('!') {
+            return self.run_shell(command.trim());
+        }
+        if let Some(line) = trimmed.strip_prefix('/') {
+            let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            if !name.is_empty() && !name.contains('/') {
+                return self.run_slash(name, args.trim());
+            }
+        }
+        self.submit(
+            json!({"type": "user_message", "text": text}),
+            Pending::Other,
+        );
+    }
+
+    fn run_shell(&mut self, command: &str) {
+        if command.is_empty() {
+            return;
+        }
+        let id = self.submit(json!({"type": "shell", "command": command}), Pending::Other);
+        let block = crate::transcript::tool::ShellBlock::new(command);
+        self.transcript
+            .push(crate::transcript::Block::Shell { op_id: id, block });
+    }
+}

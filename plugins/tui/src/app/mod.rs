@@ -1,0 +1,154 @@
+//! The screen's main loop: terminal input, uji's events and signals meet
+//! in one channel; the state changes, and a frame is drawn when something
+//! changed, at most once per frame interval. Nothing wakes it when nothing
+//! happens, so an idle screen uses no CPU.
+
+mod commands;
+mod draw;
+mod events;
+mod input;
+mod state;
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use uji_sdk::FrontendSession;
+
+pub use state::{App, Status};
+
+use crate::terminal::TerminalGuard;
+
+/// Frames are drawn at most this often; a flood of events in between is
+/// applied first and drawn once.
+const FRAME: Duration = Duration::from_millis(16);
+/// How long to wait for `closed` after asking the session to end.
+const CLOSE_WAIT: Duration = Duration::from_secs(3);
+
+/// What wakes the loop.
+pub enum Msg {
+    Term(crossterm::event::Event),
+    Uji(Value),
+    /// The session's event stream ended (or failed).
+    UjiGone(String),
+    /// SIGTERM, SIGHUP, SIGINT or SIGQUIT: end as if the user quit.
+    Signal(i32),
+}
+
+/// Runs the screen until the user quits or the session closes.
+pub fn run(session: FrontendSession) -> Result<(), String> {
+    let session = Arc::new(session);
+    let (tx, rx) = sync_channel::<Msg>(1024);
+    spawn_event_reader(Arc::clone(&session), tx.clone())?;
+    spawn_signal_listener(tx.clone())?;
+    let mut guard = TerminalGuard::enter().map_err(|e| {
+        format!("cannot take over the terminal ({e}); `uji run \"prompt\"` works without one")
+    })?;
+    spawn_terminal_reader(tx)?;
+    let mut app = App::new(session, crate::theme::Theme::from_env());
+    let result = main_loop(&mut app, &mut guard, &rx);
+    drop(guard);
+    result
+}
+
+fn main_loop(app: &mut App, guard: &mut TerminalGuard, rx: &Receiver<Msg>) -> Result<(), String> {
+    let mut last_draw: Option<Instant> = None;
+    let mut closing_since: Option<Instant> = None;
+    loop {
+        let wait = app.next_wakeup(last_draw, FRAME);
+        let first = match wait {
+            Some(wait) => match rx.recv_timeout(wait) {
+                Ok(msg) => Some(msg),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            },
+            None => match rx.recv() {
+                Ok(msg) => Some(msg),
+                Err(_) => return Ok(()),
+            },
+        };
+        if let Some(msg) = first {
+            app.handle(msg);
+        }
+        // Apply everything already waiting before drawing once.
+        let started = Instant::now();
+        while started.elapsed() < FRAME {
+            match rx.try_recv() {
+                Ok(msg) => app.handle(msg),
+                Err(_) => break,
+            }
+        }
+        if app.closed() {
+            return Ok(());
+        }
+        if app.quitting() {
+            let since = *closing_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > CLOSE_WAIT {
+                return Ok(());
+            }
+        }
+        app.tick();
+        let due = last_draw.is_none_or(|at| at.elapsed() >= FRAME);
+        if app.needs_draw() && due {
+            draw::frame(app, &mut guard.screen).map_err(|e| format!("cannot draw: {e}"))?;
+            last_draw = Some(Instant::now());
+        }
+    }
+}
+
+fn spawn_event_reader(session: Arc<FrontendSession>, tx: SyncSender<Msg>) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name("uji-tui-events".into())
+        .spawn(move || {
+            loop {
+                // A long wait: the thread sleeps in uji until an event comes.
+                match session.next_event(60_000) {
+                    Ok(Some(event)) => {
+                        if tx.send(Msg::Uji(event)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        let _ = tx.send(Msg::UjiGone(e));
+                        return;
+                    }
+                }
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the event reader: {e}"))
+}
+
+fn spawn_terminal_reader(tx: SyncSender<Msg>) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name("uji-tui-input".into())
+        .spawn(move || {
+            // Blocks in read(2) between keys: no polling, no CPU when idle.
+            while let Ok(event) = crossterm::event::read() {
+                if tx.send(Msg::Term(event)).is_err() {
+                    return;
+                }
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the input reader: {e}"))
+}
+
+fn spawn_signal_listener(tx: SyncSender<Msg>) -> Result<(), String> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT])
+        .map_err(|e| format!("cannot listen for signals: {e}"))?;
+    std::thread::Builder::new()
+        .name("uji-tui-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if tx.send(Msg::Signal(signal)).is_err() {
+                    return;
+                }
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the signal listener: {e}"))
+}

@@ -1,0 +1,193 @@
+//! What the screen knows: the transcript, the input, the open question or
+//! picker, and the session's status.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use uji_protocol::frontend::{CommandInfo, ModelState};
+use uji_protocol::wire::Usage;
+use uji_sdk::FrontendSession;
+
+use super::Msg;
+use crate::approval::Approval;
+use crate::composer::Composer;
+use crate::composer::suggest::{CommandEntry, Suggestions};
+use crate::keys::Keymap;
+use crate::picker::Picker;
+use crate::theme::Theme;
+use crate::transcript::{Block, Level, Transcript, Viewport};
+
+/// How often the spinner and the elapsed seconds move while working.
+const TICK: Duration = Duration::from_millis(100);
+
+/// What an open picker picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickerKind {
+    Model,
+    Effort,
+    Session,
+}
+
+/// An operation waiting for its answer, for the answers that need handling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pending {
+    ListSessions,
+    ListModels,
+    Command(String),
+    Other,
+}
+
+/// The session's status line.
+#[derive(Debug, Default)]
+pub struct Status {
+    pub model: Option<ModelState>,
+    pub title: String,
+    pub session_usage: Usage,
+    pub context_used: u64,
+    pub context_window: u64,
+    pub queued: Vec<String>,
+    pub busy_since: Option<Instant>,
+    pub plan_mode: bool,
+}
+
+pub struct App {
+    pub(super) session: Arc<FrontendSession>,
+    pub(super) theme: Theme,
+    pub(super) transcript: Transcript,
+    pub(super) viewport: Viewport,
+    pub(super) composer: Composer,
+    pub(super) suggestions: Suggestions,
+    pub(super) commands: Vec<CommandEntry>,
+    pub(super) command_info: Vec<CommandInfo>,
+    /// Tool name → its verb (`read_file` → `Read`), for history.
+    pub(super) verbs: HashMap<String, String>,
+    /// Open approval questions; the first is on screen.
+    pub(super) approvals: Vec<Approval>,
+    pub(super) picker: Option<(PickerKind, Picker)>,
+    /// A session the user asked to delete; a second Ctrl+D confirms.
+    pub(super) delete_armed: Option<String>,
+    pub(super) keymap: Keymap,
+    pub(super) status: Status,
+    pub(super) pending: HashMap<String, Pending>,
+    next_op: u64,
+    pub(super) dirty: bool,
+    pub(super) frame: usize,
+    last_tick: Instant,
+    pub(super) quitting: bool,
+    pub(super) closed: bool,
+    pub(super) session_id: String,
+    pub(super) cwd: String,
+}
+
+impl App {
+    pub fn new(session: Arc<FrontendSession>, theme: Theme) -> App {
+        App {
+            session,
+            theme,
+            transcript: Transcript::default(),
+            viewport: Viewport::default(),
+            composer: Composer::new(),
+            suggestions: Suggestions::new(),
+            commands: Vec::new(),
+            command_info: Vec::new(),
+            verbs: HashMap::new(),
+            approvals: Vec::new(),
+            picker: None,
+            delete_armed: None,
+            keymap: Keymap::new(&[]),
+            status: Status::default(),
+            pending: HashMap::new(),
+            next_op: 0,
+            dirty: true,
+            frame: 0,
+            last_tick: Instant::now(),
+            quitting: false,
+            closed: false,
+            session_id: String::new(),
+            cwd: String::new(),
+        }
+    }
+
+    pub fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Term(event) => self.on_terminal(event),
+            Msg::Uji(event) => self.on_uji(event),
+            Msg::UjiGone(_) => self.closed = true,
+            Msg::Signal(_) => self.quit(),
+        }
+    }
+
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+
+    pub fn quitting(&self) -> bool {
+        self.quitting
+    }
+
+    pub fn needs_draw(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn busy(&self) -> bool {
+        self.status.busy_since.is_some()
+    }
+
+    /// Moves the spinner while something runs.
+    pub fn tick(&mut self) {
+        let animating = self.busy() || self.transcript.animating();
+        if animating && self.last_tick.elapsed() >= TICK {
+            self.last_tick = Instant::now();
+            self.frame = self.frame.wrapping_add(1);
+            self.dirty = true;
+        }
+    }
+
+    /// How long the loop may sleep: until the next frame may be drawn when
+    /// one is due, until the next spinner step while working, else forever.
+    pub fn next_wakeup(&self, last_draw: Option<Instant>, frame: Duration) -> Option<Duration> {
+        if self.dirty {
+            let since = last_draw.map_or(frame, |at| at.elapsed());
+            return Some(frame.saturating_sub(since));
+        }
+        if self.busy() || self.transcript.animating() {
+            return Some(TICK.saturating_sub(self.last_tick.elapsed()));
+        }
+        if self.quitting {
+            return Some(Duration::from_millis(100));
+        }
+        None
+    }
+
+    /// Sends an operation; its id is returned (and remembered with `pending`).
+    pub(super) fn submit(&mut self, op: Value, pending: Pending) -> String {
+        self.next_op += 1;
+        let id = format!("tui-{}", self.next_op);
+        let mut op = op;
+        op["id"] = json!(id);
+        if pending != Pending::Other {
+            self.pending.insert(id.clone(), pending);
+        }
+        if let Err(e) = self.session.submit(&op) {
+            self.notice(Level::Error, format!("uji did not take that: {e}"));
+        }
+        id
+    }
+
+    pub(super) fn notice(&mut self, level: Level, text: impl Into<String>) {
+        self.transcript.push(Block::Notice {
+            level,
+            text: text.into(),
+        });
+        self.dirty = true;
+    }
+
+    pub(super) fn quit(&mut self) {
+        if !self.quitting {
+            self.quitting = true;
+            self.submit(json!({"type": "shutdown"}), Pending::Other);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The status line: model and effort, context meter, tokens, queue and
+//! plan mode.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
+
+use crate::app::Status;
+use crate::theme::Theme;
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub fn spinner(frame: usize) -> &'static str {
+    SPINNER[frame % SPINNER.len()]
+}
+
+/// `12.3k` for 12,345 tokens.
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+pub fn render(status: &Status, _frame: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let model = match &status.model {
+        Some(m) => {
+            let effort = m
+                .effort
+                .as_deref()
+                .map(|e| format!(" · {e}"))
+                .unwrap_or_default();
+            format!("{}/{}{effort}", m.provider, m.model)
+        }
+        None => "no model set up".to_string(),
+    };
+    let mut left = vec![Span::styled(model, theme.status)];
+    if status.plan_mode {
+        left.push(Span::raw(" "));
+        left.push(Span::styled(" PLAN ", theme.selected));
+    }
+    let mut right = Vec::new();
+    if !status.queued.is_empty() {
+        right.push(format!("{} queued", status.queued.len()));
+    }
+    if let Some(percent) = status
+        .context_used
+        .saturating_mul(100)
+        .checked_div(status.context_window)
+    {
+        right.push(format!("ctx {percent}%"));
+    }
+    let usage = &status.session_usage;
+    right.push(format!(
+        "↑{} ↓{}",
+        tokens(usage.input),
+        tokens(usage.output)
+    ));
+    let right = right.join(" · ");
+    let left_width: usize = left.iter().map(|s| s.content.width()).sum();
+    let gap = usize::from(area.width).saturating_sub(left_width + right.width());
+    if gap > 0 {
+        left.push(Span::raw(" ".repeat(gap)));
+        left.push(Span::styled(right, theme.status));
+    }
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+}

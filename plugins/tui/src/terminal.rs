@@ -1,0 +1,96 @@
+//! Taking the terminal over and giving it back: raw mode, the alternate
+//! screen, bracketed paste, mouse reporting and key disambiguation on the
+//! way in; all of it undone on the way out, also after a panic or a signal.
+
+use std::io::{self, Write};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+/// Whether the terminal is ours right now (so restoring twice is harmless).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static PANIC_HOOK: Once = Once::new();
+
+pub type Screen = Terminal<CrosstermBackend<io::Stdout>>;
+
+/// The terminal in screen mode; dropping it restores the terminal.
+pub struct TerminalGuard {
+    pub screen: Screen,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<TerminalGuard> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut stdout = io::stdout();
+        // Terminals that do not know the keyboard protocol ignore the push;
+        // those that do report Shift+Enter apart from Enter. Asking first
+        // would wait for an answer some terminals never send.
+        let entered = execute!(
+            stdout,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+        );
+        if let Err(e) = entered {
+            restore();
+            return Err(e);
+        }
+        match Terminal::new(CrosstermBackend::new(io::stdout())) {
+            Ok(screen) => Ok(TerminalGuard { screen }),
+            Err(e) => {
+                restore();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Gives the terminal back as it was. Safe to call at any time, any number
+/// of times; errors are ignored because there is nobody left to tell.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = io::stdout();
+    let _ = execute!(
+        stdout,
+        PopKeyboardEnhancementFlags,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show,
+    );
+    let _ = disable_raw_mode();
+    let _ = stdout.flush();
+}
+
+/// A panic while the screen is up would print its message into the
+/// alternate screen, where nobody sees it: give the terminal back first.
+fn install_panic_hook() {
+    PANIC_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+    });
+}

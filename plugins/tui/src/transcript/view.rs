@@ -1,0 +1,112 @@
+//! The part of the transcript on screen: pinned to the bottom while new
+//! text arrives, or scrolled back by the user.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use super::Transcript;
+use crate::theme::Theme;
+
+/// Where the view is: `back` rows above the bottom (0 follows new text).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Viewport {
+    back: usize,
+    /// Rows of the whole transcript at the last draw.
+    total: usize,
+    height: usize,
+}
+
+impl Viewport {
+    pub fn is_following(&self) -> bool {
+        self.back == 0
+    }
+
+    pub fn scroll_up(&mut self, rows: usize) {
+        let max = self.total.saturating_sub(self.height);
+        self.back = (self.back + rows).min(max);
+    }
+
+    pub fn scroll_down(&mut self, rows: usize) {
+        self.back = self.back.saturating_sub(rows);
+    }
+
+    pub fn page(&self) -> usize {
+        self.height.saturating_sub(2).max(1)
+    }
+
+    pub fn to_top(&mut self) {
+        self.back = usize::MAX;
+    }
+
+    pub fn to_bottom(&mut self) {
+        self.back = 0;
+    }
+
+    /// Draws the visible rows into `area`. Only the blocks on screen are
+    /// drawn; the others answer from their caches.
+    pub fn render(
+        &mut self,
+        transcript: &mut Transcript,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        frame: usize,
+    ) {
+        self.height = usize::from(area.height);
+        let wanted = if self.back == usize::MAX {
+            usize::MAX
+        } else {
+            self.back + self.height
+        };
+        let (rows, total) = collect_from_bottom(transcript, area.width, theme, frame, wanted);
+        self.total = total;
+        self.back = self.back.min(total.saturating_sub(self.height));
+        // `rows` holds the bottom `wanted` rows (newest last); show the
+        // window that ends `back` rows above the bottom.
+        let end = rows.len().saturating_sub(self.back);
+        let start = end.saturating_sub(self.height);
+        let shown = rows.get(start..end).unwrap_or(&[]);
+        // Short transcripts sit at the bottom, next to the input.
+        let top = area.y + u16::try_from(self.height - shown.len()).unwrap_or(0);
+        for (i, line) in shown.iter().enumerate() {
+            let y = top + u16::try_from(i).unwrap_or(u16::MAX);
+            buf.set_line(area.x, y, line, area.width);
+        }
+    }
+}
+
+/// The last `wanted` rows of the transcript (a blank row between blocks),
+/// and, when every block was visited, the row count of the whole.
+fn collect_from_bottom(
+    transcript: &mut Transcript,
+    width: u16,
+    theme: &Theme,
+    frame: usize,
+    wanted: usize,
+) -> (Vec<Line<'static>>, usize) {
+    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut count = 0usize;
+    let mut total = 0usize;
+    for index in (0..transcript.len()).rev() {
+        let lines = transcript.block_lines(index, width, theme, frame);
+        if lines.is_empty() {
+            continue;
+        }
+        let rows = lines.len() + usize::from(total > 0);
+        total += rows;
+        if count < wanted {
+            let need = wanted - count;
+            let gap = usize::from(total > rows);
+            let take = lines.len().min(need.saturating_sub(gap));
+            let mut chunk: Vec<Line<'static>> = lines[lines.len() - take..].to_vec();
+            if gap == 1 && need > 0 {
+                chunk.push(Line::default());
+            }
+            count += chunk.len();
+            chunks.push(chunk);
+        }
+    }
+    let rows: Vec<Line<'static>> = chunks.into_iter().rev().flatten().collect();
+    (rows, total)
+}
