@@ -15,6 +15,7 @@ mod examples;
 mod run;
 mod startup;
 mod tools;
+mod tui_frames;
 
 /// One line of the results table.
 pub struct Row {
@@ -178,13 +179,14 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 6] = [
+    let areas: [Area; 7] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
         ("wire", run::wire),
         ("run", run::run),
         ("lua", examples::lua),
+        ("tui", tui_frames::run),
     ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {

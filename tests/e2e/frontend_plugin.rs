@@ -553,3 +553,83 @@ fn the_config_names_the_interactive_frontend() {
     assert_ok(&output, &events);
     assert_eq!(events[0]["type"], "session_configured", "{events:#?}");
 }
+
+/// Two saved sessions: the frontend lists them, switches to the older one
+/// (its history arrives), deletes the other, and lists the models.
+#[test]
+fn sessions_are_listed_resumed_and_deleted_and_models_listed() {
+    let model = FakeModel::start();
+    model.push(answer("first answer"));
+    model.push(answer("second answer"));
+    let sandbox = sandbox(&model);
+    let first_run = json!([wait("session_configured"), say("first question", "1"), wait("turn_finished"),
+        {"send": {"id": "2", "type": "shutdown"}}, wait("closed")]);
+    let (output, events) = drive(&sandbox, &[], first_run);
+    assert_ok(&output, &events);
+    let first_id = events[0]["id"].as_str().unwrap().to_string();
+    let second_run = json!([wait("session_configured"), say("second question", "1"), wait("turn_finished"),
+        {"send": {"id": "2", "type": "list_sessions"}},
+        {"wait": "ack", "where": {"op_id": "2"}},
+        {"send": {"id": "3", "type": "resume_session", "session_id": first_id}},
+        {"wait": "session_configured", "where": {"id": first_id}},
+        {"send": {"id": "4", "type": "list_models"}},
+        {"wait": "ack", "where": {"op_id": "4"}},
+        {"send": {"id": "5", "type": "list_sessions"}},
+        {"wait": "ack", "where": {"op_id": "5"}},
+        {"send": {"id": "6", "type": "shutdown"}}, wait("closed")]);
+    let (output, events) = drive(&sandbox, &[], second_run);
+    assert_ok(&output, &events);
+    let second_id = events[0]["id"].as_str().unwrap().to_string();
+    let acks = of_type(&events, "ack");
+    let listed = |op: &str| -> Vec<String> {
+        let ack = acks.iter().find(|a| a["op_id"] == op).unwrap();
+        ack["result"]["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = listed("2");
+    assert!(
+        before.contains(&first_id) && before.contains(&second_id),
+        "{before:?}"
+    );
+    let resumed = of_type(&events, "session_configured")[1];
+    assert_eq!(resumed["resumed"], true);
+    assert_eq!(resumed["history"][0]["text"], "first question", "{resumed}");
+    let models = acks.iter().find(|a| a["op_id"] == "4").unwrap();
+    let models = models["result"]["models"].as_array().unwrap();
+    assert!(
+        models
+            .iter()
+            .any(|m| m["provider"] == "fake" && m["model"] == "m2" && m["available"] == true),
+        "{models:?}"
+    );
+
+    // Now in the first session, delete the second.
+    let third_run = json!([wait("session_configured"),
+        {"send": {"id": "1", "type": "delete_session", "session_id": second_id}},
+        {"wait": "ack", "where": {"op_id": "1"}},
+        {"send": {"id": "2", "type": "delete_session", "session_id": first_id}},
+        {"wait": "error", "where": {"op_id": "2"}},
+        {"send": {"id": "3", "type": "list_sessions"}},
+        {"wait": "ack", "where": {"op_id": "3"}},
+        {"send": {"id": "4", "type": "shutdown"}}, wait("closed")]);
+    let (output, events) = drive(&sandbox, &["resume", "--id", &first_id], third_run);
+    assert_ok(&output, &events);
+    let after: Vec<&str> = of_type(&events, "ack")
+        .iter()
+        .find(|a| a["op_id"] == "3")
+        .unwrap()["result"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        after,
+        vec![first_id.as_str()],
+        "the running session stays, the other is gone"
+    );
+}

@@ -199,12 +199,12 @@ impl Shared {
                 .set_model(model.as_deref(), effort)
                 .map(|state| Reply::Done(Some(json!({"model": state})))),
             Op::NewSession { title } => self.switch(op_id, Start::New { title }),
-            Op::ResumeSession { id } => self.switch(op_id, Start::Resume(id)),
+            Op::ResumeSession { session_id } => self.switch(op_id, Start::Resume(session_id)),
             Op::ListSessions { all } => {
                 let sessions = self.sessions.list(all);
                 Ok(Reply::Done(Some(json!({"sessions": sessions}))))
             }
-            Op::DeleteSession { id } => self.delete_session(&id),
+            Op::DeleteSession { session_id } => self.delete_session(&session_id),
             Op::ListModels => {
                 let models = self.sessions.providers.entries();
                 Ok(Reply::Done(Some(json!({"models": models}))))
@@ -441,7 +441,17 @@ pub fn serve(
 
 /// Points the agent's events, approvals and queue at this connection.
 fn connect(shared: &Arc<Shared>, agent: &mut Agent) {
-    agent.events = shared.sink();
+    // The session is idle once its turn says it finished: a frontend that
+    // switches sessions right after `turn_finished` must not be told a
+    // turn is running.
+    let sink = shared.sink();
+    let idle = Arc::clone(shared);
+    agent.events = Arc::new(move |event| {
+        if matches!(event, Event::TurnFinished { .. }) {
+            end(&idle);
+        }
+        sink(event);
+    });
     agent.queue = shared.queue.clone();
     agent.control = shared.control.clone();
     agent.queue.set_sink(shared.sink());

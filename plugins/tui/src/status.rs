@@ -25,6 +25,9 @@ pub fn tokens(n: u64) -> String {
 }
 
 pub fn render(status: &Status, _frame: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
     let model = match &status.model {
         Some(m) => {
             let effort = m

@@ -124,17 +124,18 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
-    /// Switches to a saved session.
+    /// Switches to a saved session. (Not `id`: that names the operation.)
     ResumeSession {
-        id: String,
+        session_id: String,
     },
     /// Saved sessions of this directory (or all): the ack's `result`.
     ListSessions {
         #[serde(default)]
         all: bool,
     },
+    /// Deletes a saved session (not the running one).
     DeleteSession {
-        id: String,
+        session_id: String,
     },
     /// The models of every configured provider: the ack's `result` is
     /// `{"models": [ModelEntry…]}`.

@@ -178,7 +178,7 @@ impl App {
             PickerKind::Model => json!({"type": "set_model", "model": value}),
             PickerKind::Effort => json!({"type": "set_model", "effort": value}),
             PickerKind::Session if value == self.session_id => return,
-            PickerKind::Session => json!({"type": "resume_session", "id": value}),
+            PickerKind::Session => json!({"type": "resume_session", "session_id": value}),
         };
         self.submit(op, Pending::Other);
     }
@@ -201,7 +201,10 @@ impl App {
             return;
         }
         self.delete_armed = None;
-        self.submit(json!({"type": "delete_session", "id": id}), Pending::Other);
+        self.submit(
+            json!({"type": "delete_session", "session_id": id}),
+            Pending::Other,
+        );
         if let Some((_, picker)) = self.picker.as_mut() {
             picker.remove(id);
         }

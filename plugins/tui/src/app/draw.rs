@@ -52,7 +52,7 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
         .render(&mut app.transcript, transcript, buf, &app.theme, app.frame);
     draw_activity(app, activity_area, buf);
     draw_queue(app, queue_area, buf);
-    if app.suggestions.is_open() {
+    if app.suggestions.is_open() && suggest_area.height > 0 {
         app.suggestions.render(suggest_area, buf, &app.theme);
     }
     let cursor = draw_bottom(app, bottom, buf);
@@ -84,6 +84,9 @@ fn bottom_height(app: &App, area: Rect) -> u16 {
 }
 
 fn draw_bottom(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
+    if area.height == 0 {
+        return None;
+    }
     if let Some(approval) = app.approvals.first() {
         return approval.render(area, buf, &app.theme);
     }

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use uji_sdk::FrontendSession;
 
-pub use state::{App, Status};
+pub use draw::render;
+pub use state::{App, Outbox, Status};
 
 use crate::terminal::TerminalGuard;
 
@@ -46,7 +47,8 @@ pub fn run(session: FrontendSession) -> Result<(), String> {
         format!("cannot take over the terminal ({e}); `uji run \"prompt\"` works without one")
     })?;
     spawn_terminal_reader(tx)?;
-    let mut app = App::new(session, crate::theme::Theme::from_env());
+    let outbox: Arc<dyn Outbox> = session;
+    let mut app = App::new(outbox, crate::theme::Theme::from_env());
     let result = main_loop(&mut app, &mut guard, &rx);
     drop(guard);
     result

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use uji_protocol::frontend::{CommandInfo, ModelState};
 use uji_protocol::wire::Usage;
-use uji_sdk::FrontendSession;
 
 use super::Msg;
 use crate::approval::Approval;
@@ -18,6 +17,18 @@ use crate::keys::Keymap;
 use crate::picker::Picker;
 use crate::theme::Theme;
 use crate::transcript::{Block, Level, Transcript, Viewport};
+
+/// Where operations go: the session in uji, or a recorder in tests and
+/// benchmarks.
+pub trait Outbox: Send + Sync {
+    fn submit(&self, op: &Value) -> Result<(), String>;
+}
+
+impl Outbox for uji_sdk::FrontendSession {
+    fn submit(&self, op: &Value) -> Result<(), String> {
+        uji_sdk::FrontendSession::submit(self, op)
+    }
+}
 
 /// How often the spinner and the elapsed seconds move while working.
 const TICK: Duration = Duration::from_millis(100);
@@ -53,7 +64,7 @@ pub struct Status {
 }
 
 pub struct App {
-    pub(super) session: Arc<FrontendSession>,
+    pub(super) session: Arc<dyn Outbox>,
     pub(super) theme: Theme,
     pub(super) transcript: Transcript,
     pub(super) viewport: Viewport,
@@ -82,7 +93,7 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(session: Arc<FrontendSession>, theme: Theme) -> App {
+    pub fn new(session: Arc<dyn Outbox>, theme: Theme) -> App {
         App {
             session,
             theme,
