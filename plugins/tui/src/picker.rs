@@ -1,0 +1,1 @@
+//! A list overlay to pick from.
