@@ -33,12 +33,13 @@ const GUIDANCE_HINT: &str =
 /// What the user decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalAnswer {
+    /// `allow_once`.
     AllowOnce,
+    /// `allow_session`: the same tool on the same subject is not asked
+    /// again in this session.
     AllowSession,
     /// `guidance` is told to the model; None when the user gave none.
-    Deny {
-        guidance: Option<String>,
-    },
+    Deny { guidance: Option<String> },
 }
 
 /// The keys the question understands; the app maps terminal keys to them
@@ -155,6 +156,7 @@ impl Approval {
         }
     }
 
+    /// The call the question is about (for the `approval` operation).
     pub fn call_id(&self) -> &str {
         &self.call_id
     }

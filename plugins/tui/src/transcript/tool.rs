@@ -39,8 +39,11 @@ const NEXT_INDENT: &str = "     ";
 pub enum ToolState {
     /// Waiting for the user's approval.
     Asking,
+    /// Allowed and running (the state a block starts in).
     Running,
+    /// Ran and succeeded.
     Done,
+    /// Ran and failed, or was interrupted.
     Failed,
     /// Refused by policy, a hook or the user.
     Denied,
@@ -76,14 +79,17 @@ impl<V: BlockView> Block<V> {
         self.rows.invalidate();
     }
 
+    /// Folds an expanded block, expands a folded one (ctrl+o).
     pub fn toggle_expanded(&mut self) {
         self.rows.toggle_expanded();
     }
 
+    /// Expands (`true`) or folds the block.
     pub fn set_expanded(&mut self, on: bool) {
         self.rows.set_expanded(on);
     }
 
+    /// True when the block shows everything.
     pub fn is_expanded(&self) -> bool {
         self.rows.expanded
     }
@@ -137,14 +143,18 @@ impl Block<ToolView> {
         })
     }
 
+    /// The call this block stands for.
     pub fn call_id(&self) -> &str {
         &self.view.call_id
     }
 
+    /// Sets the state from `tool_started` (a deny decision) or an
+    /// approval question opening or closing.
     pub fn set_state(&mut self, state: ToolState) {
         self.update(|view| view.state = state);
     }
 
+    /// Where the call stands.
     pub fn state(&self) -> ToolState {
         self.view.state
     }
