@@ -227,7 +227,9 @@ impl ToolView {
                 rows
             }
             ToolState::Failed => match (&self.summary, self.output.is_empty()) {
-                (Some(summary), true) => vec![Line::styled(cut(summary, width), theme.error)],
+                (Some(summary), true) => {
+                    vec![Line::styled(cut(&one_line(summary), width), theme.error)]
+                }
                 (None, true) => vec![Line::styled("failed", theme.error)],
                 _ => self.output.rows(width, theme.error, theme, expanded),
             },
