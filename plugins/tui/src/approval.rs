@@ -1,19 +1,50 @@
-//! The approval question. (Placeholder until the widget lands.)
+//! The approval question, drawn in place of the input box while it is open:
+//! the question, what the call would act on (its subject, or its arguments
+//! as `key: value` rows, and the diff of an edit), and the answers.
+//!
+//! The question sits on the first rows inside the box rather than in its
+//! border, so a long one wraps instead of being cut. When the box is too
+//! low, the answers keep their rows and the details scroll.
+
+use std::cell::{Cell, RefCell};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Widget};
+use serde_json::Value;
 use uji_protocol::FileDiff;
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
 
 use crate::theme::Theme;
+use crate::transcript::diff::diff_lines;
+use crate::transcript::tool::{clean_bounded, cut, plural, wrapped_rows};
 
+/// Rows of the question shown at most.
+const QUESTION_ROWS: usize = 4;
+/// Rows of one argument value (or of the subject) shown at most.
+const VALUE_ROWS: usize = 200;
+/// Rows PageUp/PageDown move before the box was first drawn.
+const DEFAULT_PAGE: usize = 5;
+const GUIDANCE_HINT: &str =
+    "Tell uji what to do differently — Enter to send, Esc to deny without a word";
+
+/// What the user decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalAnswer {
+    /// `allow_once`.
     AllowOnce,
+    /// `allow_session`: the same tool on the same subject is not asked
+    /// again in this session.
     AllowSession,
+    /// `guidance` is told to the model; None when the user gave none.
     Deny { guidance: Option<String> },
 }
 
+/// The keys the question understands; the app maps terminal keys to them
+/// (`y`, `a`, `n`/Esc to Allow, AllowSession, Deny unless
+/// [`Approval::is_typing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalKey {
     Up,
@@ -30,84 +61,711 @@ pub enum ApprovalKey {
     Paste(String),
 }
 
+/// One answer row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    Once,
+    Session,
+    Deny,
+}
+
+impl Choice {
+    const ALL: [Choice; 3] = [Choice::Once, Choice::Session, Choice::Deny];
+
+    fn from_name(name: &str) -> Option<Choice> {
+        match name {
+            "allow_once" => Some(Choice::Once),
+            "allow_session" => Some(Choice::Session),
+            "deny" => Some(Choice::Deny),
+            _ => None,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Choice::Once => "Yes, proceed (y)",
+            Choice::Session => "Yes, and don't ask again for this session (a)",
+            Choice::Deny => "No, and tell uji what to do differently (esc)",
+        }
+    }
+}
+
+/// An open approval question.
+#[derive(Debug)]
 pub struct Approval {
     call_id: String,
     question: String,
     subject: String,
-    typing: Option<String>,
+    /// The arguments as sorted `key: value` texts.
+    args: Vec<String>,
+    diff: Option<FileDiff>,
+    choices: Vec<Choice>,
+    selected: usize,
+    /// Some while the user types guidance after denying.
+    guidance: Option<String>,
+    scroll: usize,
+    /// Body rows and how many of them were visible when last drawn, for
+    /// paging and for keeping the scroll in range.
+    seen: Cell<(usize, usize)>,
+    body: RefCell<BodyRows>,
+}
+
+/// The body's rows for one width and theme.
+#[derive(Debug, Default)]
+struct BodyRows {
+    key: Option<(u16, bool)>,
+    lines: Vec<Line<'static>>,
 }
 
 impl Approval {
+    /// From the approval_request event's fields. `answers` holds
+    /// `allow_once`, `allow_session` and `deny`; none known offers all three.
     pub fn new(
         call_id: &str,
-        _tool: &str,
+        tool: &str,
         question: &str,
         subject: &str,
-        _args: &serde_json::Value,
-        _diff: Option<&FileDiff>,
-        _answers: &[String],
+        args: &Value,
+        diff: Option<&FileDiff>,
+        answers: &[String],
     ) -> Approval {
+        let mut choices: Vec<Choice> = Choice::ALL
+            .into_iter()
+            .filter(|c| answers.iter().any(|a| Choice::from_name(a) == Some(*c)))
+            .collect();
+        if choices.is_empty() {
+            choices = Choice::ALL.to_vec();
+        }
+        let question = if question.trim().is_empty() {
+            format!("Would you like to run `{tool}`?")
+        } else {
+            question.to_string()
+        };
         Approval {
-            call_id: call_id.into(),
-            question: question.into(),
-            subject: subject.into(),
-            typing: None,
+            call_id: call_id.to_string(),
+            question,
+            subject: subject.to_string(),
+            args: arg_texts(args),
+            diff: diff.cloned(),
+            choices,
+            selected: 0,
+            guidance: None,
+            scroll: 0,
+            seen: Cell::new((0, DEFAULT_PAGE)),
+            body: RefCell::new(BodyRows::default()),
         }
     }
+
+    /// The call the question is about (for the `approval` operation).
     pub fn call_id(&self) -> &str {
         &self.call_id
     }
+
+    /// True while the user is typing guidance after a denial (the app then
+    /// routes plain characters here instead of the y/a/n shortcuts).
     pub fn is_typing(&self) -> bool {
-        self.typing.is_some()
+        self.guidance.is_some()
     }
+
+    /// Feeds a key; Some(answer) when the user has decided.
     pub fn handle(&mut self, key: ApprovalKey) -> Option<ApprovalAnswer> {
-        if let Some(text) = &mut self.typing {
-            return match key {
-                ApprovalKey::Char(c) => {
-                    text.push(c);
-                    None
-                }
-                ApprovalKey::Backspace => {
-                    text.pop();
-                    None
-                }
-                ApprovalKey::Accept => Some(ApprovalAnswer::Deny {
-                    guidance: Some(text.clone()).filter(|t| !t.trim().is_empty()),
-                }),
-                ApprovalKey::Cancel | ApprovalKey::Deny => {
-                    Some(ApprovalAnswer::Deny { guidance: None })
-                }
-                _ => None,
-            };
+        if self.guidance.is_some() {
+            return self.handle_typing(key);
         }
         match key {
-            ApprovalKey::Allow | ApprovalKey::Accept => Some(ApprovalAnswer::AllowOnce),
-            ApprovalKey::AllowSession => Some(ApprovalAnswer::AllowSession),
-            ApprovalKey::Deny | ApprovalKey::Cancel => {
-                self.typing = Some(String::new());
-                None
+            ApprovalKey::Up => self.selected = self.selected.saturating_sub(1),
+            ApprovalKey::Down => self.selected = (self.selected + 1).min(self.choices.len() - 1),
+            ApprovalKey::PageUp | ApprovalKey::PageDown => self.page(&key),
+            ApprovalKey::Accept => return self.choose(self.choices.get(self.selected).copied()),
+            ApprovalKey::Allow | ApprovalKey::Char('y') => {
+                return self.choose_offered(Choice::Once);
             }
-            _ => None,
-        }
-    }
-    pub fn height(&self, _width: u16, max: u16) -> u16 {
-        6.min(max)
-    }
-    pub fn render(&self, area: Rect, buf: &mut Buffer, _theme: &Theme) -> Option<(u16, u16)> {
-        let rows = [
-            self.question.clone(),
-            self.subject.clone(),
-            "1. Yes, proceed (y)".into(),
-            "2. Yes, and don't ask again for this session (a)".into(),
-            "3. No, and tell uji what to do differently (esc)".into(),
-            self.typing.clone().unwrap_or_default(),
-        ];
-        for (i, row) in rows.iter().enumerate() {
-            let y = area.y + u16::try_from(i).unwrap_or(0);
-            if y < area.bottom() {
-                buf.set_line(area.x, y, &Line::from(row.clone()), area.width);
+            ApprovalKey::AllowSession | ApprovalKey::Char('a') => {
+                return self.choose_offered(Choice::Session);
             }
+            ApprovalKey::Deny | ApprovalKey::Char('n') => return self.choose(Some(Choice::Deny)),
+            ApprovalKey::Cancel => return Some(ApprovalAnswer::Deny { guidance: None }),
+            ApprovalKey::Char(digit @ '1'..='9') => {
+                let row = digit as usize - '1' as usize;
+                return self.choose(self.choices.get(row).copied());
+            }
+            ApprovalKey::Char(_) | ApprovalKey::Backspace | ApprovalKey::Paste(_) => {}
         }
         None
+    }
+
+    fn choose_offered(&mut self, choice: Choice) -> Option<ApprovalAnswer> {
+        if self.choices.contains(&choice) {
+            self.choose(Some(choice))
+        } else {
+            None
+        }
+    }
+
+    /// Allowing answers at once; denying first asks for guidance.
+    fn choose(&mut self, choice: Option<Choice>) -> Option<ApprovalAnswer> {
+        match choice? {
+            Choice::Once => Some(ApprovalAnswer::AllowOnce),
+            Choice::Session => Some(ApprovalAnswer::AllowSession),
+            Choice::Deny => {
+                self.guidance = Some(String::new());
+                None
+            }
+        }
+    }
+
+    fn handle_typing(&mut self, key: ApprovalKey) -> Option<ApprovalAnswer> {
+        let text = self.guidance.get_or_insert_with(String::new);
+        match key {
+            ApprovalKey::Char(ch) if !ch.is_control() => text.push(ch),
+            ApprovalKey::Paste(pasted) => {
+                let joined: Vec<&str> = pasted.lines().collect();
+                text.push_str(&clean_bounded(&joined.join(" ")));
+            }
+            ApprovalKey::Backspace => {
+                let keep = text
+                    .grapheme_indices(true)
+                    .next_back()
+                    .map_or(0, |(at, _)| at);
+                text.truncate(keep);
+            }
+            ApprovalKey::Accept => {
+                let guidance = text.trim();
+                let guidance = (!guidance.is_empty()).then(|| guidance.to_string());
+                return Some(ApprovalAnswer::Deny { guidance });
+            }
+            ApprovalKey::Cancel | ApprovalKey::Deny => {
+                return Some(ApprovalAnswer::Deny { guidance: None });
+            }
+            ApprovalKey::Up | ApprovalKey::Down | ApprovalKey::PageUp | ApprovalKey::PageDown => {
+                self.page(&key);
+            }
+            ApprovalKey::Allow | ApprovalKey::AllowSession | ApprovalKey::Char(_) => {}
+        }
+        None
+    }
+
+    /// Scrolls the body: a row for Up/Down (while typing), a page for
+    /// PageUp/PageDown.
+    fn page(&mut self, key: &ApprovalKey) {
+        let (total, visible) = self.seen.get();
+        let step = match key {
+            ApprovalKey::PageUp | ApprovalKey::PageDown => visible.max(1),
+            _ => 1,
+        };
+        let last = total.saturating_sub(visible);
+        self.scroll = match key {
+            ApprovalKey::Up | ApprovalKey::PageUp => self.scroll.saturating_sub(step),
+            _ => (self.scroll + step).min(last),
+        };
+    }
+
+    /// Rows the box wants for `width` columns, at most `max`.
+    pub fn height(&self, width: u16, max: u16) -> u16 {
+        let inner = width.saturating_sub(2);
+        let body = self.with_body(inner, &Theme::plain(), true, |lines| lines.len());
+        let question = self.question_lines(inner, &Theme::plain()).len();
+        let natural = 2 + question + body + 1 + self.controls_len();
+        u16::try_from(natural).unwrap_or(u16::MAX).min(max)
+    }
+
+    /// Draws the box over `area`; the cursor position while typing guidance.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) -> Option<(u16, u16)> {
+        let area = area.intersection(*buf.area());
+        Clear.render(area, buf);
+        let frame = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(theme.border);
+        let inner = frame.inner(area);
+        frame.render(area, buf);
+        if inner.is_empty() {
+            return None;
+        }
+        let question = self.question_lines(inner.width, theme);
+        let controls = self.control_lines(inner.width, theme);
+        let rows = self.with_body(inner.width, theme, false, |body| {
+            let plan = Plan::new(
+                question.len(),
+                body.len(),
+                controls.len(),
+                usize::from(inner.height),
+            );
+            let scroll = self.scroll.min(body.len() - plan.body);
+            self.seen.set((body.len(), plan.body));
+            let mut rows: Vec<Line<'static>> = question[..plan.question].to_vec();
+            rows.extend_from_slice(&body[scroll..scroll + plan.body]);
+            if plan.indicator {
+                let (from, to) = (scroll + 1, scroll + plan.body);
+                let note = format!("lines {from}–{to} of {}, PgUp/PgDn to scroll", body.len());
+                rows.push(Line::styled(
+                    cut(&note, usize::from(inner.width)),
+                    theme.dim,
+                ));
+            }
+            rows.extend((0..plan.gap).map(|_| Line::default()));
+            rows.extend_from_slice(&controls[controls.len() - plan.controls..]);
+            rows
+        });
+        for (y, line) in (inner.y..inner.bottom()).zip(&rows) {
+            buf.set_line(inner.x, y, line, inner.width);
+        }
+        self.cursor(inner, &rows)
+    }
+
+    /// The end of the guidance text on the last row, while typing.
+    fn cursor(&self, inner: Rect, rows: &[Line<'static>]) -> Option<(u16, u16)> {
+        self.guidance.as_ref()?;
+        let last = rows.last()?;
+        let row = u16::try_from(rows.len() - 1).ok()?;
+        let column = u16::try_from(last.width()).unwrap_or(u16::MAX);
+        let x = inner.x.saturating_add(column).min(inner.right() - 1);
+        Some((x, inner.y + row))
+    }
+
+    fn question_lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        wrapped_rows(
+            &self.question,
+            usize::from(width),
+            theme.strong,
+            QUESTION_ROWS,
+        )
+        .0
+    }
+
+    fn controls_len(&self) -> usize {
+        if self.guidance.is_some() {
+            2
+        } else {
+            self.choices.len()
+        }
+    }
+
+    /// The answer rows, or the guidance prompt and its input row.
+    fn control_lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let width = usize::from(width);
+        if let Some(text) = &self.guidance {
+            let visible = tail(text, width.saturating_sub(3));
+            return vec![
+                Line::styled(cut(GUIDANCE_HINT, width), theme.dim),
+                Line::from(vec![
+                    Span::styled(cut("❯ ", width), theme.accent),
+                    Span::styled(visible.to_string(), theme.text),
+                ]),
+            ];
+        }
+        self.choices
+            .iter()
+            .enumerate()
+            .map(|(i, choice)| {
+                let (marker, style) = if i == self.selected {
+                    ("❯", theme.selected)
+                } else {
+                    (" ", theme.text)
+                };
+                let text = format!("{marker} {}. {}", i + 1, choice.label());
+                Line::styled(cut(&text, width), style)
+            })
+            .collect()
+    }
+
+    /// Runs `use_rows` on the body's rows for `width`, built once per width
+    /// and theme. `any_theme` accepts rows of another theme (only their
+    /// number is wanted).
+    fn with_body<R>(
+        &self,
+        width: u16,
+        theme: &Theme,
+        any_theme: bool,
+        use_rows: impl FnOnce(&[Line<'static>]) -> R,
+    ) -> R {
+        let mut cache = self.body.borrow_mut();
+        let fresh = match cache.key {
+            Some((w, colors)) => w == width && (any_theme || colors == theme.colors),
+            None => false,
+        };
+        if !fresh {
+            cache.lines = self.body_lines(usize::from(width), theme);
+            cache.key = Some((width, theme.colors));
+        }
+        use_rows(&cache.lines)
+    }
+
+    /// The subject (or the arguments), then the diff of an edit or write.
+    fn body_lines(&self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let mut lines = Vec::new();
+        if self.subject.trim().is_empty() {
+            for arg in &self.args {
+                lines.extend(capped_rows(arg, width, theme));
+            }
+        } else {
+            lines.extend(capped_rows(&self.subject, width, theme));
+        }
+        if let Some(diff) = &self.diff {
+            if !lines.is_empty() {
+                lines.push(Line::default());
+            }
+            lines.extend(diff_lines(
+                diff,
+                u16::try_from(width).unwrap_or(u16::MAX),
+                theme,
+                None,
+            ));
+        }
+        lines
+    }
+}
+
+/// `text` wrapped, at most [`VALUE_ROWS`] rows and a note of the rest.
+fn capped_rows(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let (mut rows, shown) = wrapped_rows(text, width, theme.text, VALUE_ROWS);
+    let hidden = text.lines().count().saturating_sub(shown);
+    if hidden > 0 {
+        let note = format!("… +{}", plural(hidden, "line"));
+        rows.push(Line::styled(cut(&note, width), theme.dim));
+    }
+    rows
+}
+
+/// The arguments as `key: value` texts sorted by key; strings as they are,
+/// other values as JSON.
+fn arg_texts(args: &Value) -> Vec<String> {
+    let mut texts: Vec<String> = match args {
+        Value::Null => Vec::new(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => format!("{key}: {text}"),
+                other => format!("{key}: {other}"),
+            })
+            .collect(),
+        Value::String(text) => vec![text.clone()],
+        other => vec![other.to_string()],
+    };
+    texts.sort();
+    texts
+}
+
+/// The end of `text` that fits in `width` columns.
+fn tail(text: &str, width: usize) -> &str {
+    let mut used = 0;
+    let mut start = text.len();
+    for (at, grapheme) in text.grapheme_indices(true).rev() {
+        used += grapheme.width();
+        if used > width {
+            break;
+        }
+        start = at;
+    }
+    &text[start..]
+}
+
+/// How the rows inside the box are shared out: the answers first, then the
+/// question, then the body (scrolling, with an indicator row when it does
+/// not fit).
+#[derive(Debug, PartialEq, Eq)]
+struct Plan {
+    question: usize,
+    body: usize,
+    indicator: bool,
+    gap: usize,
+    controls: usize,
+}
+
+impl Plan {
+    fn new(question: usize, body: usize, controls: usize, height: usize) -> Plan {
+        let controls = controls.min(height);
+        let mut left = height - controls;
+        let question = question.min(left);
+        left -= question;
+        let gap = usize::from(left >= 2 || (body == 0 && left == 1));
+        left -= gap;
+        let (body, indicator) = if body <= left {
+            (body, false)
+        } else if left >= 2 {
+            (left - 1, true)
+        } else {
+            (left, false)
+        };
+        Plan {
+            question,
+            body,
+            indicator,
+            gap,
+            controls,
+        }
+    }
+}
+
+/// The text of each row of `buf`, trailing spaces trimmed, for tests.
+#[cfg(test)]
+pub(crate) fn buffer_rows(buf: &Buffer) -> Vec<String> {
+    let area = buf.area;
+    (area.top()..area.bottom())
+        .map(|y| {
+            let row: String = (area.left()..area.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect();
+            row.trim_end().to_string()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn all_answers() -> Vec<String> {
+        ["allow_once", "allow_session", "deny"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    fn shell(command: &str) -> Approval {
+        Approval::new(
+            "call_7",
+            "run_command",
+            "Run this command?",
+            command,
+            &json!({"command": command}),
+            None,
+            &all_answers(),
+        )
+    }
+
+    fn draw(approval: &Approval, width: u16, max: u16) -> (Vec<String>, Option<(u16, u16)>) {
+        let height = approval.height(width, max);
+        let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
+        let cursor = approval.render(buf.area, &mut buf, &Theme::plain());
+        (buffer_rows(&buf), cursor)
+    }
+
+    #[test]
+    fn the_box_shows_question_subject_and_answers() {
+        let approval = shell("cargo test");
+        let (rows, cursor) = draw(&approval, 52, 30);
+        assert_eq!(
+            rows,
+            [
+                "╭──────────────────────────────────────────────────╮",
+                "│Run this command?                                 │",
+                "│cargo test                                        │",
+                "│                                                  │",
+                "│❯ 1. Yes, proceed (y)                             │",
+                "│  2. Yes, and don't ask again for this session (a)│",
+                "│  3. No, and tell uji what to do differently (esc)│",
+                "╰──────────────────────────────────────────────────╯",
+            ]
+        );
+        assert_eq!(cursor, None);
+        assert_eq!(approval.call_id(), "call_7");
+    }
+
+    #[test]
+    fn without_a_subject_the_arguments_are_listed_by_key() {
+        let args = json!({"path": "a.txt", "content": "one\ntwo", "append": true});
+        let approval = Approval::new("c", "write_file", "", "", &args, None, &[]);
+        let (rows, _) = draw(&approval, 40, 30);
+        assert_eq!(
+            rows[1..6],
+            [
+                "│Would you like to run `write_file`?   │",
+                "│append: true                          │",
+                "│content: one                          │",
+                "│two                                   │",
+                "│path: a.txt                           │",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_offered_answers_are_rows() {
+        let answers = ["allow_once", "deny"].map(String::from);
+        let mut approval = Approval::new("c", "t", "Q?", "s", &Value::Null, None, &answers);
+        let (rows, _) = draw(&approval, 50, 30);
+        assert_eq!(
+            rows[5],
+            "│  2. No, and tell uji what to do differently (e…│"
+        );
+        assert_eq!(approval.handle(ApprovalKey::AllowSession), None);
+        assert_eq!(
+            approval.handle(ApprovalKey::Allow),
+            Some(ApprovalAnswer::AllowOnce)
+        );
+    }
+
+    #[test]
+    fn an_edit_previews_its_diff() {
+        let diff = FileDiff {
+            path: "a.txt".into(),
+            unified: "--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-old\n+new\n".into(),
+            added: 1,
+            removed: 1,
+        };
+        let approval = Approval::new(
+            "c",
+            "edit_file",
+            "Make this edit to a.txt?",
+            "a.txt",
+            &json!({}),
+            Some(&diff),
+            &all_answers(),
+        );
+        let (rows, _) = draw(&approval, 40, 30);
+        assert_eq!(
+            rows[1..7],
+            [
+                "│Make this edit to a.txt?              │",
+                "│a.txt                                 │",
+                "│                                      │",
+                "│Added 1 line, removed 1 line          │",
+                "│1 -old                                │",
+                "│1 +new                                │",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_long_body_scrolls_with_an_indicator() {
+        let command: String = (1..=30).map(|n| format!("echo {n}\n")).collect();
+        let mut approval = shell(&command);
+        assert_eq!(approval.height(40, 12), 12);
+        let (rows, _) = draw(&approval, 40, 12);
+        assert_eq!(rows[2], "│echo 1                                │");
+        assert_eq!(rows[5], "│echo 4                                │");
+        assert_eq!(rows[6], "│lines 1–4 of 30, PgUp/PgDn to scroll  │");
+        assert_eq!(rows[8], "│❯ 1. Yes, proceed (y)                 │");
+        assert_eq!(approval.handle(ApprovalKey::PageDown), None);
+        let (rows, _) = draw(&approval, 40, 12);
+        assert_eq!(rows[2], "│echo 5                                │");
+        assert_eq!(rows[6], "│lines 5–8 of 30, PgUp/PgDn to scroll  │");
+        for _ in 0..20 {
+            approval.handle(ApprovalKey::PageDown);
+        }
+        let (rows, _) = draw(&approval, 40, 12);
+        assert_eq!(rows[6], "│lines 27–30 of 30, PgUp/PgDn to scroll│");
+        approval.handle(ApprovalKey::PageUp);
+        let (rows, _) = draw(&approval, 40, 12);
+        assert_eq!(rows[2], "│echo 23                               │");
+    }
+
+    #[test]
+    fn shortcut_keys_answer_at_once() {
+        assert_eq!(
+            shell("x").handle(ApprovalKey::Allow),
+            Some(ApprovalAnswer::AllowOnce)
+        );
+        assert_eq!(
+            shell("x").handle(ApprovalKey::AllowSession),
+            Some(ApprovalAnswer::AllowSession)
+        );
+        assert_eq!(
+            shell("x").handle(ApprovalKey::Cancel),
+            Some(ApprovalAnswer::Deny { guidance: None })
+        );
+        assert_eq!(
+            shell("x").handle(ApprovalKey::Char('2')),
+            Some(ApprovalAnswer::AllowSession)
+        );
+    }
+
+    #[test]
+    fn arrows_move_the_selection_and_enter_takes_it() {
+        let mut approval = shell("x");
+        approval.handle(ApprovalKey::Down);
+        let (rows, _) = draw(&approval, 52, 30);
+        assert_eq!(
+            rows[5],
+            "│❯ 2. Yes, and don't ask again for this session (a)│"
+        );
+        assert_eq!(
+            approval.handle(ApprovalKey::Accept),
+            Some(ApprovalAnswer::AllowSession)
+        );
+        let mut approval = shell("x");
+        approval.handle(ApprovalKey::Down);
+        approval.handle(ApprovalKey::Up);
+        approval.handle(ApprovalKey::Up);
+        assert_eq!(
+            approval.handle(ApprovalKey::Accept),
+            Some(ApprovalAnswer::AllowOnce)
+        );
+    }
+
+    #[test]
+    fn denying_asks_for_guidance_and_sends_it() {
+        let mut approval = shell("rm -rf build");
+        for _ in 0..5 {
+            approval.handle(ApprovalKey::Down);
+        }
+        assert_eq!(approval.handle(ApprovalKey::Accept), None);
+        assert!(approval.is_typing());
+        for ch in "use cargo cleanx".chars() {
+            assert_eq!(approval.handle(ApprovalKey::Char(ch)), None);
+        }
+        approval.handle(ApprovalKey::Backspace);
+        approval.handle(ApprovalKey::Paste(" \x1b[1minstead\nplease".into()));
+        let (rows, cursor) = draw(&approval, 40, 30);
+        assert_eq!(
+            rows[4..6],
+            [
+                "│Tell uji what to do differently — Ent…│",
+                "│❯ use cargo clean instead please      │",
+            ]
+        );
+        assert_eq!(cursor, Some((33, 5)));
+        assert_eq!(
+            approval.handle(ApprovalKey::Accept),
+            Some(ApprovalAnswer::Deny {
+                guidance: Some("use cargo clean instead please".into())
+            })
+        );
+    }
+
+    #[test]
+    fn guidance_can_be_left_out() {
+        let mut approval = shell("x");
+        assert_eq!(approval.handle(ApprovalKey::Deny), None);
+        approval.handle(ApprovalKey::Char(' '));
+        assert_eq!(
+            approval.handle(ApprovalKey::Accept),
+            Some(ApprovalAnswer::Deny { guidance: None })
+        );
+        let mut approval = shell("x");
+        approval.handle(ApprovalKey::Char('n'));
+        approval.handle(ApprovalKey::Char('y'));
+        assert_eq!(
+            approval.handle(ApprovalKey::Deny),
+            Some(ApprovalAnswer::Deny { guidance: None })
+        );
+    }
+
+    #[test]
+    fn long_guidance_shows_its_end_next_to_the_cursor() {
+        let mut approval = shell("x");
+        approval.handle(ApprovalKey::Deny);
+        approval.handle(ApprovalKey::Paste("a".repeat(50) + "END"));
+        let (rows, cursor) = draw(&approval, 20, 30);
+        assert_eq!(rows[5], "│❯ aaaaaaaaaaaaEND │");
+        assert_eq!(cursor, Some((18, 5)));
+    }
+
+    #[test]
+    fn tiny_areas_keep_the_answers_and_never_fail() {
+        let approval = shell(&"word ".repeat(100));
+        let (rows, _) = draw(&approval, 30, 5);
+        assert_eq!(
+            rows[1..4],
+            [
+                "│❯ 1. Yes, proceed (y)       │",
+                "│  2. Yes, and don't ask aga…│",
+                "│  3. No, and tell uji what …│",
+            ]
+        );
+        for (width, height) in [(0, 0), (1, 1), (2, 2), (3, 3), (4, 9), (30, 4)] {
+            let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
+            approval.render(buf.area, &mut buf, &Theme::colored());
+            approval.render(Rect::new(0, 0, 100, 100), &mut buf, &Theme::colored());
+        }
     }
 }

@@ -36,6 +36,9 @@ pub struct Theme {
     pub border: Style,
     /// False under NO_COLOR: code is not highlighted either.
     pub colors: bool,
+    /// Patched onto `diff_added`/`diff_removed` for the words that changed
+    /// within a changed line.
+    pub diff_word: Style,
 }
 
 impl Theme {
@@ -88,6 +91,7 @@ impl Theme {
             selected: Style::new().add_modifier(Modifier::REVERSED),
             border: Style::new().add_modifier(Modifier::DIM),
             colors: true,
+            diff_word: Style::new().add_modifier(Modifier::REVERSED),
         }
     }
 
@@ -131,6 +135,7 @@ impl Theme {
             selected: none.add_modifier(Modifier::REVERSED),
             border: none,
             colors: false,
+            diff_word: bold.add_modifier(Modifier::REVERSED),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The conversation as blocks (messages, tool calls, notices), each drawn
 //! to lines once per width and cached, and the scrolled view over them.
 
+pub mod diff;
 mod text;
 pub mod tool;
 mod view;
@@ -164,7 +165,7 @@ impl Transcript {
             .iter_mut()
             .rev()
             .find_map(|e| match &mut e.block {
-                Block::Shell { block, .. } if !block.is_finished() => {
+                Block::Shell { block, .. } if block.is_running() => {
                     e.cache = None;
                     Some(block)
                 }
@@ -205,13 +206,15 @@ impl Transcript {
     /// Whether anything is animating (a running tool's spinner).
     pub fn animating(&self) -> bool {
         self.entries.iter().any(|e| match &e.block {
-            Block::Tool(t) => t.state() == tool::ToolState::Running,
-            Block::Shell { block, .. } => !block.is_finished(),
+            Block::Tool(t) => t.is_running(),
+            Block::Shell { block, .. } => block.is_running(),
             _ => false,
         })
     }
 
     /// Lines of block `index` at `width`; empty for hidden blocks.
+    /// Answers, tool calls and shell commands cache their own lines; the
+    /// other blocks are cached here.
     fn block_lines(
         &mut self,
         index: usize,
@@ -223,27 +226,18 @@ impl Transcript {
         let Some(entry) = self.entries.get_mut(index) else {
             return &[];
         };
-        if matches!(entry.block, Block::Assistant(_)) {
-            // Answers keep their own incremental cache.
-            return match &mut entry.block {
-                Block::Assistant(md) => md.lines(width, theme),
-                _ => &[],
-            };
+        let Entry { block, cache, .. } = entry;
+        match block {
+            Block::Assistant(md) => md.lines(width, theme),
+            Block::Tool(tool) => tool.lines(width, theme, frame),
+            Block::Shell { block, .. } => block.lines(width, theme, frame),
+            other => {
+                if cache.as_ref().is_none_or(|(w, _)| *w != width) {
+                    *cache = Some((width, draw_block(other, width, theme, show_thinking)));
+                }
+                cache.as_ref().map(|(_, l)| l.as_slice()).unwrap_or(&[])
+            }
         }
-        let animated = match &entry.block {
-            Block::Tool(t) => t.state() == tool::ToolState::Running,
-            Block::Shell { block, .. } => !block.is_finished(),
-            _ => false,
-        };
-        if animated || entry.cache.as_ref().is_none_or(|(w, _)| *w != width) {
-            let lines = draw_block(&mut entry.block, width, theme, frame, show_thinking);
-            entry.cache = Some((width, lines));
-        }
-        entry
-            .cache
-            .as_ref()
-            .map(|(_, l)| l.as_slice())
-            .unwrap_or(&[])
     }
 }
 
@@ -255,23 +249,13 @@ fn set_expanded(block: &mut Block, on: bool) {
     }
 }
 
-/// Draws every kind of block but answers (those cache themselves).
-fn draw_block(
-    block: &mut Block,
-    width: u16,
-    theme: &Theme,
-    frame: usize,
-    show_thinking: bool,
-) -> Vec<Line<'static>> {
+/// Draws the blocks that do not cache themselves.
+fn draw_block(block: &Block, width: u16, theme: &Theme, show_thinking: bool) -> Vec<Line<'static>> {
     match block {
         Block::User(text) => wrap_styled(text, width, theme.user, "› ", "  "),
-        Block::Assistant(md) => md.lines(width, theme).to_vec(),
         Block::Reasoning(text) if show_thinking => {
             wrap_styled(text.trim(), width, theme.reasoning, "│ ", "│ ")
         }
-        Block::Reasoning(_) => Vec::new(),
-        Block::Tool(tool) => tool.lines(width, theme, frame),
-        Block::Shell { block, .. } => block.lines(width, theme, frame),
         Block::Notice { level, text } => {
             let style = match level {
                 Level::Info => theme.dim,
@@ -282,5 +266,8 @@ fn draw_block(
         }
         Block::Compacted(label) => vec![text::rule(label, width, theme.rule)],
         Block::Info(text) => wrap_styled(text, width, theme.dim, "  ", "  "),
+        Block::Reasoning(_) | Block::Assistant(_) | Block::Tool(_) | Block::Shell { .. } => {
+            Vec::new()
+        }
     }
 }

@@ -1,150 +1,999 @@
-//! Tool-call and shell blocks. (Placeholder until the widgets land.)
+//! Tool-call and `!command` blocks of the transcript: a header line with a
+//! state mark and, under it, the live progress line, the diff, the summary
+//! or the output folded to a few rows.
+//!
+//! Output is kept raw and cleaned (escape sequences and control characters
+//! removed, tabs expanded) only for the rows drawn, so a 10 MB result costs
+//! one line count and a few rows per width. Folded rows are cut with `…`
+//! (one row per output line, so "+N lines" is exact); expanded rows wrap so
+//! nothing is hidden, up to [`MAX_EXPANDED_ROWS`]. Rows are cached per
+//! width and rebuilt only after a change.
+//!
+//! The text-fitting helpers at the end (`clean_line`, `cut`, `wrap_spans`,
+//! `fit_line`) are shared by the diff, the approval box and the picker.
 
-use ratatui::text::Line;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 use uji_protocol::FileDiff;
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use super::diff::diff_lines;
 use crate::theme::Theme;
 
+/// Output rows shown while a block is folded.
+pub const FOLDED_ROWS: usize = 8;
+/// Diff rows shown while a block is folded.
+pub const DIFF_ROWS: usize = 20;
+/// Rows an expanded block draws at most, so a huge result stays cheap.
+pub const MAX_EXPANDED_ROWS: usize = 2000;
+/// Bytes of one output line looked at; the rest is shown as `…`.
+const MAX_LINE_BYTES: usize = 64 * 1024;
+const TAB_STOP: usize = 4;
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const FIRST_INDENT: &str = "  ⎿  ";
+const NEXT_INDENT: &str = "     ";
+
+/// Where a tool call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolState {
+    /// Waiting for the user's approval.
     Asking,
+    /// Allowed and running (the state a block starts in).
     Running,
+    /// Ran and succeeded.
     Done,
+    /// Ran and failed, or was interrupted.
     Failed,
+    /// Refused by policy, a hook or the user.
     Denied,
 }
 
-pub struct ToolBlock {
+/// A transcript block drawn from a view `V`, its rows cached per width and
+/// rebuilt only after a change.
+#[derive(Debug)]
+pub struct Block<V> {
+    view: V,
+    rows: CachedRows,
+}
+
+/// What a [`Block`] draws.
+pub trait BlockView {
+    /// The block's rows for `width` columns.
+    fn rows(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>>;
+    /// True while the header mark should spin.
+    fn is_running(&self) -> bool;
+}
+
+impl<V: BlockView> Block<V> {
+    fn with_view(view: V) -> Block<V> {
+        Block {
+            view,
+            rows: CachedRows::default(),
+        }
+    }
+
+    /// Changes the view; the rows are rebuilt when next asked for.
+    fn update(&mut self, change: impl FnOnce(&mut V)) {
+        change(&mut self.view);
+        self.rows.invalidate();
+    }
+
+    /// Folds an expanded block, expands a folded one (ctrl+o).
+    pub fn toggle_expanded(&mut self) {
+        self.rows.toggle_expanded();
+    }
+
+    /// Expands (`true`) or folds the block.
+    pub fn set_expanded(&mut self, on: bool) {
+        self.rows.set_expanded(on);
+    }
+
+    /// True when the block shows everything.
+    pub fn is_expanded(&self) -> bool {
+        self.rows.expanded
+    }
+
+    /// True while the call or command runs.
+    pub fn is_running(&self) -> bool {
+        self.view.is_running()
+    }
+
+    /// The block's rows for `width`; `spinner_frame` animates the running
+    /// mark (the app passes a frame counter).
+    pub fn lines(&mut self, width: u16, theme: &Theme, spinner_frame: usize) -> &[Line<'static>] {
+        let view = &self.view;
+        let expanded = self.rows.expanded;
+        let frame = view.is_running().then_some(spinner_frame);
+        self.rows
+            .get(width, theme, frame, |w| view.rows(w, theme, expanded))
+    }
+}
+
+/// One tool call in the transcript.
+pub type ToolBlock = Block<ToolView>;
+
+/// What a tool block shows.
+#[derive(Debug)]
+pub struct ToolView {
     call_id: String,
+    name: String,
     verb: String,
     subject: String,
     state: ToolState,
     progress: String,
-    output: String,
+    output: Output,
     summary: Option<String>,
-    expanded: bool,
+    diff: Option<FileDiff>,
 }
 
-impl ToolBlock {
-    pub fn new(call_id: &str, _name: &str, verb: &str, subject: &str) -> ToolBlock {
-        ToolBlock {
-            call_id: call_id.into(),
-            verb: verb.into(),
-            subject: subject.into(),
+impl Block<ToolView> {
+    /// A call that was just decided; it starts as running.
+    pub fn new(call_id: &str, name: &str, verb: &str, subject: &str) -> ToolBlock {
+        Block::with_view(ToolView {
+            call_id: call_id.to_string(),
+            name: name.to_string(),
+            verb: verb.to_string(),
+            subject: subject.to_string(),
             state: ToolState::Running,
             progress: String::new(),
-            output: String::new(),
+            output: Output::default(),
             summary: None,
-            expanded: false,
-        }
+            diff: None,
+        })
     }
+
+    /// The call this block stands for.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        &self.view.call_id
     }
+
+    /// Sets the state from `tool_started` (a deny decision) or an
+    /// approval question opening or closing.
     pub fn set_state(&mut self, state: ToolState) {
-        self.state = state;
+        self.update(|view| view.state = state);
     }
+
+    /// Where the call stands.
     pub fn state(&self) -> ToolState {
-        self.state
+        self.view.state
     }
+
+    /// The live line under a running call; only the latest is kept.
     pub fn set_progress(&mut self, line: &str) {
-        self.progress = line.to_string();
+        self.update(|view| view.progress = bounded(line).0.to_string());
     }
-    pub fn finish(&mut self, is_error: bool, summary: Option<&str>, _diff: Option<&FileDiff>) {
-        if self.state != ToolState::Denied {
-            self.state = if is_error {
-                ToolState::Failed
-            } else {
-                ToolState::Done
-            };
-        }
-        self.summary = summary.map(str::to_string);
+
+    /// The call ended. A denied call stays denied (its `tool_finished`
+    /// reports an error too).
+    pub fn finish(&mut self, is_error: bool, summary: Option<&str>, diff: Option<&FileDiff>) {
+        self.update(|view| {
+            if view.state != ToolState::Denied {
+                view.state = if is_error {
+                    ToolState::Failed
+                } else {
+                    ToolState::Done
+                };
+            }
+            view.summary = summary.filter(|s| !s.trim().is_empty()).map(str::to_string);
+            view.diff = diff.cloned();
+            view.progress.clear();
+        });
     }
+
+    /// The result text (from the saved `message`).
     pub fn set_output(&mut self, content: &str) {
-        self.output = content.to_string();
+        self.update(|view| view.output = Output::new(content));
     }
-    pub fn toggle_expanded(&mut self) {
-        self.expanded = !self.expanded;
+}
+
+impl BlockView for ToolView {
+    fn is_running(&self) -> bool {
+        self.state == ToolState::Running
     }
-    pub fn set_expanded(&mut self, on: bool) {
-        self.expanded = on;
+
+    fn rows(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        self.draw(width, theme, expanded)
     }
-    pub fn is_expanded(&self) -> bool {
-        self.expanded
-    }
-    pub fn lines(
-        &mut self,
-        _width: u16,
-        theme: &Theme,
-        _spinner_frame: usize,
-    ) -> Vec<Line<'static>> {
-        let mark = match self.state {
-            ToolState::Running | ToolState::Asking => "○",
-            _ => "●",
+}
+
+impl ToolView {
+    fn draw(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        let title = if self.verb.is_empty() {
+            &self.name
+        } else {
+            &self.verb
         };
-        let mut out = vec![Line::from(format!(
-            "{mark} {} ({})",
-            self.verb, self.subject
-        ))];
-        if self.state == ToolState::Running && !self.progress.is_empty() {
-            out.push(Line::styled(format!("  ⎿ {}", self.progress), theme.dim));
+        let mark = match self.state {
+            ToolState::Asking => Span::styled("?", theme.warn),
+            ToolState::Running => Span::styled(SPINNER[0], theme.tool_running),
+            ToolState::Done => Span::styled("●", theme.tool_done),
+            ToolState::Failed | ToolState::Denied => Span::styled("●", theme.tool_failed),
+        };
+        let mut rows = vec![header(mark, title, &self.subject, theme, width)];
+        let body = self.body(body_width(width), theme, expanded);
+        rows.extend(indent(body, width, theme));
+        rows
+    }
+
+    fn body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        match self.state {
+            ToolState::Asking => vec![Line::styled("waiting for your answer", theme.dim)],
+            ToolState::Running => progress_row(&self.progress, width, theme),
+            ToolState::Denied => {
+                let mut rows = vec![Line::styled("denied", theme.error)];
+                let reason = self.output.without_prefix("denied");
+                rows.extend(reason.rows(width, theme.dim, theme, expanded));
+                rows
+            }
+            ToolState::Failed => match (&self.summary, self.output.is_empty()) {
+                (Some(summary), true) => {
+                    vec![Line::styled(cut(&one_line(summary), width), theme.error)]
+                }
+                (None, true) => vec![Line::styled("failed", theme.error)],
+                _ => self.output.rows(width, theme.error, theme, expanded),
+            },
+            ToolState::Done => self.done_body(width, theme, expanded),
         }
-        if let Some(summary) = &self.summary {
-            out.push(Line::styled(format!("  ⎿ {summary}"), theme.dim));
+    }
+
+    fn done_body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        if let Some(diff) = &self.diff {
+            let max = if expanded {
+                MAX_EXPANDED_ROWS
+            } else {
+                DIFF_ROWS
+            };
+            return diff_lines(diff, clamp_u16(width), theme, Some(max));
         }
-        out
+        match &self.summary {
+            Some(summary) if !expanded || self.output.is_empty() => {
+                vec![Line::styled(cut(&one_line(summary), width), theme.text)]
+            }
+            _ if self.output.is_empty() => vec![Line::styled("(no output)", theme.dim)],
+            _ => self.output.rows(width, theme.text, theme, expanded),
+        }
     }
 }
 
-pub struct ShellBlock {
+/// A command the user ran with `!cmd`.
+pub type ShellBlock = Block<ShellView>;
+
+/// What a `!cmd` block shows.
+#[derive(Debug)]
+pub struct ShellView {
     command: String,
-    output: String,
-    exit_code: Option<i32>,
-    done: bool,
-    expanded: bool,
+    progress: String,
+    output: Output,
+    /// None while running; then the exit code (None when it was stopped or
+    /// could not start).
+    exit: Option<Option<i32>>,
 }
 
-impl ShellBlock {
+impl Block<ShellView> {
+    /// A command that just started.
     pub fn new(command: &str) -> ShellBlock {
-        ShellBlock {
-            command: command.into(),
-            output: String::new(),
-            exit_code: None,
-            done: false,
-            expanded: false,
+        Block::with_view(ShellView {
+            command: command.to_string(),
+            progress: String::new(),
+            output: Output::default(),
+            exit: None,
+        })
+    }
+
+    /// The live line under the running command; only the latest is kept.
+    pub fn set_progress(&mut self, line: &str) {
+        self.update(|view| view.progress = bounded(line).0.to_string());
+    }
+
+    /// The command ended with `output`; `exit_code` is None when it was
+    /// stopped or could not start.
+    pub fn finish(&mut self, output: &str, exit_code: Option<i32>) {
+        self.update(|view| {
+            view.output = Output::new(output);
+            view.exit = Some(exit_code);
+            view.progress.clear();
+        });
+    }
+}
+
+impl BlockView for ShellView {
+    fn is_running(&self) -> bool {
+        self.exit.is_none()
+    }
+
+    fn rows(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        self.draw(width, theme, expanded)
+    }
+}
+
+impl ShellView {
+    fn draw(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        let (mark, status) = match self.exit {
+            None => (Span::styled(SPINNER[0], theme.tool_running), String::new()),
+            Some(Some(0)) => (Span::styled("●", theme.tool_done), String::new()),
+            Some(Some(code)) => (
+                Span::styled("●", theme.tool_failed),
+                format!(" exit {code}"),
+            ),
+            Some(None) => (Span::styled("●", theme.tool_failed), " stopped".to_string()),
+        };
+        let room = width.saturating_sub(4 + status.width());
+        let head = Line::from(vec![
+            mark,
+            Span::raw(" "),
+            Span::styled("!", theme.accent),
+            Span::raw(" "),
+            Span::styled(cut(&one_line(&self.command), room), theme.strong),
+            Span::styled(status, theme.dim),
+        ]);
+        let content_width = body_width(width);
+        let body = match self.exit {
+            None => progress_row(&self.progress, content_width, theme),
+            Some(_) if self.output.is_empty() => vec![Line::styled("(no output)", theme.dim)],
+            Some(_) => self.output.rows(content_width, theme.text, theme, expanded),
+        };
+        let mut rows = vec![fit_line(head, width)];
+        rows.extend(indent(body, width, theme));
+        rows
+    }
+}
+
+/// Rows of a block for one width, plus its expanded flag.
+#[derive(Debug, Default)]
+struct CachedRows {
+    expanded: bool,
+    key: Option<(u16, bool)>,
+    rows: Vec<Line<'static>>,
+}
+
+impl CachedRows {
+    fn invalidate(&mut self) {
+        self.key = None;
+    }
+
+    fn toggle_expanded(&mut self) {
+        self.set_expanded(!self.expanded);
+    }
+
+    fn set_expanded(&mut self, on: bool) {
+        if self.expanded != on {
+            self.expanded = on;
+            self.invalidate();
         }
     }
-    pub fn set_progress(&mut self, line: &str) {
-        self.output.push_str(line);
-        self.output.push('\n');
-    }
-    pub fn is_finished(&self) -> bool {
-        self.done
-    }
-    pub fn finish(&mut self, output: &str, exit_code: Option<i32>) {
-        self.output = output.into();
-        self.exit_code = exit_code;
-        self.done = true;
-    }
-    pub fn toggle_expanded(&mut self) {
-        self.expanded = !self.expanded;
-    }
-    pub fn set_expanded(&mut self, on: bool) {
-        self.expanded = on;
-    }
-    pub fn lines(
+
+    /// The cached rows, built by `build` (given the width) when the width
+    /// or theme changed; with a spinner frame the first span of the header
+    /// is swapped for that frame's mark, which costs no rebuild.
+    fn get(
         &mut self,
-        _width: u16,
-        _theme: &Theme,
-        _spinner_frame: usize,
+        width: u16,
+        theme: &Theme,
+        spinner_frame: Option<usize>,
+        build: impl FnOnce(usize) -> Vec<Line<'static>>,
+    ) -> &[Line<'static>] {
+        let key = Some((width, theme.colors));
+        if self.key != key {
+            self.rows = build(usize::from(width));
+            self.key = key;
+        }
+        if let (Some(frame), Some(head)) = (spinner_frame, self.rows.first_mut())
+            && let Some(mark) = head.spans.first_mut()
+            && width > 0
+        {
+            mark.content = SPINNER[frame % SPINNER.len()].into();
+        }
+        &self.rows
+    }
+}
+
+/// Tool or command output, kept raw; cleaned row by row when drawn.
+#[derive(Debug, Default, Clone)]
+struct Output {
+    text: String,
+    lines: usize,
+}
+
+impl Output {
+    fn new(text: &str) -> Output {
+        let text = text.trim_end();
+        Output {
+            text: text.to_string(),
+            lines: text.lines().count(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lines == 0
+    }
+
+    /// The output without a leading `prefix` and the `:` after it (a denied
+    /// call's result starts with "denied: ", which the block already says).
+    fn without_prefix(&self, prefix: &str) -> Output {
+        match self.text.strip_prefix(prefix) {
+            Some(rest) => Output::new(rest.trim_start_matches(':').trim_start()),
+            None => self.clone(),
+        }
+    }
+
+    fn rows(
+        &self,
+        width: usize,
+        style: Style,
+        theme: &Theme,
+        expanded: bool,
     ) -> Vec<Line<'static>> {
-        let mut out = vec![Line::from(format!("! {}", self.command))];
-        out.extend(
-            self.output
-                .lines()
-                .take(8)
-                .map(|l| Line::from(format!("  {l}"))),
+        if expanded {
+            let (mut rows, shown) = wrapped_rows(&self.text, width, style, MAX_EXPANDED_ROWS);
+            if shown < self.lines {
+                let hidden = plural(self.lines - shown, "line");
+                rows.push(Line::styled(format!("… +{hidden} not shown"), theme.dim));
+            }
+            return rows;
+        }
+        let mut rows: Vec<Line<'static>> = self
+            .text
+            .lines()
+            .take(FOLDED_ROWS)
+            .map(|line| Line::styled(cut(&clean_bounded(line), width), style))
+            .collect();
+        if self.lines > FOLDED_ROWS {
+            let hidden = plural(self.lines - FOLDED_ROWS, "line");
+            rows.push(Line::styled(
+                format!("… +{hidden} (ctrl+o to expand)"),
+                theme.dim,
+            ));
+        }
+        rows
+    }
+}
+
+/// `text` cleaned and wrapped to `width` in `style`, at most `max_rows`
+/// rows; also how many of its lines were (at least partly) shown.
+pub fn wrapped_rows(
+    text: &str,
+    width: usize,
+    style: Style,
+    max_rows: usize,
+) -> (Vec<Line<'static>>, usize) {
+    let mut rows = Vec::new();
+    let mut shown = 0;
+    for line in text.lines() {
+        if rows.len() >= max_rows {
+            break;
+        }
+        let room = max_rows - rows.len();
+        let wrapped = wrap_spans(&[Span::styled(clean_bounded(line), style)], width);
+        rows.extend(wrapped.into_iter().take(room).map(Line::from));
+        shown += 1;
+    }
+    (rows, shown)
+}
+
+fn progress_row(progress: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let line = clean_line(progress);
+    if line.trim().is_empty() {
+        return Vec::new();
+    }
+    vec![Line::styled(cut(&line, width), theme.dim)]
+}
+
+/// `mark title (subject)`, the subject cut to keep it on one row.
+fn header(
+    mark: Span<'static>,
+    title: &str,
+    subject: &str,
+    theme: &Theme,
+    width: usize,
+) -> Line<'static> {
+    let title = one_line(title);
+    let subject = one_line(subject);
+    let mut spans = vec![
+        mark,
+        Span::raw(" "),
+        Span::styled(title.clone(), theme.strong),
+    ];
+    // "● " before the title, " (" and ")" around the subject.
+    let room = width.saturating_sub(title.width() + 5);
+    if !subject.is_empty() && room > 0 {
+        spans.push(Span::raw(" ("));
+        spans.push(Span::styled(cut(&subject, room), theme.text));
+        spans.push(Span::raw(")"));
+    }
+    fit_line(Line::from(spans), width)
+}
+
+/// Columns left for a block's body after the `  ⎿  ` indent.
+fn body_width(width: usize) -> usize {
+    width.saturating_sub(FIRST_INDENT.width()).max(1)
+}
+
+fn indent(body: Vec<Line<'static>>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    body.into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let prefix = if i == 0 { FIRST_INDENT } else { NEXT_INDENT };
+            let mut spans = vec![Span::styled(prefix, theme.dim)];
+            let base = row.style;
+            spans.extend(
+                row.spans
+                    .into_iter()
+                    .map(|s| Span::styled(s.content, base.patch(s.style))),
+            );
+            fit_line(Line::from(spans), width)
+        })
+        .collect()
+}
+
+fn clamp_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+/// "1 line", "2 lines".
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The first [`MAX_LINE_BYTES`] of `line` (at a character boundary) and
+/// whether anything was left out.
+fn bounded(line: &str) -> (&str, bool) {
+    if line.len() <= MAX_LINE_BYTES {
+        return (line, false);
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&line[..end], true)
+}
+
+/// [`clean_line`] of at most [`MAX_LINE_BYTES`] of `line`, ending in `…`
+/// when the line was longer.
+pub fn clean_bounded(line: &str) -> String {
+    let (head, more) = bounded(line);
+    let mut text = clean_line(head);
+    if more {
+        text.push('…');
+    }
+    text
+}
+
+/// `text` on one line: its lines trimmed and joined with spaces, cleaned.
+pub fn one_line(text: &str) -> String {
+    let joined: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    clean_bounded(&joined.join(" "))
+}
+
+/// `raw` made safe for the terminal: ANSI escape sequences and control
+/// characters removed (a command's colours must not reach the terminal
+/// raw), tabs expanded, and of a line redrawn with `\r` only its last
+/// version, as a terminal would have shown it.
+pub fn clean_line(raw: &str) -> String {
+    let raw = raw.strip_suffix('\r').unwrap_or(raw);
+    let last = raw.rsplit('\r').next().unwrap_or(raw);
+    let mut out = String::with_capacity(last.len());
+    let mut column = 0;
+    for piece in anstream::adapter::strip_str(last) {
+        for ch in piece.chars() {
+            if ch == '\t' {
+                let spaces = TAB_STOP - column % TAB_STOP;
+                out.extend(std::iter::repeat_n(' ', spaces));
+                column += spaces;
+            } else if !is_hidden(ch) {
+                out.push(ch);
+                column += ch.width().unwrap_or(0);
+            }
+        }
+    }
+    out
+}
+
+/// Control characters and the bidirectional overrides, which could make a
+/// line display as something other than what it says.
+fn is_hidden(ch: char) -> bool {
+    ch.is_control() || matches!(ch, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Display width of `text`, grapheme by grapheme as the terminal buffer
+/// places it.
+pub fn text_width(text: &str) -> usize {
+    text.graphemes(true).map(UnicodeWidthStr::width).sum()
+}
+
+/// `text` cut to `width` columns, ending in `…` when it was longer.
+pub fn cut(text: &str, width: usize) -> String {
+    let mut used = 0;
+    // Bytes that fit with room left for the `…`.
+    let mut keep = 0;
+    for (at, grapheme) in text.grapheme_indices(true) {
+        used += grapheme.width();
+        if used > width {
+            if width == 0 {
+                return String::new();
+            }
+            return format!("{}…", &text[..keep]);
+        }
+        if used < width {
+            keep = at + grapheme.len();
+        }
+    }
+    text.to_string()
+}
+
+/// `line` cut (with `…`) to at most `width` columns.
+pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+    let total: usize = line.spans.iter().map(|s| text_width(&s.content)).sum();
+    if total <= width {
+        return line;
+    }
+    let mut left = width;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let span_width = text_width(&span.content);
+        if span_width <= left {
+            left -= span_width;
+            spans.push(span);
+        } else {
+            spans.push(Span::styled(cut(&span.content, left), span.style));
+            break;
+        }
+    }
+    Line::from(spans).style(line.style)
+}
+
+/// `spans` broken into rows of at most `width` columns (at least one row,
+/// possibly empty), between words where possible; a space at a break is
+/// dropped.
+pub fn wrap_spans(spans: &[Span<'static>], width: usize) -> Vec<Vec<Span<'static>>> {
+    let mut wrapper = Wrapper {
+        width: width.max(1),
+        rows: vec![Vec::new()],
+        used: 0,
+    };
+    for span in spans {
+        for token in span.content.split_word_bounds() {
+            wrapper.push(token, span.style);
+        }
+    }
+    wrapper.rows
+}
+
+struct Wrapper {
+    width: usize,
+    rows: Vec<Vec<Span<'static>>>,
+    used: usize,
+}
+
+impl Wrapper {
+    fn push(&mut self, token: &str, style: Style) {
+        let token_width = text_width(token);
+        if self.used + token_width <= self.width {
+            self.put(token, style, token_width);
+        } else if token.trim().is_empty() {
+            if self.used > 0 {
+                self.new_row();
+            }
+        } else if token_width <= self.width {
+            self.new_row();
+            self.put(token, style, token_width);
+        } else {
+            for grapheme in token.graphemes(true) {
+                let grapheme_width = grapheme.width();
+                if self.used + grapheme_width > self.width && self.used > 0 {
+                    self.new_row();
+                }
+                self.put(grapheme, style, grapheme_width);
+            }
+        }
+    }
+
+    fn new_row(&mut self) {
+        // A space that ended up before a break would only pad the row.
+        if let Some(last) = self.rows.last_mut().and_then(|row| row.last_mut()) {
+            let kept = last.content.trim_end().len();
+            last.content.to_mut().truncate(kept);
+        }
+        self.rows.push(Vec::new());
+        self.used = 0;
+    }
+
+    fn put(&mut self, text: &str, style: Style, width: usize) {
+        self.used += width;
+        let Some(row) = self.rows.last_mut() else {
+            return;
+        };
+        match row.last_mut() {
+            Some(span) if span.style == style => span.content.to_mut().push_str(text),
+            _ => row.push(Span::styled(text.to_string(), style)),
+        }
+    }
+}
+
+/// The text of `line`, for tests.
+#[cfg(test)]
+pub(crate) fn line_text(line: &Line<'_>) -> String {
+    line.spans.iter().map(|s| s.content.as_ref()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(line_text).collect()
+    }
+
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    fn done(output: &str, summary: Option<&str>) -> ToolBlock {
+        let mut block = ToolBlock::new("c1", "run_command", "Shell", "make");
+        block.finish(false, summary, None);
+        block.set_output(output);
+        block
+    }
+
+    fn assert_fits(lines: &[Line<'_>], width: u16) {
+        for line in lines {
+            let w = text_width(&line_text(line));
+            assert!(
+                w <= usize::from(width),
+                "{w} > {width}: {:?}",
+                line_text(line)
+            );
+        }
+    }
+
+    #[test]
+    fn a_running_call_shows_a_spinner_and_its_latest_progress_line() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "run_command", "Shell", "cargo test");
+        block.set_progress("compiling");
+        block.set_progress("test parser::works ... ok");
+        assert_eq!(
+            texts(block.lines(40, &theme, 0)),
+            ["⠋ Shell (cargo test)", "  ⎿  test parser::works ... ok"]
         );
-        out
+        assert_eq!(
+            texts(&block.lines(40, &theme, 1)[..1]),
+            ["⠙ Shell (cargo test)"]
+        );
+        assert_eq!(block.lines(40, &theme, 0)[1].spans[1].style, theme.dim);
+        assert_eq!(block.state(), ToolState::Running);
+        assert_eq!(block.call_id(), "c1");
+    }
+
+    #[test]
+    fn an_asking_call_has_a_question_mark() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "edit_file", "Update", "a.rs");
+        block.set_state(ToolState::Asking);
+        let lines = block.lines(40, &theme, 3);
+        assert_eq!(
+            texts(lines),
+            ["? Update (a.rs)", "  ⎿  waiting for your answer"]
+        );
+        assert_eq!(lines[0].spans[0].style, theme.warn);
+    }
+
+    #[test]
+    fn a_summary_stands_in_for_the_output_until_expanded() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "read_file", "Read", "src/main.rs");
+        block.finish(false, Some("Read 3 lines"), None);
+        block.set_output("fn main() {\n}\n");
+        let lines = block.lines(40, &theme, 0);
+        assert_eq!(texts(lines), ["● Read (src/main.rs)", "  ⎿  Read 3 lines"]);
+        assert_eq!(lines[0].spans[0].style, theme.tool_done);
+        block.toggle_expanded();
+        assert!(block.is_expanded());
+        assert_eq!(
+            texts(block.lines(40, &theme, 0)),
+            ["● Read (src/main.rs)", "  ⎿  fn main() {", "     }"]
+        );
+    }
+
+    #[test]
+    fn long_output_folds_to_eight_rows_and_expands_fully() {
+        let theme = Theme::colored();
+        let mut block = done(&numbered(20), None);
+        let lines = texts(block.lines(40, &theme, 0));
+        assert_eq!(lines.len(), 1 + 8 + 1);
+        assert_eq!(lines[1], "  ⎿  line 1");
+        assert_eq!(lines[8], "     line 8");
+        assert_eq!(lines[9], "     … +12 lines (ctrl+o to expand)");
+        block.set_expanded(true);
+        let lines = texts(block.lines(40, &theme, 0));
+        assert_eq!(lines.len(), 21);
+        assert_eq!(lines[20], "     line 20");
+        let one_more = texts(done(&numbered(9), None).lines(40, &theme, 0));
+        assert_eq!(one_more[9], "     … +1 line (ctrl+o to expand)");
+    }
+
+    #[test]
+    fn folded_rows_are_cut_and_expanded_rows_wrap() {
+        let theme = Theme::plain();
+        let long = "alpha beta gamma delta epsilon";
+        let mut block = done(long, None);
+        assert_eq!(
+            texts(block.lines(21, &theme, 0))[1],
+            "  ⎿  alpha beta gamm…"
+        );
+        block.set_expanded(true);
+        assert_eq!(
+            texts(block.lines(21, &theme, 0))[1..],
+            ["  ⎿  alpha beta gamma", "     delta epsilon"]
+        );
+        assert_eq!(
+            texts(block.lines(20, &theme, 0))[1..],
+            ["  ⎿  alpha beta", "     gamma delta", "     epsilon"]
+        );
+    }
+
+    #[test]
+    fn a_failed_call_shows_its_output_as_an_error() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "read_file", "Read", "nope.rs");
+        block.finish(true, None, None);
+        block.set_output("error: no such file");
+        let lines = block.lines(40, &theme, 0);
+        assert_eq!(
+            texts(lines),
+            ["● Read (nope.rs)", "  ⎿  error: no such file"]
+        );
+        assert_eq!(lines[0].spans[0].style, theme.tool_failed);
+        assert_eq!(lines[1].spans[1].style, theme.error);
+        assert_eq!(block.state(), ToolState::Failed);
+    }
+
+    #[test]
+    fn a_denied_call_says_so_with_the_reason() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "run_command", "Shell", "rm -rf /");
+        block.set_state(ToolState::Denied);
+        block.finish(true, None, None);
+        block.set_output("denied: user denied");
+        let lines = block.lines(40, &theme, 0);
+        assert_eq!(
+            texts(lines),
+            ["● Shell (rm -rf /)", "  ⎿  denied", "     user denied"]
+        );
+        assert_eq!(lines[1].spans[1].style, theme.error);
+        assert_eq!(block.state(), ToolState::Denied);
+    }
+
+    #[test]
+    fn a_diff_is_drawn_instead_of_the_output() {
+        let theme = Theme::colored();
+        let diff = FileDiff {
+            path: "a.txt".into(),
+            unified: "--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-old\n+new\n".into(),
+            added: 1,
+            removed: 1,
+        };
+        let mut block = ToolBlock::new("c1", "edit_file", "Update", "a.txt");
+        block.finish(false, Some("Added 1 line, removed 1 line"), Some(&diff));
+        block.set_output("edited a.txt");
+        assert_eq!(
+            texts(block.lines(40, &theme, 0)),
+            [
+                "● Update (a.txt)",
+                "  ⎿  Added 1 line, removed 1 line",
+                "     1 -old",
+                "     1 +new"
+            ]
+        );
+    }
+
+    #[test]
+    fn escape_sequences_and_control_characters_never_reach_the_screen() {
+        let theme = Theme::colored();
+        let output = "\x1b[31mred\x1b[0m\tok\x07\n\x1b]0;title\x07progress 10%\rprogress 100%\r\n";
+        let mut block = done(output, None);
+        let lines = texts(block.lines(40, &theme, 0));
+        assert_eq!(lines[1..], ["  ⎿  red ok", "     progress 100%"]);
+        let mut subject = ToolBlock::new("c1", "x", "X", "a\x1b[2Jb\u{202E}c");
+        assert_eq!(texts(subject.lines(40, &theme, 0))[0], "⠋ X (abc)");
+    }
+
+    #[test]
+    fn a_ten_megabyte_result_stays_bounded() {
+        let theme = Theme::plain();
+        let mut many = done(&numbered(1_000_000), None);
+        assert_eq!(many.lines(80, &theme, 0).len(), 10);
+        many.set_expanded(true);
+        let lines = texts(many.lines(80, &theme, 0));
+        assert_eq!(lines.len(), 1 + MAX_EXPANDED_ROWS + 1);
+        assert_eq!(
+            lines[MAX_EXPANDED_ROWS + 1],
+            "     … +998000 lines not shown"
+        );
+
+        let mut one_line = done(&"x".repeat(10_000_000), None);
+        one_line.set_expanded(true);
+        let lines = one_line.lines(80, &theme, 0);
+        assert!(lines.len() <= MAX_EXPANDED_ROWS + 2, "{}", lines.len());
+        assert!(line_text(&lines[lines.len() - 1]).ends_with('…'));
+    }
+
+    #[test]
+    fn every_row_fits_any_width() {
+        let theme = Theme::colored();
+        let wide = "日本語のテキスト\there ❤️ emoji ".repeat(5);
+        for width in [0, 1, 2, 3, 5, 7, 12, 80] {
+            let mut block = ToolBlock::new("c1", "run_command", "Shell", &wide);
+            block.finish(false, None, None);
+            block.set_output(&format!("{wide}\n{}", numbered(12)));
+            assert_fits(block.lines(width, &theme, 0), width);
+            block.set_expanded(true);
+            assert_fits(block.lines(width, &theme, 0), width);
+            let mut shell = ShellBlock::new(&wide);
+            assert_fits(shell.lines(width, &theme, 4), width);
+            shell.finish(&wide, Some(2));
+            assert_fits(shell.lines(width, &theme, 0), width);
+        }
+    }
+
+    #[test]
+    fn a_long_subject_is_cut_to_keep_the_header_on_one_row() {
+        let theme = Theme::plain();
+        let mut block = ToolBlock::new("c1", "read_file", "Read", "src/a/very/long/path.rs");
+        assert_eq!(
+            texts(&block.lines(20, &theme, 0)[..1]),
+            ["⠋ Read (src/a/very…)"]
+        );
+        let mut bare = ToolBlock::new("c1", "stop_job", "", "");
+        assert_eq!(texts(bare.lines(20, &theme, 0)), ["⠋ stop_job"]);
+    }
+
+    #[test]
+    fn rows_are_rebuilt_only_after_a_change() {
+        let theme = Theme::plain();
+        let mut block = done(&numbered(3), None);
+        let first = block.lines(30, &theme, 0).as_ptr();
+        assert_eq!(block.lines(30, &theme, 0).as_ptr(), first);
+        block.set_output("other");
+        assert_eq!(texts(block.lines(30, &theme, 0))[1], "  ⎿  other");
+    }
+
+    #[test]
+    fn a_shell_block_shows_the_command_its_progress_and_exit_status() {
+        let theme = Theme::colored();
+        let mut shell = ShellBlock::new("git status");
+        shell.set_progress("On branch main");
+        assert_eq!(
+            texts(shell.lines(40, &theme, 2)),
+            ["⠹ ! git status", "  ⎿  On branch main"]
+        );
+        assert!(shell.is_running());
+        shell.finish(&numbered(10), Some(1));
+        let lines = shell.lines(40, &theme, 0);
+        assert_eq!(line_text(&lines[0]), "● ! git status exit 1");
+        assert_eq!(lines[0].spans[0].style, theme.tool_failed);
+        assert_eq!(line_text(&lines[9]), "     … +2 lines (ctrl+o to expand)");
+        shell.toggle_expanded();
+        assert_eq!(shell.lines(40, &theme, 0).len(), 11);
+        let mut quiet = ShellBlock::new("true");
+        quiet.finish("", Some(0));
+        assert_eq!(
+            texts(quiet.lines(40, &theme, 0)),
+            ["● ! true", "  ⎿  (no output)"]
+        );
+        let mut killed = ShellBlock::new("sleep 9");
+        killed.finish("", None);
+        assert_eq!(
+            line_text(&killed.lines(40, &theme, 0)[0]),
+            "● ! sleep 9 stopped"
+        );
     }
 }
