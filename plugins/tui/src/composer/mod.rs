@@ -1,2 +1,146 @@
 //! The multi-line input box: editing, history, paste placeholders and the
 //! slash-command suggestions.
+
+mod action;
+mod edit;
+mod history;
+mod layout;
+mod paste;
+pub mod suggest;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::Cell;
+
+pub use action::EditAction;
+pub use suggest::{CommandEntry, Suggestions};
+
+use history::History;
+use paste::{Pastes, Stashed, normalize_newlines};
+use view::Anchor;
+
+/// The box never grows taller than this many rows; it scrolls instead.
+pub const MAX_ROWS: u16 = 10;
+
+/// The draft being typed, with its cursor, kill buffer, history and pastes.
+pub struct Composer {
+    text: String,
+    /// Byte offset into `text`, always on a grapheme boundary and never
+    /// inside a paste placeholder.
+    cursor: usize,
+    kill_buffer: String,
+    /// The column vertical moves aim for, kept across a run of them.
+    goal_column: Option<usize>,
+    pastes: Pastes,
+    history: History,
+    /// Text columns at the last layout; vertical moves follow that wrapping.
+    columns: Cell<usize>,
+    /// The first row shown, kept between frames so the view scrolls only as
+    /// far as the cursor needs.
+    scroll: Cell<Anchor>,
+}
+
+impl Default for Composer {
+    fn default() -> Composer {
+        Composer::new()
+    }
+}
+
+impl Composer {
+    /// An empty box with no history.
+    pub fn new() -> Composer {
+        Composer {
+            text: String::new(),
+            cursor: 0,
+            kill_buffer: String::new(),
+            goal_column: None,
+            pastes: Pastes::default(),
+            history: History::default(),
+            columns: Cell::new(usize::MAX),
+            scroll: Cell::new(Anchor::TOP),
+        }
+    }
+
+    /// Types one character at the cursor (a carriage return is a newline).
+    pub fn insert_char(&mut self, c: char) {
+        let c = if c == '\r' { '\n' } else { c };
+        let mut utf8 = [0; 4];
+        self.insert_str(c.encode_utf8(&mut utf8));
+    }
+
+    /// Types `s` at the cursor, line endings normalised to LF.
+    pub fn insert_str(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        let s = normalize_newlines(s);
+        self.replace(self.cursor..self.cursor, &s);
+    }
+
+    /// Bracketed paste: text longer than one line or 80 chars becomes a
+    /// placeholder `[paste #n +N lines]` (multi-line) or `[paste #n N chars]`,
+    /// kept as one atomic token (the cursor skips it; Backspace deletes it
+    /// whole); shorter text is inserted as is. CRLF/CR become LF; tabs stay.
+    pub fn paste(&mut self, text: &str) {
+        let text = normalize_newlines(text);
+        let inserted = match self.pastes.stash(text) {
+            Stashed::Placeholder(label) | Stashed::Inline(label) => label,
+        };
+        self.replace(self.cursor..self.cursor, &inserted);
+    }
+
+    /// The draft as shown (placeholders unexpanded).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether nothing is typed.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Byte offset of the cursor in [`Composer::text`].
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// Replaces the draft (e.g. a completed slash command); cursor at the end.
+    pub fn set_text(&mut self, text: &str) {
+        self.text = normalize_newlines(text);
+        self.cursor = self.text.len();
+        self.goal_column = None;
+        self.scroll.set(Anchor::TOP);
+    }
+
+    /// Seeds the history with past messages, oldest first.
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.history.replace(entries);
+    }
+
+    /// Takes the draft for sending: placeholders expanded to their pasted
+    /// text, the raw draft pushed to history (consecutive repeats once), the
+    /// box cleared. `None`, and nothing changes, when the draft is blank.
+    pub fn submit(&mut self) -> Option<String> {
+        if self.text.trim().is_empty() {
+            return None;
+        }
+        let raw = std::mem::take(&mut self.text);
+        let expanded = self.pastes.expand(&raw);
+        self.history.push(raw);
+        self.set_text("");
+        self.pastes.retain_named_in(self.history.entries());
+        Some(expanded)
+    }
+
+    /// Rows the box needs at this width (1..=10), without borders.
+    pub fn height(&self, width: u16) -> u16 {
+        let columns = view::text_columns(width).1;
+        self.columns.set(columns);
+        let rows = self.rows_from(Anchor::TOP, columns, usize::from(MAX_ROWS));
+        u16::try_from(rows.len())
+            .unwrap_or(MAX_ROWS)
+            .clamp(1, MAX_ROWS)
+    }
+}
