@@ -236,6 +236,14 @@ impl Composer {
         }
     }
 
+    /// Drops the pastes that nothing can bring back any more: not named in
+    /// the draft, the kill buffer or the history.
+    pub(super) fn forget_unused_pastes(&mut self) {
+        let kept = [self.text.as_str(), self.kill_buffer.as_str()];
+        let named = self.history.entries().chain(kept);
+        self.pastes.retain_named_in(named);
+    }
+
     fn show_recalled(&mut self, entry: &str) {
         self.text = entry.to_owned();
         self.cursor = self.text.len();
@@ -245,7 +253,7 @@ impl Composer {
     fn clear(&mut self) {
         self.set_text("");
         self.history.stop_browsing();
-        self.pastes.retain_named_in(self.history.entries());
+        self.forget_unused_pastes();
     }
 
     /// Moves one visual row up or down, aiming for the remembered column; off

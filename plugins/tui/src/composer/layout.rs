@@ -30,6 +30,11 @@ impl Glyph<'_> {
 /// reach the terminal, and a mark with nothing to combine with is shown on a
 /// dotted circle (the Unicode convention) so it still takes a cell.
 pub(super) fn glyph(grapheme: &str) -> Glyph<'_> {
+    if let [byte] = grapheme.as_bytes()
+        && (b' '..=b'~').contains(byte)
+    {
+        return Glyph::Symbol(Cow::Borrowed(grapheme), 1);
+    }
     if grapheme == "\t" {
         return Glyph::Tab;
     }
@@ -45,6 +50,27 @@ pub(super) fn glyph(grapheme: &str) -> Glyph<'_> {
 /// Columns a grapheme takes, as [`glyph`] draws it.
 pub(super) fn grapheme_width(grapheme: &str) -> usize {
     glyph(grapheme).width()
+}
+
+/// The grapheme clusters of `s` with their byte offsets. Printable ASCII
+/// followed by ASCII is a cluster of its own, which skips the full
+/// segmentation rules for most text (wrapping is the hot path of a keystroke).
+pub(super) fn clusters(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = s.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let rest = s.get(at..)?;
+        let first = *bytes.get(at)?;
+        let next_is_ascii = bytes.get(at + 1).is_none_or(u8::is_ascii);
+        let len = if first.is_ascii() && first != b'\r' && next_is_ascii {
+            1
+        } else {
+            rest.graphemes(true).next().map_or(rest.len(), str::len)
+        };
+        let cluster = (at, rest.get(..len)?);
+        at += len;
+        Some(cluster)
+    })
 }
 
 /// One visual row: a byte range of the draft within one logical line.
@@ -119,7 +145,7 @@ enum Break {
 fn find_break(rest: &str, cols: usize) -> Break {
     let mut col = 0;
     let mut after_space = None;
-    for (at, grapheme) in rest.grapheme_indices(true) {
+    for (at, grapheme) in clusters(rest) {
         let width = grapheme_width(grapheme);
         if col + width > cols && col > 0 {
             return Break::Wrap(after_space.unwrap_or(at));
@@ -183,10 +209,9 @@ impl Rows<'_> {
 
 /// Display column of byte `pos` within `row`.
 pub(super) fn column_of(text: &str, row: Row, pos: usize) -> usize {
-    text.get(row.start..pos.clamp(row.start, row.end))
-        .unwrap_or("")
-        .graphemes(true)
-        .map(grapheme_width)
+    let before = text.get(row.start..pos.clamp(row.start, row.end));
+    clusters(before.unwrap_or(""))
+        .map(|(_, grapheme)| grapheme_width(grapheme))
         .sum()
 }
 
@@ -196,7 +221,7 @@ pub(super) fn position_at_column(text: &str, row: Row, col: usize) -> usize {
     let content = text.get(row.start..row.end).unwrap_or("");
     let mut x = 0;
     let mut last_start = row.start;
-    for (at, grapheme) in content.grapheme_indices(true) {
+    for (at, grapheme) in clusters(content) {
         let width = grapheme_width(grapheme);
         if x + width > col {
             return row.start + at;

@@ -130,7 +130,7 @@ impl Composer {
         let expanded = self.pastes.expand(&raw);
         self.history.push(raw);
         self.set_text("");
-        self.pastes.retain_named_in(self.history.entries());
+        self.forget_unused_pastes();
         Some(expanded)
     }
 

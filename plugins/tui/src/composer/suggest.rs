@@ -95,7 +95,7 @@ impl Suggestions {
         }
         let atom = Atom::new(
             name,
-            CaseMatching::Smart,
+            CaseMatching::Ignore,
             Normalization::Smart,
             AtomKind::Fuzzy,
             false,
@@ -172,6 +172,7 @@ impl Suggestions {
     /// Draws the visible rows: `/name`, padded to a common column, then the
     /// dim description; the selected row in `theme.selected`.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let area = area.intersection(buf.area);
         if !self.is_open() || area.is_empty() {
             return;
         }
@@ -198,13 +199,13 @@ impl Suggestions {
             }
             let width = usize::from(area.width);
             let (x, _) = buf.set_stringn(
-                area.x + 1,
+                area.x.saturating_add(1),
                 y,
                 format!("/{}", command.name),
                 width.saturating_sub(1),
                 name_style,
             );
-            let description_x = (area.x + 1)
+            let description_x = (area.x.saturating_add(1))
                 .saturating_add(name_width)
                 .max(x.saturating_add(2));
             let room = usize::from(area.right().saturating_sub(description_x));
@@ -228,5 +229,150 @@ impl Suggestions {
             .max()
             .unwrap_or(0);
         u16::try_from(longest).unwrap_or(u16::MAX).min(width / 2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::style::Modifier;
+
+    use super::{CommandEntry, Suggestions};
+    use crate::theme::Theme;
+
+    fn commands() -> Vec<CommandEntry> {
+        [
+            ("compact", "Summarise earlier messages"),
+            ("models", "Pick provider and model"),
+            ("effort", "Pick reasoning effort"),
+            ("thinking", "Show or hide reasoning"),
+            ("mcp", "MCP servers"),
+            ("new", "Fresh conversation"),
+            ("quit", "Quit"),
+        ]
+        .into_iter()
+        .map(|(name, description)| CommandEntry::new(name, description))
+        .collect()
+    }
+
+    fn names(suggestions: &Suggestions) -> Vec<&str> {
+        suggestions
+            .matches
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_slash_alone_lists_every_command_in_order() {
+        let mut list = Suggestions::new();
+        assert!(list.update("/", &commands()));
+        assert_eq!(names(&list).len(), 7);
+        assert_eq!(names(&list).first(), Some(&"compact"));
+        assert_eq!(list.height(), 5);
+    }
+
+    #[test]
+    fn exact_prefixes_rank_before_fuzzy_matches() {
+        let mut list = Suggestions::new();
+        assert!(list.update("/m", &commands()));
+        let ranked = names(&list);
+        assert_eq!(ranked.get(..2), Some(&["mcp", "models"][..]));
+        assert!(ranked.contains(&"compact"), "{ranked:?}");
+        assert!(list.update("/mdl", &commands()));
+        assert_eq!(names(&list), vec!["models"]);
+        assert!(list.update("/THI", &commands()));
+        assert_eq!(names(&list), vec!["thinking"]);
+    }
+
+    #[test]
+    fn the_list_closes_on_whitespace_no_match_or_no_slash() {
+        let mut list = Suggestions::new();
+        assert!(!list.update("/models gpt", &commands()));
+        assert!(!list.update("/zzz", &commands()));
+        assert!(!list.update("models", &commands()));
+        assert!(!list.update("", &commands()));
+        assert!(!list.update("/", &[]));
+        assert_eq!(list.height(), 0);
+        assert_eq!(list.completion(), None);
+    }
+
+    #[test]
+    fn selection_wraps_and_completes_with_a_trailing_space() {
+        let mut list = Suggestions::new();
+        list.update("/", &commands());
+        assert_eq!(list.completion().as_deref(), Some("/compact "));
+        list.up();
+        assert_eq!(list.selected().map(|c| c.name.as_str()), Some("quit"));
+        list.down();
+        list.down();
+        assert_eq!(list.completion().as_deref(), Some("/models "));
+        // Redrawing with the same draft keeps the selection.
+        list.update("/", &commands());
+        assert_eq!(list.completion().as_deref(), Some("/models "));
+        list.update("/e", &commands());
+        assert_eq!(list.completion().as_deref(), Some("/effort "));
+    }
+
+    #[test]
+    fn escape_closes_until_the_draft_changes() {
+        let mut list = Suggestions::new();
+        list.update("/mo", &commands());
+        list.close();
+        assert!(!list.is_open());
+        assert!(!list.update("/mo", &commands()));
+        assert_eq!(list.selected(), None);
+        assert!(list.update("/m", &commands()));
+    }
+
+    fn rows(buf: &Buffer) -> Vec<String> {
+        let area = buf.area;
+        (area.top()..area.bottom())
+            .map(|y| {
+                let row: String = (area.left()..area.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect();
+                row.trim_end().to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rows_show_name_and_description_with_the_selection_highlighted() {
+        let mut list = Suggestions::new();
+        list.update("/", &commands());
+        for _ in 0..6 {
+            list.down();
+        }
+        let area = Rect::new(0, 0, 40, 5);
+        let mut buf = Buffer::empty(area);
+        list.render(area, &mut buf, &Theme::plain());
+        assert_eq!(
+            rows(&buf),
+            vec![
+                " /effort    Pick reasoning effort",
+                " /thinking  Show or hide reasoning",
+                " /mcp       MCP servers",
+                " /new       Fresh conversation",
+                " /quit      Quit",
+            ]
+        );
+        let reversed = |y| buf[(0, y)].modifier.contains(Modifier::REVERSED);
+        assert!(reversed(4) && !reversed(3));
+        assert!(buf[(12, 0)].modifier.contains(Modifier::DIM));
+    }
+
+    #[test]
+    fn narrow_or_empty_areas_clip_without_panicking() {
+        let mut list = Suggestions::new();
+        list.update("/", &commands());
+        let mut buf = Buffer::empty(Rect::new(0, 0, 8, 2));
+        list.render(Rect::new(0, 0, 8, 2), &mut buf, &Theme::plain());
+        assert_eq!(rows(&buf), vec![" /compac", " /models"]);
+        list.render(Rect::new(0, 0, 0, 0), &mut buf, &Theme::plain());
+        let mut one = Buffer::empty(Rect::new(0, 0, 1, 1));
+        list.render(Rect::new(0, 0, 1, 1), &mut one, &Theme::plain());
+        assert_eq!(rows(&one), vec![""]);
     }
 }

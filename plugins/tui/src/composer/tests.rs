@@ -465,6 +465,22 @@ fn tiny_areas_draw_what_fits_and_never_panic() {
 }
 
 #[test]
+fn areas_outside_the_buffer_are_clipped() {
+    let c = composer("hello|");
+    let mut buf = Buffer::empty(Rect::new(0, 0, 10, 2));
+    let outside = Rect::new(20, 20, 10, 2);
+    assert_eq!(
+        c.render(outside, &mut buf, &Theme::plain(), PLACEHOLDER),
+        None
+    );
+    let overlapping = Rect::new(5, 1, 10, 3);
+    let cursor = c.render(overlapping, &mut buf, &Theme::plain(), PLACEHOLDER);
+    // Clipped to 5×1: "hel" / "lo" wrap, and the cursor's row is shown.
+    assert_eq!(screen(&buf), vec!["", "       lo"]);
+    assert_eq!(cursor, Some((9, 1)));
+}
+
+#[test]
 fn placeholders_are_drawn_in_the_accent_style() {
     let mut c = Composer::new();
     c.insert_str("x ");
@@ -478,4 +494,61 @@ fn placeholders_are_drawn_in_the_accent_style() {
     assert!(drawn_with(&buf, (4, 0), theme.accent));
     assert!(drawn_with(&buf, (22, 0), theme.accent));
     assert!(!drawn_with(&buf, (23, 0), theme.accent));
+}
+
+/// Average time of one keystroke (`insert_char`, `height`, `render` into a
+/// 120×40 buffer) with the cursor at `cursor` of `text`.
+fn keystroke_time(text: &str, cursor: usize) -> std::time::Duration {
+    let mut c = Composer::new();
+    c.set_text(text);
+    c.cursor = cursor;
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    let theme = Theme::colored();
+    let keys = 2_000;
+    let start = std::time::Instant::now();
+    for i in 0..keys {
+        // Words and lines of a typed paragraph.
+        c.insert_char(match i % 80 {
+            79 => '\n',
+            n if n % 7 == 6 => ' ',
+            _ => 'x',
+        });
+        let height = c.height(120);
+        let area = Rect::new(0, 40 - height, 120, height);
+        let _ = c.render(area, &mut buf, &theme, PLACEHOLDER);
+    }
+    start.elapsed() / keys
+}
+
+/// Speed report, not a check: `cargo test --release -p uji-plugin-tui
+/// composer::tests::speed -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing report; run in release with --nocapture"]
+fn speed() {
+    let line = "the quick brown fox jumps over the lazy dog, again and again";
+    let draft = vec![line; 10_000].join("\n");
+    let middle = draft.len() / 2 - draft.len() / 2 % (line.len() + 1);
+    for (place, cursor) in [("end", draft.len()), ("middle", middle), ("start", 0)] {
+        let each = keystroke_time(&draft, cursor);
+        println!("10,000-line draft, typing at the {place}: {each:?} per key");
+    }
+    let long_line = line.repeat(3_000);
+    for (place, cursor) in [("middle", long_line.len() / 2), ("end", long_line.len())] {
+        let each = keystroke_time(&long_line, cursor);
+        let size = long_line.len() / 1024;
+        println!("one {size} KB line, typing in the {place}: {each:?} per key");
+    }
+
+    let big = "0123456789abcdef0123456789abcdef0123456789abcdef012345678\r\n".repeat(92_000);
+    let start = std::time::Instant::now();
+    let mut c = Composer::new();
+    c.paste(&big);
+    let pasted = start.elapsed();
+    let _ = c.height(120);
+    let sent = c.submit().map_or(0, |s| s.len());
+    println!(
+        "{} MB paste: {pasted:?} to paste, {:?} including submit ({sent} bytes sent)",
+        big.len() >> 20,
+        start.elapsed()
+    );
 }

@@ -4,7 +4,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use unicode_segmentation::UnicodeSegmentation;
 
 use super::Composer;
 use super::layout::{self, Glyph, Row, line_end, line_start};
@@ -153,6 +152,7 @@ impl Composer {
         theme: &Theme,
         placeholder: &str,
     ) -> Option<(u16, u16)> {
+        let area = area.intersection(buf.area);
         if area.is_empty() {
             return None;
         }
@@ -202,7 +202,7 @@ impl Composer {
     ) {
         let content = self.text.get(row.start..row.end).unwrap_or("");
         let mut x = usize::from(x);
-        for (at, grapheme) in content.grapheme_indices(true) {
+        for (at, grapheme) in layout::clusters(content) {
             let glyph = layout::glyph(grapheme);
             let width = glyph.width();
             if x + width > usize::from(right) {
