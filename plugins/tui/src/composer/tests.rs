@@ -496,6 +496,55 @@ fn placeholders_are_drawn_in_the_accent_style() {
     assert!(!drawn_with(&buf, (23, 0), theme.accent));
 }
 
+#[test]
+fn random_editing_keeps_the_cursor_valid_at_any_width() {
+    let pieces = [
+        "a",
+        " ",
+        "日",
+        "e\u{301}",
+        "\n",
+        "\t",
+        ".",
+        "👨\u{200d}👧",
+        "\u{1b}",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move |below: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % below as u64).unwrap_or(0)
+    };
+    let mut c = Composer::new();
+    c.set_history(vec!["old".into(), "older\nentry".into()]);
+    for step in 0..4_000 {
+        match next(4) {
+            0 => c.insert_str(pieces[next(pieces.len())]),
+            1 if next(20) == 0 => c.paste(&"p\n".repeat(next(3) + 1)),
+            _ => c.apply(super::EditAction::ALL[next(20)].1),
+        }
+        let width = u16::try_from(next(14)).unwrap_or(0);
+        let height = c.height(width);
+        assert!((1..=10).contains(&height));
+        let area = Rect::new(0, 0, width, height);
+        let mut buf = Buffer::empty(area);
+        let cursor = c.render(area, &mut buf, &Theme::plain(), PLACEHOLDER);
+        assert!(c.text().is_char_boundary(c.cursor()), "step {step}");
+        assert_eq!(
+            c.pastes.token_around(c.text(), c.cursor()),
+            None,
+            "step {step}"
+        );
+        if let Some((x, y)) = cursor {
+            assert!(
+                x < width.max(1) && y < height,
+                "step {step}: {x},{y} in {width}x{height}"
+            );
+        }
+    }
+}
+
 /// Average time of one keystroke (`insert_char`, `height`, `render` into a
 /// 120×40 buffer) with the cursor at `cursor` of `text`.
 fn keystroke_time(text: &str, cursor: usize) -> std::time::Duration {
