@@ -1,132 +1,146 @@
-//! The multi-line input box. (Placeholder until the composer lands.)
+//! The multi-line input box: editing, history, paste placeholders and the
+//! slash-command suggestions.
 
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::text::Line;
-
-use crate::theme::Theme;
-
+mod action;
+mod edit;
+mod history;
+mod layout;
+mod paste;
 pub mod suggest;
+mod view;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditAction {
-    CursorLeft,
-    CursorRight,
-    CursorUp,
-    CursorDown,
-    CursorStart,
-    CursorEnd,
-    WordLeft,
-    WordRight,
-    Backspace,
-    DeleteForward,
-    DeleteWordBack,
-    DeleteWordForward,
-    DeleteToStart,
-    DeleteToEnd,
-    Yank,
-    Transpose,
-    InsertNewline,
-    HistoryPrev,
-    HistoryNext,
-    Clear,
-}
+#[cfg(test)]
+mod tests;
 
-impl EditAction {
-    pub fn from_name(name: &str) -> Option<EditAction> {
-        Some(match name {
-            "backspace" => EditAction::Backspace,
-            "insert_newline" => EditAction::InsertNewline,
-            "clear_input" => EditAction::Clear,
-            "history_prev" => EditAction::HistoryPrev,
-            "history_next" => EditAction::HistoryNext,
-            _ => return None,
-        })
-    }
-}
+use std::cell::Cell;
 
-#[derive(Default)]
+pub use action::EditAction;
+pub use suggest::{CommandEntry, Suggestions};
+
+use history::History;
+use paste::{Pastes, Stashed, normalize_newlines};
+use view::Anchor;
+
+/// The box never grows taller than this many rows; it scrolls instead.
+pub const MAX_ROWS: u16 = 10;
+
+/// The draft being typed, with its cursor, kill buffer, history and pastes.
 pub struct Composer {
     text: String,
-    history: Vec<String>,
+    /// Byte offset into `text`, always on a grapheme boundary and never
+    /// inside a paste placeholder.
+    cursor: usize,
+    kill_buffer: String,
+    /// The column vertical moves aim for, kept across a run of them.
+    goal_column: Option<usize>,
+    pastes: Pastes,
+    history: History,
+    /// Text columns at the last layout; vertical moves follow that wrapping.
+    columns: Cell<usize>,
+    /// The first row shown, kept between frames so the view scrolls only as
+    /// far as the cursor needs.
+    scroll: Cell<Anchor>,
+}
+
+impl Default for Composer {
+    fn default() -> Composer {
+        Composer::new()
+    }
 }
 
 impl Composer {
+    /// An empty box with no history.
     pub fn new() -> Composer {
-        Composer::default()
-    }
-    pub fn set_history(&mut self, entries: Vec<String>) {
-        self.history = entries;
-    }
-    pub fn insert_char(&mut self, c: char) {
-        self.text.push(c);
-    }
-    pub fn insert_str(&mut self, s: &str) {
-        self.text.push_str(s);
-    }
-    pub fn paste(&mut self, text: &str) {
-        self.text.push_str(text);
-    }
-    pub fn apply(&mut self, action: EditAction) {
-        match action {
-            EditAction::Backspace => {
-                self.text.pop();
-            }
-            EditAction::InsertNewline => self.text.push('\n'),
-            EditAction::Clear => self.text.clear(),
-            _ => {}
+        Composer {
+            text: String::new(),
+            cursor: 0,
+            kill_buffer: String::new(),
+            goal_column: None,
+            pastes: Pastes::default(),
+            history: History::default(),
+            columns: Cell::new(usize::MAX),
+            scroll: Cell::new(Anchor::TOP),
         }
     }
+
+    /// Types one character at the cursor (a carriage return is a newline).
+    pub fn insert_char(&mut self, c: char) {
+        let c = if c == '\r' { '\n' } else { c };
+        let mut utf8 = [0; 4];
+        self.insert_str(c.encode_utf8(&mut utf8));
+    }
+
+    /// Types `s` at the cursor, line endings normalised to LF.
+    pub fn insert_str(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        let s = normalize_newlines(s);
+        self.replace(self.cursor..self.cursor, &s);
+    }
+
+    /// Bracketed paste: text longer than one line or 80 chars becomes a
+    /// placeholder `[paste #n +N lines]` (multi-line) or `[paste #n N chars]`,
+    /// kept as one atomic token (the cursor skips it; Backspace deletes it
+    /// whole); shorter text is inserted as is. CRLF/CR become LF; tabs stay.
+    pub fn paste(&mut self, text: &str) {
+        let text = normalize_newlines(text);
+        let inserted = match self.pastes.stash(text) {
+            Stashed::Placeholder(label) | Stashed::Inline(label) => label,
+        };
+        self.replace(self.cursor..self.cursor, &inserted);
+    }
+
+    /// The draft as shown (placeholders unexpanded).
     pub fn text(&self) -> &str {
         &self.text
     }
+
+    /// Whether nothing is typed.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
-    pub fn set_text(&mut self, text: &str) {
-        self.text = text.to_string();
+
+    /// Byte offset of the cursor in [`Composer::text`].
+    pub fn cursor(&self) -> usize {
+        self.cursor
     }
+
+    /// Replaces the draft (e.g. a completed slash command); cursor at the end.
+    pub fn set_text(&mut self, text: &str) {
+        self.text = normalize_newlines(text);
+        self.cursor = self.text.len();
+        self.goal_column = None;
+        self.scroll.set(Anchor::TOP);
+    }
+
+    /// Seeds the history with past messages, oldest first.
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.history.replace(entries);
+    }
+
+    /// Takes the draft for sending: placeholders expanded to their pasted
+    /// text, the raw draft pushed to history (consecutive repeats once), the
+    /// box cleared. `None`, and nothing changes, when the draft is blank.
     pub fn submit(&mut self) -> Option<String> {
         if self.text.trim().is_empty() {
             return None;
         }
-        self.history.push(self.text.clone());
-        Some(std::mem::take(&mut self.text))
+        let raw = std::mem::take(&mut self.text);
+        let expanded = self.pastes.expand(&raw);
+        self.history.push(raw);
+        self.set_text("");
+        self.forget_unused_pastes();
+        Some(expanded)
     }
-    pub fn height(&self, _width: u16) -> u16 {
-        u16::try_from(self.text.lines().count().clamp(1, 10)).unwrap_or(10)
-    }
-    pub fn render(
-        &self,
-        area: Rect,
-        buf: &mut Buffer,
-        theme: &Theme,
-        placeholder: &str,
-    ) -> Option<(u16, u16)> {
-        if self.text.is_empty() {
-            buf.set_line(
-                area.x,
-                area.y,
-                &Line::styled(format!("› {placeholder}"), theme.dim),
-                area.width,
-            );
-            return Some((area.x + 2, area.y));
-        }
-        let mut y = area.y;
-        let mut x = area.x;
-        for (i, line) in self.text.split('\n').enumerate() {
-            if y >= area.bottom() {
-                break;
-            }
-            let shown = if i == 0 {
-                format!("› {line}")
-            } else {
-                format!("  {line}")
-            };
-            buf.set_line(area.x, y, &Line::from(shown.clone()), area.width);
-            x = area.x + u16::try_from(shown.chars().count()).unwrap_or(0);
-            y += 1;
-        }
-        Some((x.min(area.right().saturating_sub(1)), y.saturating_sub(1)))
+
+    /// Rows the box needs at this width (1..=10), without borders.
+    pub fn height(&self, width: u16) -> u16 {
+        let columns = view::text_columns(width).1;
+        self.columns.set(columns);
+        let rows = self.rows_from(Anchor::TOP, columns, usize::from(MAX_ROWS));
+        u16::try_from(rows.len())
+            .unwrap_or(MAX_ROWS)
+            .clamp(1, MAX_ROWS)
     }
 }
