@@ -246,6 +246,15 @@ impl ToolView {
             };
             return diff_lines(diff, clamp_u16(width), theme, Some(max));
         }
+        // A command's output is what the user wants to see: its first rows,
+        // then the summary ("3 lines, exit code 0, 0.2s").
+        if self.name == "run_command" && !self.output.is_empty() {
+            let mut rows = self.output.rows(width, theme.text, theme, expanded);
+            if let Some(summary) = &self.summary {
+                rows.push(Line::styled(cut(&one_line(summary), width), theme.dim));
+            }
+            return rows;
+        }
         match &self.summary {
             Some(summary) if !expanded || self.output.is_empty() => {
                 vec![Line::styled(cut(&one_line(summary), width), theme.text)]
@@ -801,6 +810,19 @@ mod tests {
             texts(block.lines(40, &theme, 0)),
             ["● Read (src/main.rs)", "  ⎿  fn main() {", "     }"]
         );
+    }
+
+    #[test]
+    fn a_command_shows_its_first_output_rows_then_its_summary() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "run_command", "Shell", "cargo test");
+        block.finish(false, Some("12 lines, exit code 0, 0.4s"), None);
+        block.set_output(&numbered(12));
+        let lines = texts(block.lines(50, &theme, 0));
+        assert_eq!(lines[0], "● Shell (cargo test)");
+        assert_eq!(lines[1], "  ⎿  line 1");
+        assert_eq!(lines[9], "     … +4 lines (ctrl+o to expand)");
+        assert_eq!(lines[10], "     12 lines, exit code 0, 0.4s");
     }
 
     #[test]

@@ -12,8 +12,6 @@ use crate::theme::Theme;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Viewport {
     back: usize,
-    /// Rows of the whole transcript at the last draw.
-    total: usize,
     height: usize,
 }
 
@@ -23,8 +21,8 @@ impl Viewport {
     }
 
     pub fn scroll_up(&mut self, rows: usize) {
-        let max = self.total.saturating_sub(self.height);
-        self.back = (self.back + rows).min(max);
+        // Clamped at the next draw, which finds where the top is.
+        self.back = self.back.saturating_add(rows);
     }
 
     pub fn scroll_down(&mut self, rows: usize) {
@@ -54,14 +52,13 @@ impl Viewport {
         frame: usize,
     ) {
         self.height = usize::from(area.height);
-        let wanted = if self.back == usize::MAX {
-            usize::MAX
-        } else {
-            self.back + self.height
-        };
+        let wanted = self.back.saturating_add(self.height);
         let (rows, total) = collect_from_bottom(transcript, area.width, theme, frame, wanted);
-        self.total = total;
-        self.back = self.back.min(total.saturating_sub(self.height));
+        // Scrolled past the top: the whole transcript was visited, so its
+        // size is known and the view stops at its first row.
+        if let Some(total) = total {
+            self.back = self.back.min(total.saturating_sub(self.height));
+        }
         // `rows` holds the bottom `wanted` rows (newest last); show the
         // window that ends `back` rows above the bottom.
         let end = rows.len().saturating_sub(self.back);
@@ -77,36 +74,38 @@ impl Viewport {
 }
 
 /// The last `wanted` rows of the transcript (a blank row between blocks),
-/// and, when every block was visited, the row count of the whole.
+/// and how many rows the transcript has when that is known: blocks above
+/// the screen are not visited, so a long session draws as fast as a short
+/// one.
 fn collect_from_bottom(
     transcript: &mut Transcript,
     width: u16,
     theme: &Theme,
     frame: usize,
     wanted: usize,
-) -> (Vec<Line<'static>>, usize) {
+) -> (Vec<Line<'static>>, Option<usize>) {
     let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
     let mut count = 0usize;
-    let mut total = 0usize;
+    let mut visited_all = true;
     for index in (0..transcript.len()).rev() {
+        if count >= wanted {
+            visited_all = false;
+            break;
+        }
         let lines = transcript.block_lines(index, width, theme, frame);
         if lines.is_empty() {
             continue;
         }
-        let rows = lines.len() + usize::from(total > 0);
-        total += rows;
-        if count < wanted {
-            let need = wanted - count;
-            let gap = usize::from(total > rows);
-            let take = lines.len().min(need.saturating_sub(gap));
-            let mut chunk: Vec<Line<'static>> = lines[lines.len() - take..].to_vec();
-            if gap == 1 && need > 0 {
-                chunk.push(Line::default());
-            }
-            count += chunk.len();
-            chunks.push(chunk);
+        let need = wanted - count;
+        let gap = usize::from(count > 0);
+        let take = lines.len().min(need.saturating_sub(gap));
+        let mut chunk: Vec<Line<'static>> = lines[lines.len() - take..].to_vec();
+        if gap == 1 && need > 0 {
+            chunk.push(Line::default());
         }
+        count += chunk.len();
+        chunks.push(chunk);
     }
     let rows: Vec<Line<'static>> = chunks.into_iter().rev().flatten().collect();
-    (rows, total)
+    (rows, visited_all.then_some(count))
 }
