@@ -391,3 +391,33 @@ fn no_color_draws_without_colours() {
         assert_eq!(cell.bg, Color::Reset, "a coloured cell: {cell:?}");
     }
 }
+
+#[test]
+fn text_arriving_below_does_not_move_what_the_user_reads() {
+    let mut s = Screen::new(60, 12);
+    for i in 0..40 {
+        s.event(json!({"type": "message", "message": {"seq": i, "time": 0, "role": "user", "text": format!("message {i}")}}));
+    }
+    s.press(KeyCode::PageUp);
+    let before = s.text();
+    assert!(before.contains("more below"), "{before}");
+    s.event(json!({"type": "turn_started", "text": "x"}));
+    for i in 0..20 {
+        s.event(json!({"type": "delta", "text": format!("streamed line {i}\n\n")}));
+    }
+    let after = s.text();
+    let transcript_rows = |screen: &str| {
+        screen
+            .lines()
+            .take(5)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        transcript_rows(&before),
+        transcript_rows(&after),
+        "{before}\n---\n{after}"
+    );
+    s.key(KeyCode::End, KeyModifiers::CONTROL);
+    assert!(s.text().contains("streamed line 19"));
+}

@@ -1,5 +1,6 @@
 //! The part of the transcript on screen: pinned to the bottom while new
-//! text arrives, or scrolled back by the user.
+//! text arrives, or scrolled back by the user and then held in place while
+//! new text arrives below.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -8,11 +9,18 @@ use ratatui::text::Line;
 use super::Transcript;
 use crate::theme::Theme;
 
+/// A row of the transcript: block index and row within the block's lines
+/// (a block's `len()` is the blank row after it).
+type Origin = (usize, usize);
+
 /// Where the view is: `back` rows above the bottom (0 follows new text).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Viewport {
     back: usize,
     height: usize,
+    /// The top row on screen while scrolled back, so text arriving below
+    /// does not move what the user is reading.
+    anchor: Option<Origin>,
 }
 
 impl Viewport {
@@ -23,10 +31,12 @@ impl Viewport {
     pub fn scroll_up(&mut self, rows: usize) {
         // Clamped at the next draw, which finds where the top is.
         self.back = self.back.saturating_add(rows);
+        self.anchor = None;
     }
 
     pub fn scroll_down(&mut self, rows: usize) {
         self.back = self.back.saturating_sub(rows);
+        self.anchor = None;
     }
 
     pub fn page(&self) -> usize {
@@ -35,14 +45,17 @@ impl Viewport {
 
     pub fn to_top(&mut self) {
         self.back = usize::MAX;
+        self.anchor = None;
     }
 
     pub fn to_bottom(&mut self) {
         self.back = 0;
+        self.anchor = None;
     }
 
-    /// Draws the visible rows into `area`. Only the blocks on screen are
-    /// drawn; the others answer from their caches.
+    /// Draws the visible rows into `area`. Only the blocks on screen (and,
+    /// when scrolled back, those below it) are visited; they answer from
+    /// their caches.
     pub fn render(
         &mut self,
         transcript: &mut Transcript,
@@ -52,6 +65,10 @@ impl Viewport {
         frame: usize,
     ) {
         self.height = usize::from(area.height);
+        if let Some(anchor) = self.anchor {
+            let below = rows_from(transcript, anchor, area.width, theme, frame);
+            self.back = below.saturating_sub(self.height);
+        }
         let wanted = self.back.saturating_add(self.height);
         let (rows, total) = collect_from_bottom(transcript, area.width, theme, frame, wanted);
         // Scrolled past the top: the whole transcript was visited, so its
@@ -64,27 +81,56 @@ impl Viewport {
         let end = rows.len().saturating_sub(self.back);
         let start = end.saturating_sub(self.height);
         let shown = rows.get(start..end).unwrap_or(&[]);
+        self.anchor = match shown.first() {
+            Some((origin, _)) if self.back > 0 => Some(*origin),
+            _ => None,
+        };
         // Short transcripts sit at the bottom, next to the input.
         let top = area.y + u16::try_from(self.height - shown.len()).unwrap_or(0);
-        for (i, line) in shown.iter().enumerate() {
+        for (i, (_, line)) in shown.iter().enumerate() {
             let y = top + u16::try_from(i).unwrap_or(u16::MAX);
             buf.set_line(area.x, y, line, area.width);
         }
     }
 }
 
+/// Rows from `origin` to the bottom of the transcript (counted the way
+/// `collect_from_bottom` lays them out).
+fn rows_from(
+    transcript: &mut Transcript,
+    (block, row): Origin,
+    width: u16,
+    theme: &Theme,
+    frame: usize,
+) -> usize {
+    let mut rows = 0;
+    for index in (block..transcript.len()).rev() {
+        let len = transcript.block_lines(index, width, theme, frame).len();
+        if len == 0 {
+            continue;
+        }
+        let gap = usize::from(rows > 0);
+        rows += if index == block {
+            (len + gap).saturating_sub(row)
+        } else {
+            len + gap
+        };
+    }
+    rows
+}
+
 /// The last `wanted` rows of the transcript (a blank row between blocks),
-/// and how many rows the transcript has when that is known: blocks above
-/// the screen are not visited, so a long session draws as fast as a short
-/// one.
+/// each with where it comes from, and how many rows the transcript has when
+/// that is known: blocks above the screen are not visited, so a long
+/// session draws as fast as a short one.
 fn collect_from_bottom(
     transcript: &mut Transcript,
     width: u16,
     theme: &Theme,
     frame: usize,
     wanted: usize,
-) -> (Vec<Line<'static>>, Option<usize>) {
-    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+) -> (Vec<(Origin, Line<'static>)>, Option<usize>) {
+    let mut chunks: Vec<Vec<(Origin, Line<'static>)>> = Vec::new();
     let mut count = 0usize;
     let mut visited_all = true;
     for index in (0..transcript.len()).rev() {
@@ -99,13 +145,18 @@ fn collect_from_bottom(
         let need = wanted - count;
         let gap = usize::from(count > 0);
         let take = lines.len().min(need.saturating_sub(gap));
-        let mut chunk: Vec<Line<'static>> = lines[lines.len() - take..].to_vec();
+        let first = lines.len() - take;
+        let mut chunk: Vec<(Origin, Line<'static>)> = lines[first..]
+            .iter()
+            .enumerate()
+            .map(|(i, line)| ((index, first + i), line.clone()))
+            .collect();
         if gap == 1 && need > 0 {
-            chunk.push(Line::default());
+            chunk.push(((index, lines.len()), Line::default()));
         }
         count += chunk.len();
         chunks.push(chunk);
     }
-    let rows: Vec<Line<'static>> = chunks.into_iter().rev().flatten().collect();
+    let rows: Vec<(Origin, Line<'static>)> = chunks.into_iter().rev().flatten().collect();
     (rows, visited_all.then_some(count))
 }
