@@ -12,6 +12,17 @@ use crate::markdown::Markdown;
 use crate::transcript::tool::{ShellBlock, ToolBlock, ToolState};
 use crate::transcript::{Block, Level};
 
+/// The fields of a saved tool message the screen draws.
+struct ToolResult<'a> {
+    call_id: &'a str,
+    name: &'a str,
+    content: &'a str,
+    is_error: bool,
+    summary: Option<&'a str>,
+    diff: Option<&'a uji_protocol::FileDiff>,
+    subject: &'a str,
+}
+
 impl App {
     pub(super) fn on_uji(&mut self, raw: Value) {
         let event: Event = match serde_json::from_value(raw) {
@@ -22,14 +33,24 @@ impl App {
         };
         self.dirty = true;
         match event {
-            Event::SessionConfigured(configured) => self.configure(*configured),
-            Event::Ack { op_id, result } => self.on_ack(&op_id, result),
-            Event::Error { op_id, message } => {
-                if let Some(id) = op_id {
-                    self.pending.remove(&id);
-                }
-                self.notice(Level::Error, message);
-            }
+            Event::ToolStarted { .. }
+            | Event::Progress { .. }
+            | Event::ToolFinished { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ApprovalResolved { .. } => self.on_tool_event(event),
+            Event::TurnStarted { .. }
+            | Event::Message { .. }
+            | Event::Delta { .. }
+            | Event::Reasoning { .. }
+            | Event::StreamRetry { .. }
+            | Event::TurnFinished { .. } => self.on_turn_event(event),
+            other => self.on_session_event(other),
+        }
+    }
+
+    /// Events of the running turn: what streams and what is saved.
+    fn on_turn_event(&mut self, event: Event) {
+        match event {
             Event::TurnStarted { .. } => {
                 self.status.busy_since = Some(std::time::Instant::now());
             }
@@ -45,6 +66,16 @@ impl App {
                     format!("retrying (attempt {attempt}): {reason}"),
                 );
             }
+            Event::TurnFinished {
+                error, interrupted, ..
+            } => self.on_turn_finished(error, interrupted),
+            _ => {}
+        }
+    }
+
+    /// Tool calls and their approval questions.
+    fn on_tool_event(&mut self, event: Event) {
+        match event {
             Event::ToolStarted {
                 call_id,
                 name,
@@ -95,6 +126,22 @@ impl App {
                 resolution,
                 decision,
             } => self.on_approval_resolved(&call_id, resolution, decision),
+            _ => {}
+        }
+    }
+
+    /// The session around the turns: answers to operations, the status
+    /// line's numbers, notices.
+    fn on_session_event(&mut self, event: Event) {
+        match event {
+            Event::SessionConfigured(configured) => self.configure(*configured),
+            Event::Ack { op_id, result } => self.on_ack(&op_id, result),
+            Event::Error { op_id, message } => {
+                if let Some(id) = op_id {
+                    self.pending.remove(&id);
+                }
+                self.notice(Level::Error, message);
+            }
             Event::Usage {
                 session,
                 context_used,
@@ -118,11 +165,8 @@ impl App {
                 level,
                 source,
             } => self.on_notice(text, level, source),
-            Event::TurnFinished {
-                error, interrupted, ..
-            } => self.on_turn_finished(error, interrupted),
             Event::Closed => self.closed = true,
-            Event::Unknown => {}
+            _ => {}
         }
     }
 
@@ -218,29 +262,16 @@ impl App {
                 subject,
                 ..
             } => {
-                if self.transcript.tool_mut(&tool_call_id).is_none() {
-                    let verb = self
-                        .verbs
-                        .get(&name)
-                        .cloned()
-                        .unwrap_or_else(|| name.clone());
-                    let block = ToolBlock::new(
-                        &tool_call_id,
-                        &name,
-                        &verb,
-                        subject.as_deref().unwrap_or(""),
-                    );
-                    self.transcript.push(Block::Tool(block));
-                }
-                if let Some(tool) = self.transcript.tool_mut(&tool_call_id) {
-                    let denied = tool.state() == ToolState::Denied
-                        || (is_error && content.starts_with("denied"));
-                    tool.set_output(&content);
-                    tool.finish(is_error, summary.as_deref(), diff.as_ref());
-                    if denied {
-                        tool.set_state(ToolState::Denied);
-                    }
-                }
+                let result = ToolResult {
+                    call_id: &tool_call_id,
+                    name: &name,
+                    content: &content,
+                    is_error,
+                    summary: summary.as_deref(),
+                    diff: diff.as_ref(),
+                    subject: subject.as_deref().unwrap_or(""),
+                };
+                self.on_tool_result(&result);
             }
             MessageBody::Error { text } => self.notice(Level::Error, text),
             MessageBody::Compaction { .. } => {
@@ -262,6 +293,29 @@ impl App {
                         block,
                     });
                 }
+            }
+        }
+    }
+
+    /// A saved tool result: completes the call's block (made here when it
+    /// comes from history).
+    fn on_tool_result(&mut self, result: &ToolResult<'_>) {
+        if self.transcript.tool_mut(result.call_id).is_none() {
+            let verb = self
+                .verbs
+                .get(result.name)
+                .cloned()
+                .unwrap_or_else(|| result.name.to_string());
+            let block = ToolBlock::new(result.call_id, result.name, &verb, result.subject);
+            self.transcript.push(Block::Tool(block));
+        }
+        if let Some(tool) = self.transcript.tool_mut(result.call_id) {
+            let denied = tool.state() == ToolState::Denied
+                || (result.is_error && result.content.starts_with("denied"));
+            tool.set_output(result.content);
+            tool.finish(result.is_error, result.summary, result.diff);
+            if denied {
+                tool.set_state(ToolState::Denied);
             }
         }
     }
