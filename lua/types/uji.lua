@@ -341,6 +341,18 @@ function uji.session.compact() end
 --- Stops the running turn, as the user's interrupt does.
 function uji.session.interrupt() end
 
+uji.status = {}
+
+--- Shows `text` in the screen's status line under `name` (replacing an
+--- item of the same name), e.g. plan mode's "PLAN".
+---@param name string
+---@param text string
+function uji.status.add(name, text) end
+
+--- Removes the status-line item `name`.
+---@param name string
+function uji.status.remove(name) end
+
 --- Quits uji.
 function uji.quit() end
 

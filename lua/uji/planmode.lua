@@ -34,6 +34,7 @@ function M.enable()
   end
   state.active = true
   uji.tool.disable(state.tools)
+  uji.status.add("plan", "PLAN")
   uji.notify("plan mode is on: " .. table.concat(state.tools, " and ") .. " are off until you leave it")
   uji.emit("planmode_changed", { active = true })
 end
@@ -45,6 +46,7 @@ function M.disable()
   end
   state.active = false
   uji.tool.enable(state.tools)
+  uji.status.remove("plan")
   uji.notify("plan mode is off: " .. table.concat(state.tools, " and ") .. " are back on")
   uji.emit("planmode_changed", { active = false })
 end

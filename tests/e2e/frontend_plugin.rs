@@ -153,7 +153,7 @@ fn the_first_event_configures_the_session_and_every_operation_is_answered() {
     assert_ok(&output, &events);
     let first = &events[0];
     assert_eq!(first["type"], "session_configured", "{events:#?}");
-    assert_eq!(first["protocol"], 2);
+    assert_eq!(first["protocol"], 3);
     assert_eq!(first["resumed"], false);
     assert_eq!(first["model"]["provider"], "fake");
     assert_eq!(first["model"]["model"], "m1");
@@ -481,16 +481,14 @@ fn a_missing_frontend_is_named_with_what_to_do() {
         .uji()
         .env("UJI_PLUGIN_PATH", plugin_path())
         .env("OPENAI_API_KEY", "sk-x")
-        .args(["--frontend", "tui"])
+        .args(["--frontend", "nope"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output).1;
     assert!(
-        stderr.contains(
-            "no frontend named \"tui\" is installed (loaded frontends: headless, legacy, scripted)"
-        ),
+        stderr.contains("no frontend named \"nope\" is installed (loaded frontends: headless, legacy, scripted, tui)"),
         "{stderr}"
     );
     assert!(stderr.contains("--frontend NAME"), "{stderr}");
@@ -632,4 +630,37 @@ fn sessions_are_listed_resumed_and_deleted_and_models_listed() {
         vec![first_id.as_str()],
         "the running session stays, the other is gone"
     );
+}
+
+/// Plan mode puts `PLAN` in the status line through `uji.status.add`, takes
+/// it away again, and a fresh session keeps the items that are set.
+#[test]
+fn plan_mode_sets_a_status_item_that_survives_a_session_switch() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let init = sandbox.config().join("init.lua");
+    let mut config = std::fs::read_to_string(&init).unwrap();
+    config.push_str("\nrequire(\"uji.planmode\").setup()\n");
+    std::fs::write(&init, config).unwrap();
+    let script = json!([
+        wait("session_configured"),
+        {"send": {"id": "1", "type": "run_command", "name": "plan"}},
+        {"wait": "status", "where": {"name": "plan"}},
+        {"wait": "ack", "where": {"op_id": "1"}},
+        {"send": {"id": "2", "type": "new_session"}},
+        {"wait": "ack", "where": {"op_id": "2"}},
+        {"send": {"id": "3", "type": "run_command", "name": "plan"}},
+        {"wait": "ack", "where": {"op_id": "3"}},
+        {"send": {"id": "4", "type": "shutdown"}},
+        wait("closed"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let status = of_type(&events, "status");
+    assert_eq!(status[0]["text"], "PLAN", "{events:#?}");
+    assert!(status.last().unwrap().get("text").is_none(), "{status:?}");
+    let configured = of_type(&events, "session_configured");
+    assert_eq!(configured.len(), 2);
+    assert!(configured[0].get("status").is_none());
+    assert_eq!(configured[1]["status"]["plan"], "PLAN", "{}", configured[1]);
 }

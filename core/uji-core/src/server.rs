@@ -8,6 +8,7 @@
 //! switching to another session. Every operation gets one `ack` or `error`
 //! event naming its id.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -20,7 +21,7 @@ use uji_protocol::frontend::{
 };
 use uji_protocol::services::{
     ModelChoice, ModelUse, Quit, Service, SessionCompact, SessionInfo, SessionInfoRequest,
-    SessionInterrupt, SessionSetTitle, SessionSubmit,
+    SessionInterrupt, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::agent::{Agent, TurnOutcome};
@@ -122,6 +123,8 @@ struct Shared {
     /// What `session.info` answers, refreshed after each piece of work.
     info: Mutex<SessionInfo>,
     shells: shell::Shells,
+    /// Status-line items plugins set, kept across session switches.
+    status: Mutex<BTreeMap<String, String>>,
 }
 
 /// How an operation was answered by the code that handled it.
@@ -136,6 +139,28 @@ impl Shared {
         if let Ok(events) = self.events.lock() {
             let _ = events.send(event);
         }
+    }
+
+    /// `session_configured` for `agent`, with the status-line items.
+    fn configured(&self, agent: &Agent, resumed: bool) -> Event {
+        let mut configured = self.sessions.configured(agent, resumed);
+        if let Ok(status) = self.status.lock() {
+            configured.status = status.clone();
+        }
+        Event::SessionConfigured(Box::new(configured))
+    }
+
+    fn set_status(&self, item: StatusSet) {
+        if let Ok(mut status) = self.status.lock() {
+            match &item.text {
+                Some(text) => status.insert(item.name.clone(), text.clone()),
+                None => status.remove(&item.name),
+            };
+        }
+        self.emit(Event::Status {
+            name: item.name,
+            text: item.text,
+        });
     }
 
     fn sink(self: &Arc<Self>) -> EventSink {
@@ -417,14 +442,13 @@ pub fn serve(
             session_id: Mutex::new(agent.session.id().to_string()),
             info: Mutex::new(info_of(&agent)),
             shells: shell::Shells::default(),
+            status: Mutex::new(BTreeMap::new()),
             sessions,
         }
     });
     // The session's configuration comes first, always: before any notice
     // kept while plugins loaded.
-    shared.emit(Event::SessionConfigured(Box::new(
-        shared.sessions.configured(&agent, resumed),
-    )));
+    shared.emit(shared.configured(&agent, resumed));
     connect(&shared, &mut agent);
     install_notices(&shared);
     install_services(&shared);
@@ -606,9 +630,7 @@ fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
             if let Ok(mut info) = shared.info.lock() {
                 *info = info_of(agent);
             }
-            shared.emit(Event::SessionConfigured(Box::new(
-                shared.sessions.configured(agent, resumed),
-            )));
+            shared.emit(shared.configured(agent, resumed));
             emit_session_event(agent, resumed);
             let id = agent.session.id().to_string();
             shared.reply(Some(op_id), Ok(Some(json!({"id": id}))));
@@ -682,6 +704,10 @@ fn install_services(shared: &Arc<Shared>) {
     });
     serve_typed(shared, |shared, _: SessionInterrupt| {
         shared.handle(None, Op::Interrupt).map(drop)
+    });
+    serve_typed(shared, |shared, item: StatusSet| {
+        shared.set_status(item);
+        Ok(())
     });
     serve_typed(shared, |shared, _: Quit| {
         shared.handle(None, Op::Shutdown).map(drop)

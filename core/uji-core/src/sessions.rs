@@ -316,6 +316,7 @@ impl Sessions {
             keymap,
             tools,
             usage: agent.usage,
+            status: Default::default(),
         }
     }
 }

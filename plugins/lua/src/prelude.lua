@@ -77,6 +77,11 @@ uji.session = {
   interrupt = wrap(raw.session_interrupt),
 }
 
+uji.status = {
+  add = wrap(raw.status_add),
+  remove = wrap(raw.status_remove),
+}
+
 uji.quit = wrap(raw.quit)
 
 uji.config = {

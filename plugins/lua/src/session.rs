@@ -5,7 +5,7 @@ use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::services::{
     ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList, Quit, Service, SessionCompact,
-    SessionInfoRequest, SessionInterrupt, SessionSetTitle, SessionSubmit,
+    SessionInfoRequest, SessionInterrupt, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::api::{a_type, json_of, lua_of, raw, service, string_arg};
@@ -15,7 +15,44 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
     install_models(lua, t)
 }
 
+/// `uji.status.add(name, text)` / `uji.status.remove(name)`: an item of
+/// the screen's status line. Outside a session there is no line to show it.
+fn set_status(state: &crate::runtime::State, api: &str, item: StatusSet) -> Result<(), String> {
+    match state.host.service(&item) {
+        Ok(()) | Err(uji_sdk::services::ServiceError::Unavailable { .. }) => Ok(()),
+        Err(e) => Err(format!("{api}: {}", e.message())),
+    }
+}
+
+fn install_status(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    t.set(
+        "status_add",
+        raw(lua, |_, state, (name, text): (Value, Value)| {
+            const API: &str = "uji.status.add";
+            let name = string_arg(&name, API, "the name")?;
+            let text = string_arg(&text, API, "the text")?;
+            set_status(
+                state,
+                API,
+                StatusSet {
+                    name,
+                    text: Some(text),
+                },
+            )
+        })?,
+    )?;
+    t.set(
+        "status_remove",
+        raw(lua, |_, state, name: Value| {
+            const API: &str = "uji.status.remove";
+            let name = string_arg(&name, API, "the name")?;
+            set_status(state, API, StatusSet { name, text: None })
+        })?,
+    )
+}
+
 fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    install_status(lua, t)?;
     t.set(
         "session_submit",
         raw(lua, |_, state, text: Value| {

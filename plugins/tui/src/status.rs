@@ -1,5 +1,5 @@
-//! The status line: model and effort, context meter, tokens, queue and
-//! plan mode.
+//! The status line: model and effort, plugins' items (plan mode's
+//! `PLAN`), queue, context meter and tokens.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -40,9 +40,9 @@ pub fn render(status: &Status, _frame: usize, area: Rect, buf: &mut Buffer, them
         None => "no model set up".to_string(),
     };
     let mut left = vec![Span::styled(model, theme.status)];
-    if status.plan_mode {
+    for text in status.items.values() {
         left.push(Span::raw(" "));
-        left.push(Span::styled(" PLAN ", theme.selected));
+        left.push(Span::styled(format!(" {text} "), theme.selected));
     }
     let mut right = Vec::new();
     if !status.queued.is_empty() {

@@ -421,3 +421,16 @@ fn text_arriving_below_does_not_move_what_the_user_reads() {
     s.key(KeyCode::End, KeyModifiers::CONTROL);
     assert!(s.text().contains("streamed line 19"));
 }
+
+#[test]
+fn status_items_from_plugins_show_in_the_status_line() {
+    let mut s = Screen::new(80, 24);
+    s.event(json!({"type": "status", "name": "plan", "text": "PLAN"}));
+    let screen = s.text();
+    assert!(
+        screen.lines().last().unwrap().contains(" PLAN "),
+        "{screen}"
+    );
+    s.event(json!({"type": "status", "name": "plan"}));
+    assert!(!s.text().contains("PLAN"));
+}

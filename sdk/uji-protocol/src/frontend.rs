@@ -13,6 +13,8 @@
 //! optional. [`PROTOCOL_VERSION`] counts these additions and is the first
 //! thing a frontend hears, in `session_configured`.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -23,7 +25,7 @@ use crate::{FileDiff, Image};
 /// Version of this protocol. 1 was the unversioned shape of uji 0.1 (ops
 /// without ids, `approval` with `allow: bool`); 2 added ids, acks and the
 /// events and operations an interactive frontend needs.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -254,6 +256,9 @@ pub struct SessionConfigured {
     /// Tokens the session used so far.
     #[serde(default)]
     pub usage: Usage,
+    /// Status-line items plugins set (`uji.status.add`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub status: BTreeMap<String, String>,
 }
 
 /// How an approval question ended.
@@ -409,6 +414,12 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         source: Option<String>,
     },
+    /// A plugin set (`text`) or removed (no `text`) a status-line item.
+    Status {
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
     /// A turn ended: its final text, or why it failed.
     TurnFinished {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -501,6 +512,7 @@ mod tests {
             keymap: vec![],
             tools: vec![],
             usage: Usage::default(),
+            status: BTreeMap::new(),
         }));
         let json = serde_json::to_value(&event).unwrap();
         assert_eq!(json["type"], "session_configured");

@@ -463,6 +463,21 @@ pub struct SessionSubmit {
 }
 service!(SessionSubmit, "session.submit", "{\"text\": message}", ());
 
+/// `status.set`: puts a short labelled text in interactive frontends'
+/// status line (`text` none removes it), e.g. plan mode's `PLAN`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusSet {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+service!(
+    StatusSet,
+    "status.set",
+    "{\"name\": name, \"text\": text or null}",
+    ()
+);
+
 /// `session.set_title`: renames the running session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSetTitle {

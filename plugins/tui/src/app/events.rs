@@ -165,6 +165,14 @@ impl App {
                 level,
                 source,
             } => self.on_notice(text, level, source),
+            Event::Status { name, text } => match text {
+                Some(text) => {
+                    self.status.items.insert(name, text);
+                }
+                None => {
+                    self.status.items.remove(&name);
+                }
+            },
             Event::Closed => self.closed = true,
             _ => {}
         }
@@ -176,6 +184,7 @@ impl App {
         self.status.model = configured.model;
         self.status.title = configured.title;
         self.status.session_usage = configured.usage;
+        self.status.items = configured.status;
         self.status.busy_since = None;
         self.status.queued.clear();
         self.approvals.clear();
@@ -386,11 +395,6 @@ impl App {
     }
 
     fn on_notice(&mut self, text: String, level: NoticeLevel, source: Option<String>) {
-        if text.starts_with("plan mode is on") {
-            self.status.plan_mode = true;
-        } else if text.starts_with("plan mode is off") {
-            self.status.plan_mode = false;
-        }
         let level = match level {
             NoticeLevel::Info => Level::Info,
             NoticeLevel::Warn => Level::Warn,

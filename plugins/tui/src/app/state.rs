@@ -60,7 +60,8 @@ pub struct Status {
     pub context_window: u64,
     pub queued: Vec<String>,
     pub busy_since: Option<Instant>,
-    pub plan_mode: bool,
+    /// Items plugins put in the status line (`uji.status.add`), by name.
+    pub items: std::collections::BTreeMap<String, String>,
 }
 
 pub struct App {
