@@ -11,7 +11,7 @@ use serde_json::Value;
 use uji_protocol::services::{
     self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, WireList, WireRemove,
 };
-use uji_protocol::{HookOptions, LogLevel, ToolSpec};
+use uji_protocol::{HookOptions, LogLevel, ToolSpec, keymap};
 
 use crate::calls::{
     RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredTool, RegisteredWire,
@@ -361,14 +361,7 @@ impl Registry {
         self.serve(move |request: Emit| Ok(registry.emit(&request.event, request.payload)));
         // Key bindings are kept for whichever interactive frontend runs.
         let registry = self.clone();
-        self.serve(move |binding: KeymapAdd| {
-            let mut list = registry.keymap();
-            list.retain(|b| !(b.mode == binding.mode && b.key == binding.key));
-            list.push(binding);
-            let list = serde_json::to_value(list).map_err(|e| format!("keymap.add: {e}"))?;
-            registry.set_config("keymap", list);
-            Ok(())
-        });
+        self.serve(move |binding: KeymapAdd| registry.add_binding(binding));
         let registry = self.clone();
         self.serve(move |_: KeymapList| Ok(registry.keymap()));
         let registry = self.clone();
@@ -376,6 +369,29 @@ impl Registry {
             registry.set_config(&request.key, request.value);
             Ok(())
         });
+    }
+
+    /// `keymap.add`: keeps `binding` with its canonical mode and key,
+    /// replacing one for the same key; a null binding removes it (so the
+    /// default applies again).
+    fn add_binding(&self, mut binding: KeymapAdd) -> Result<(), String> {
+        let mode = keymap::canonical_mode(&binding.mode).ok_or_else(|| {
+            format!(
+                "no mode named {:?}; the modes are {}",
+                binding.mode,
+                keymap::MODES.join(", ")
+            )
+        })?;
+        binding.mode = mode.to_string();
+        binding.key = keymap::normalize_key(&binding.key).map_err(|e| e.to_string())?;
+        let mut list = self.keymap();
+        list.retain(|b| !(b.mode == binding.mode && b.key == binding.key));
+        if !binding.binding.is_null() {
+            list.push(binding);
+        }
+        let list = serde_json::to_value(list).map_err(|e| format!("keymap.add: {e}"))?;
+        self.set_config("keymap", list);
+        Ok(())
     }
 
     /// The key bindings plugins added (`keymap.add`).

@@ -123,7 +123,11 @@ for _, f in ipairs({
   uji.notify(tostring(ok) .. " " .. err)
 end
 uji.keymap.add("normal", "<C-b>", { command = "plan" })
-uji.notify("keymap kept: " .. #uji.keymap.list())
+local mine = 0
+for _, b in ipairs(uji.keymap.list()) do
+  if b.source == "user" then mine = mine + 1 end
+end
+uji.notify("keymap kept: " .. mine)
 "#,
     );
     let notices = notice_texts(&env.registry);

@@ -266,6 +266,7 @@ fn default_priority() -> i64 {
 }
 
 pub mod frontend;
+pub mod keymap;
 pub mod services;
 pub mod session;
 pub mod wire;
