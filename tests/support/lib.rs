@@ -117,3 +117,5 @@ pub fn copy_into(file: &Path, dir: &Path) -> PathBuf {
     std::fs::copy(file, &to).expect("copy");
     to
 }
+
+pub mod scripted;

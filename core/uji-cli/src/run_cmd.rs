@@ -85,6 +85,7 @@ pub fn run(
         }),
         append_prompt: options.append_prompt,
         approvals,
+        open_without_model: false,
     };
     let start = match options.resume {
         Some(id) => Start::Resume(id),
@@ -162,7 +163,12 @@ pub fn interactive(
             "the headless frontend is not interactive: run a prompt without a screen with: uji run \"your prompt\"",
         );
     }
-    let sessions = match Sessions::new(&booted, SessionOptions::default()) {
+    // Without a key the session still opens: it says how to set one up.
+    let options = SessionOptions {
+        open_without_model: true,
+        ..SessionOptions::default()
+    };
+    let sessions = match Sessions::new(&booted, options) {
         Ok(sessions) => sessions,
         Err(e) => return fail(e),
     };
