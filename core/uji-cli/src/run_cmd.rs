@@ -32,14 +32,6 @@ fn cwd() -> Result<PathBuf, String> {
     Ok(cwd.canonicalize().unwrap_or(cwd))
 }
 
-/// Notices kept while plugins loaded (an init.lua error, say) explain many
-/// failures; show them before giving up.
-fn flush_notices(registry: &uji_host::Registry) {
-    for notice in registry.take_notices() {
-        eprintln!("uji: {}: {}", notice.source, notice.text);
-    }
-}
-
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("uji: error: {message}");
     ExitCode::FAILURE
@@ -116,7 +108,7 @@ pub fn run(
         },
         Ok(None) => fail("the session ended before the turn finished"),
         Err(e) => {
-            flush_notices(&booted.registry);
+            crate::print_notices(&booted.registry);
             fail(e)
         }
     }
@@ -181,7 +173,7 @@ pub fn interactive(
     match run_frontend(&sessions, launch) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            flush_notices(&booted.registry);
+            crate::print_notices(&booted.registry);
             fail(e)
         }
     }

@@ -468,7 +468,7 @@ fn install_notices(shared: &Arc<Shared>) {
             let source = (notice.source != "uji").then(|| notice.source.clone());
             sink(Event::Notice {
                 text: notice.text.clone(),
-                level: NoticeLevel::Info,
+                level: notice.level,
                 source,
             });
         }));

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
+use uji_protocol::frontend::NoticeLevel;
 use uji_protocol::services::{
     self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, WireList, WireRemove,
 };
@@ -58,6 +59,9 @@ pub struct Notice {
     /// The plugin that sent it, or `uji`.
     pub source: String,
     pub text: String,
+    /// Plugins' notices are `Info`; uji raises others itself (a config
+    /// that failed to load is an `Error`).
+    pub level: NoticeLevel,
 }
 
 /// A host service a plugin can call by name with JSON (`Host::call`).
@@ -467,11 +471,21 @@ impl Registry {
 
     /// Shows a notice: to the sink a frontend installed, else kept for later.
     pub fn notify(&self, source: &str, text: &str) {
+        self.notify_at(NoticeLevel::Info, source, text);
+    }
+
+    /// Like [`Registry::notify`], at `level`.
+    pub fn notify_at(&self, level: NoticeLevel, source: &str, text: &str) {
         // Kept in the log too: a frontend may show a notice only briefly.
-        tracing::info!(source, "notice: {text}");
+        match level {
+            NoticeLevel::Error => tracing::error!(source, "notice: {text}"),
+            NoticeLevel::Warn => tracing::warn!(source, "notice: {text}"),
+            NoticeLevel::Info => tracing::info!(source, "notice: {text}"),
+        }
         let notice = Notice {
             source: source.to_string(),
             text: text.to_string(),
+            level,
         };
         let sink = self.notice_sink.read().ok().and_then(|s| s.clone());
         match sink {
