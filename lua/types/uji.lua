@@ -171,23 +171,40 @@ uji.command = {}
 ---@param handler fun(args: string): string?|{handler: fun(args: string): string?, desc?: string}
 function uji.command.add(name, handler) end
 
+---@alias uji.Mode "normal"|"suggest"|"select"|"confirm"|"insert"
+
 ---@class uji.KeyBinding
----@field mode string
----@field key string
----@field binding string|{command: string}|fun()
+---@field mode "normal"|"suggest"|"select"|"confirm"
+---@field key string The canonical key, e.g. "<C-x>", "Y", "<S-Tab>".
+---@field binding string|{command: string}|fun() An action name, a command or a function.
+---@field source "default"|"user" From the default keymap, or added.
+
+---@class uji.KeyAction
+---@field name string e.g. "submit"
+---@field description string What it does.
 
 ---@class uji.keymap
 uji.keymap = {}
 
---- Binds `key` in `mode` to an action name, {command = "name"} or a function.
----@param mode "normal"|"insert"|string
----@param key string e.g. "<C-b>"
+--- Binds `key` in `mode` to an action name, {command = "name"} or a function
+--- ("nothing" unbinds the key). "insert" is the same mode as "normal".
+---@param mode uji.Mode
+---@param key string One character ("y") or "<MODIFIERS-KEY>", e.g. "<C-b>", "<A-CR>", "<S-Tab>".
 ---@param binding string|{command: string}|fun()
 function uji.keymap.add(mode, key, binding) end
 
---- The bindings added from Lua.
+--- Removes the binding added for `key` in `mode`; the default applies again.
+---@param mode uji.Mode
+---@param key string
+function uji.keymap.remove(mode, key) end
+
+--- The keymap in force (defaults and added bindings), sorted by mode, then key.
 ---@return uji.KeyBinding[]
 function uji.keymap.list() end
+
+--- Every action a key can be bound to.
+---@return uji.KeyAction[]
+function uji.keymap.actions() end
 
 -- ---------------------------------------------------------------------------
 -- JSON

@@ -14,3 +14,6 @@ uji.tool.policy({
 
 -- /plan and Ctrl+B switch read-only planning on and off.
 require("uji.planmode").setup()
+
+-- Alt+E asks for the reasoning effort (/effort).
+uji.keymap.add("normal", "<A-e>", { command = "effort" })

@@ -7,22 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 
 use serde_json::{Value, json};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
-use uji_tests::{Sandbox, artifact, text, uji_bin};
-
-fn answer(text: &str) -> Script {
-    Script::sse(
-        ChatEvents::new("m1")
-            .text(text, 3)
-            .finish("stop")
-            .usage(100, 20, 0)
-            .done(),
-    )
-}
+use uji_tests::scripted::{answer, assert_ok, drive, drive_as_configured, of_type, plugin_path};
+use uji_tests::{Sandbox, text, uji_bin};
 
 fn command_call(id: &str, command: &str) -> Script {
     let args = json!({"command": command}).to_string();
@@ -61,67 +52,6 @@ end)
     );
     std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
     sandbox
-}
-
-fn plugin_path() -> String {
-    [
-        "uji_fixture_scripted_frontend",
-        "uji_fixture_legacy_frontend",
-        "uji_plugin_tools",
-        "uji_plugin_openai_chat",
-        "uji_plugin_lua",
-    ]
-    .iter()
-    .map(|lib| artifact(lib).display().to_string())
-    .collect::<Vec<_>>()
-    .join(":")
-}
-
-/// Runs `uji ARGS --frontend scripted` with `script`; returns the output
-/// and the events the frontend logged.
-fn drive(sandbox: &Sandbox, args: &[&str], script: Value) -> (Output, Vec<Value>) {
-    let mut args = args.to_vec();
-    args.extend(["--frontend", "scripted"]);
-    drive_as_configured(sandbox, &args, script)
-}
-
-/// Like [`drive`], leaving the choice of frontend to the arguments given
-/// and the config.
-fn drive_as_configured(sandbox: &Sandbox, args: &[&str], script: Value) -> (Output, Vec<Value>) {
-    let script_path = sandbox.root.path().join("script.json");
-    let log_path = sandbox.root.path().join("events.jsonl");
-    std::fs::write(&script_path, script.to_string()).unwrap();
-    let output = sandbox
-        .uji()
-        .env("UJI_PLUGIN_PATH", plugin_path())
-        .env("UJI_SCRIPT", &script_path)
-        .env("UJI_SCRIPT_LOG", &log_path)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-    let events = log
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (output, events)
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
-}
-
-fn assert_ok(output: &Output, events: &[Value]) {
-    let (stdout, stderr) = text(output);
-    assert!(
-        output.status.success(),
-        "uji failed\nstdout: {stdout}\nstderr: {stderr}\nevents: {events:#?}"
-    );
-    assert!(
-        of_type(events, "fixture_timeout").is_empty(),
-        "the script waited in vain: {events:#?}"
-    );
 }
 
 fn say(text: &str, id: &str) -> Value {

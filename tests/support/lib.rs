@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -89,17 +90,33 @@ impl Sandbox {
         self.root.path().join("work")
     }
 
+    /// The whole environment of a `uji` run here: no real keys, no real
+    /// config.
+    pub fn env(&self) -> Vec<(OsString, OsString)> {
+        vec![
+            ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME".into(), self.root.path().join("home").into()),
+            ("UJI_CONFIG_DIR".into(), self.config().into()),
+            ("UJI_DATA_DIR".into(), self.root.path().join("data").into()),
+        ]
+    }
+
     /// A `uji` command with this sandbox's directories and a clean
     /// environment (no real keys, no real config).
     pub fn uji(&self) -> Command {
         let mut cmd = Command::new(uji_bin());
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.root.path().join("home"))
-            .env("UJI_CONFIG_DIR", self.config())
-            .env("UJI_DATA_DIR", self.root.path().join("data"))
-            .current_dir(self.work());
+        cmd.env_clear().envs(self.env()).current_dir(self.work());
         cmd
+    }
+
+    /// The same `uji` run, for [`tty::Tty::spawn`] (which adds `TERM`).
+    pub fn uji_tty(&self) -> tty::TtyCommand {
+        tty::TtyCommand {
+            program: uji_bin().into(),
+            args: Vec::new(),
+            env: self.env(),
+            cwd: self.work(),
+        }
     }
 }
 
@@ -117,3 +134,6 @@ pub fn copy_into(file: &Path, dir: &Path) -> PathBuf {
     std::fs::copy(file, &to).expect("copy");
     to
 }
+
+pub mod scripted;
+pub mod tty;

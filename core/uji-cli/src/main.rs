@@ -132,6 +132,19 @@ enum PolicyCommand {
     },
 }
 
+/// Prints the notices kept while plugins loaded (an init.lua error, say) to
+/// stderr: commands without a screen show them there, and they explain
+/// many failures.
+pub(crate) fn print_notices(registry: &uji_host::Registry) {
+    for notice in registry.take_notices() {
+        let level = match notice.level {
+            uji_protocol::frontend::NoticeLevel::Error => "error: ",
+            _ => "",
+        };
+        eprintln!("uji: {}: {level}{}", notice.source, notice.text);
+    }
+}
+
 /// Big buffers (a tool's megabytes of arguments or output) are allocated
 /// with mmap and given back to the system when freed. Without a fixed
 /// threshold glibc raises it after the first large free, and later large

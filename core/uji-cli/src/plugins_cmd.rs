@@ -17,6 +17,7 @@ pub fn run(
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
     let (registry, set) = (booted.registry, booted.plugins);
+    crate::print_notices(&registry);
     let text = if as_json {
         render_json(&set, &registry)
     } else {

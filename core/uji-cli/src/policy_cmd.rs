@@ -22,9 +22,7 @@ pub fn check(
     let here = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     gate.session_rules()
         .extend(uji_core::live::running_rules(&booted.dirs.data, &here));
-    for notice in registry.take_notices() {
-        eprintln!("uji: {}: {}", notice.source, notice.text);
-    }
+    crate::print_notices(&registry);
     for failure in &set.failed {
         eprintln!(
             "uji: plugin {} failed to load: {}",

@@ -32,14 +32,6 @@ fn cwd() -> Result<PathBuf, String> {
     Ok(cwd.canonicalize().unwrap_or(cwd))
 }
 
-/// Notices kept while plugins loaded (an init.lua error, say) explain many
-/// failures; show them before giving up.
-fn flush_notices(registry: &uji_host::Registry) {
-    for notice in registry.take_notices() {
-        eprintln!("uji: {}: {}", notice.source, notice.text);
-    }
-}
-
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("uji: error: {message}");
     ExitCode::FAILURE
@@ -85,6 +77,7 @@ pub fn run(
         }),
         append_prompt: options.append_prompt,
         approvals,
+        open_without_model: false,
     };
     let start = match options.resume {
         Some(id) => Start::Resume(id),
@@ -115,7 +108,7 @@ pub fn run(
         },
         Ok(None) => fail("the session ended before the turn finished"),
         Err(e) => {
-            flush_notices(&booted.registry);
+            crate::print_notices(&booted.registry);
             fail(e)
         }
     }
@@ -162,7 +155,12 @@ pub fn interactive(
             "the headless frontend is not interactive: run a prompt without a screen with: uji run \"your prompt\"",
         );
     }
-    let sessions = match Sessions::new(&booted, SessionOptions::default()) {
+    // Without a key the session still opens: it says how to set one up.
+    let options = SessionOptions {
+        open_without_model: true,
+        ..SessionOptions::default()
+    };
+    let sessions = match Sessions::new(&booted, options) {
         Ok(sessions) => sessions,
         Err(e) => return fail(e),
     };
@@ -175,7 +173,7 @@ pub fn interactive(
     match run_frontend(&sessions, launch) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            flush_notices(&booted.registry);
+            crate::print_notices(&booted.registry);
             fail(e)
         }
     }

@@ -25,6 +25,7 @@ fn boot(
             failure.reason
         );
     }
+    crate::print_notices(&booted.registry);
     Ok(booted)
 }
 
@@ -110,9 +111,7 @@ pub fn run(
             () = ctrl_c => unreachable_pending(),
         }
     });
-    for notice in booted.registry.take_notices() {
-        eprintln!("uji: {}: {}", notice.source, notice.text);
-    }
+    crate::print_notices(&booted.registry);
     let mut stdout = std::io::stdout().lock();
     let mut text = result.output.text.clone();
     if !text.ends_with('\n') {

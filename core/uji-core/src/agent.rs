@@ -25,7 +25,10 @@ use crate::{compaction, prompt, retry};
 /// What a turn is run with.
 #[derive(Clone)]
 pub struct TurnSettings {
-    pub model: Resolved,
+    /// The model requests go to, or why there is none yet (no key set up):
+    /// an interactive session opens anyway, and each turn ends with this
+    /// error until a model is chosen.
+    pub model: Result<Resolved, String>,
     /// Offer only these tools (`--tools`); all when `None`.
     pub tools: Option<Vec<String>>,
     /// Added to the system prompt after a blank line (`--append-prompt`).
@@ -92,14 +95,20 @@ pub struct Agent {
 }
 
 impl TurnSettings {
-    /// The model as frontends show it.
-    pub fn model_state(&self) -> ModelState {
-        ModelState {
-            provider: self.model.provider.id.clone(),
-            model: self.model.model.id.clone(),
+    /// The model as frontends show it; `None` while there is none.
+    pub fn model_state(&self) -> Option<ModelState> {
+        let model = self.model.as_ref().ok()?;
+        Some(ModelState {
+            provider: model.provider.id.clone(),
+            model: model.model.id.clone(),
             effort: self.effort.clone(),
-            context_window: self.model.model.context_window,
-        }
+            context_window: model.model.context_window,
+        })
+    }
+
+    /// The model, or the error that says how to set one up.
+    pub fn resolved(&self) -> Result<&Resolved, String> {
+        self.model.as_ref().map_err(Clone::clone)
     }
 }
 
@@ -377,9 +386,9 @@ impl Agent {
         system: String,
         messages: Vec<Message>,
         tools: Vec<WireTool>,
-    ) -> WireRequest {
-        let model = &self.settings.model;
-        WireRequest {
+    ) -> Result<WireRequest, String> {
+        let model = self.settings.resolved()?;
+        Ok(WireRequest {
             model: model.model.id.clone(),
             system,
             messages,
@@ -396,7 +405,7 @@ impl Agent {
                 key: model.key.clone(),
             },
             idle_timeout: self.settings.idle_timeout,
-        }
+        })
     }
 
     /// Streams one request, retrying failures worth retrying. `Ok(None)`
@@ -407,13 +416,14 @@ impl Agent {
         interrupt: &mut Interrupt,
         show: bool,
     ) -> Result<Option<Answer>, String> {
-        let wire_name = &self.settings.model.provider.wire;
+        let provider = &self.settings.resolved()?.provider;
+        let wire_name = &provider.wire;
         let mut attempt = 0;
         loop {
             let wire = self.registry.wire(wire_name).ok_or_else(|| {
                 format!(
                     "the {wire_name:?} wire that provider {} needs is not loaded; `uji plugins` shows what loaded and what failed",
-                    self.settings.model.provider.id
+                    provider.id
                 )
             })?;
             let sink: Arc<dyn WireEvents> = if show {
@@ -620,7 +630,7 @@ impl Agent {
         let pending = self.control.take();
         if let Some((model, effort)) = pending.model {
             self.settings.idle_timeout = model.provider.idle_timeout;
-            self.settings.model = model;
+            self.settings.model = Ok(model);
             self.settings.effort = effort;
         }
         if let Some(title) = pending.title {
@@ -634,6 +644,8 @@ impl Agent {
     /// Builds and streams the next request (compacting first if needed).
     /// `Ok(None)` means the user interrupted.
     async fn next_answer(&mut self, interrupt: &mut Interrupt) -> Result<Option<Answer>, String> {
+        // Without a model there is nothing to ask (nor to compact for).
+        self.settings.resolved()?;
         let system = self.system_prompt();
         let tools = self.tools();
         if let Err(e) = compaction::compact_if_needed(self, &system, interrupt).await
@@ -644,7 +656,7 @@ impl Agent {
         if interrupt.is_set() {
             return Ok(None);
         }
-        let request = self.request(system, wire_messages(&self.session.messages), tools);
+        let request = self.request(system, wire_messages(&self.session.messages), tools)?;
         self.stream_with_retries(&request, interrupt, true).await
     }
 
@@ -656,7 +668,11 @@ impl Agent {
             turn: *turn,
             session: self.usage,
             context_used: self.context_used,
-            context_window: self.settings.model.model.context_window,
+            context_window: self
+                .settings
+                .model
+                .as_ref()
+                .map_or(0, |m| m.model.context_window),
         });
     }
 
@@ -676,7 +692,7 @@ impl Agent {
             reasoning: answer.reasoning,
             tool_calls: tool_calls.clone(),
             usage: Some(answer.usage),
-            model: Some(self.settings.model.label()),
+            model: self.settings.model.as_ref().ok().map(Resolved::label),
             replay: answer.replay,
         });
         (final_text, tool_calls)

@@ -8,6 +8,7 @@ use uji_host::paths::Dirs;
 use uji_host::{
     LoadFailure, PluginModuleRef, PluginSearch, PluginSet, Registry, load_module, load_plugins,
 };
+use uji_protocol::frontend::NoticeLevel;
 
 use crate::gate::Gate;
 use crate::providers::{ProcessEnvLookup, Providers};
@@ -26,6 +27,9 @@ pub struct Booted {
 pub const CONFIG_DIR_KEY: &str = "config_dir";
 pub const DATA_DIR_KEY: &str = "data_dir";
 pub const CWD_KEY: &str = "cwd";
+/// Set by the Lua plugin (`config.set`) when init.lua failed: the text to
+/// show, naming the file, the line and what uji did instead.
+pub const CONFIG_ERROR_KEY: &str = "config_error";
 
 /// Builds the registry and gate, offers the host services, then loads the
 /// plugins `search` finds (the Lua plugin runs the user's init.lua while it
@@ -68,6 +72,12 @@ pub fn boot_with(
     let mut plugins = load_plugins(&search, &registry);
     plugins.loaded.splice(0..0, builtin_loaded);
     plugins.failed.extend(builtin_failures);
+    // A broken config is an error the user must see, wherever uji runs.
+    if let Some(text) = registry.config(CONFIG_ERROR_KEY)
+        && let Some(text) = text.as_str()
+    {
+        registry.notify_at(NoticeLevel::Error, "lua", text);
+    }
     Booted {
         registry,
         gate,

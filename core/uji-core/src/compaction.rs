@@ -157,7 +157,7 @@ pub async fn compact(
             images: Vec::new(),
         }],
         Vec::new(),
-    );
+    )?;
     let answer = agent
         .stream_with_retries(&request, interrupt, false)
         .await?
@@ -188,9 +188,9 @@ pub async fn compact_if_needed(
     system: &str,
     interrupt: &mut Interrupt,
 ) -> Result<(), String> {
-    let window = agent.settings.model.model.context_window as usize;
-    let reserve =
-        (agent.settings.model.model.max_output.unwrap_or(20_000) as usize).min(window / 4);
+    let model = &agent.settings.resolved()?.model;
+    let window = model.context_window as usize;
+    let reserve = (model.max_output.unwrap_or(20_000) as usize).min(window / 4);
     let messages = wire_messages(&agent.session.messages);
     let estimate = estimate_tokens(system, &messages);
     let limit = window.saturating_sub(reserve);

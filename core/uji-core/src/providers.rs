@@ -233,7 +233,7 @@ impl Providers {
                     return self.resolve_in(&list, &provider.id, None);
                 }
             }
-            return Err("no model provider is set up: export ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI), pass --model ollama/MODEL for a local Ollama server, or add a provider in init.lua with uji.provider.add".to_string());
+            return Err(NO_PROVIDER.to_string());
         };
         let (provider, model) = match choice.split_once('/') {
             Some((p, m)) if !p.is_empty() && !m.is_empty() => (p.to_string(), Some(m.to_string())),
@@ -336,6 +336,11 @@ impl Providers {
             .serve(move |_: ModelCurrent| Ok(providers.resolve(None).ok().map(|r| choice_of(&r))));
     }
 }
+
+/// Why there is no model when nothing chose one and no key is set. Read
+/// by `uji run` (as its error) and in an interactive session (as a
+/// warning), so it names both ways to choose a local model.
+pub const NO_PROVIDER: &str = "no model provider is set up: export ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI) before starting uji, use a local Ollama server with --model ollama/MODEL (in a session: /model ollama/MODEL), or add a provider in init.lua with uji.provider.add";
 
 /// What `model.use` says when it is given no model.
 pub const MODEL_USE_NEEDS: &str = "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"";

@@ -116,8 +116,9 @@ struct Shared {
     queue: MessageQueue,
     control: SessionControl,
     work: Mutex<Option<tmpsc::UnboundedSender<Work>>>,
-    /// The model and effort the next request uses.
-    model: Mutex<Resolved>,
+    /// The model and effort the next request uses (or why there is no
+    /// model).
+    model: Mutex<Result<Resolved, String>>,
     effort: Mutex<Option<String>>,
     session_id: Mutex<String>,
     /// What `session.info` answers, refreshed after each piece of work.
@@ -142,7 +143,7 @@ impl Shared {
     }
 
     /// `session_configured` for `agent`, with the status-line items.
-    fn configured(&self, agent: &Agent, resumed: bool) -> Event {
+    fn configured_event(&self, agent: &Agent, resumed: bool) -> Event {
         let mut configured = self.sessions.configured(agent, resumed);
         if let Ok(status) = self.status.lock() {
             configured.status = status.clone();
@@ -329,19 +330,20 @@ impl Shared {
         let mut current = self.model.lock().map_err(|_| broken())?;
         let mut current_effort = self.effort.lock().map_err(|_| broken())?;
         if let Some(choice) = model {
-            *current = self.sessions.providers.choose(choice)?;
+            *current = Ok(self.sessions.providers.choose(choice)?);
         }
+        // An effort alone needs a model to apply to.
+        let resolved = current.as_ref().map_err(Clone::clone)?.clone();
         if effort.is_some() {
             *current_effort = effort;
         }
         let state = ModelState {
-            provider: current.provider.id.clone(),
-            model: current.model.id.clone(),
+            provider: resolved.provider.id.clone(),
+            model: resolved.model.id.clone(),
             effort: current_effort.clone(),
-            context_window: current.model.context_window,
+            context_window: resolved.model.context_window,
         };
-        self.control
-            .set_model(current.clone(), current_effort.clone());
+        self.control.set_model(resolved, current_effort.clone());
         drop((current, current_effort));
         self.apply_when_idle();
         self.emit(Event::ModelChanged {
@@ -448,7 +450,7 @@ pub fn serve(
     });
     // The session's configuration comes first, always: before any notice
     // kept while plugins loaded.
-    shared.emit(shared.configured(&agent, resumed));
+    configured(&shared, &agent, resumed);
     connect(&shared, &mut agent);
     install_notices(&shared);
     install_services(&shared);
@@ -461,6 +463,15 @@ pub fn serve(
     tokio::spawn(route(Arc::clone(&shared), ops_rx));
     let handle = tokio::spawn(work(shared, agent, work_rx, resumed));
     (port, handle)
+}
+
+/// Tells the frontend which session runs, and, when there is no model yet,
+/// how to set one up (a warning right after).
+fn configured(shared: &Shared, agent: &Agent, resumed: bool) {
+    shared.emit(shared.configured_event(agent, resumed));
+    if let Err(missing) = &agent.settings.model {
+        shared.emit(Event::notice(NoticeLevel::Warn, missing.clone()));
+    }
 }
 
 /// Points the agent's events, approvals and queue at this connection.
@@ -495,7 +506,7 @@ fn install_notices(shared: &Arc<Shared>) {
             let source = (notice.source != "uji").then(|| notice.source.clone());
             sink(Event::Notice {
                 text: notice.text.clone(),
-                level: NoticeLevel::Info,
+                level: notice.level,
                 source,
             });
         }));
@@ -630,7 +641,7 @@ fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
             if let Ok(mut info) = shared.info.lock() {
                 *info = info_of(agent);
             }
-            shared.emit(shared.configured(agent, resumed));
+            configured(shared, agent, resumed);
             emit_session_event(agent, resumed);
             let id = agent.session.id().to_string();
             shared.reply(Some(op_id), Ok(Some(json!({"id": id}))));
@@ -649,13 +660,18 @@ impl Drop for ClosedOnDrop {
     }
 }
 
+/// `provider/model`, or nothing while there is no model.
+fn label_of(model: &Result<Resolved, String>) -> String {
+    model.as_ref().map(Resolved::label).unwrap_or_default()
+}
+
 /// What `uji.session.info()` returns about `agent`'s session.
 fn info_of(agent: &Agent) -> SessionInfo {
     SessionInfo {
         id: agent.session.id().to_string(),
         title: agent.session.header.title.clone(),
         cwd: agent.session.header.cwd.clone(),
-        model: agent.settings.model.label(),
+        model: label_of(&agent.settings.model),
         effort: agent.settings.effort.clone(),
         messages: agent.session.messages.len() as u64,
         usage: agent.usage,
@@ -668,7 +684,7 @@ fn info_of(agent: &Agent) -> SessionInfo {
 fn session_info(shared: &Shared) -> SessionInfo {
     let mut info = shared.info.lock().map(|i| i.clone()).unwrap_or_default();
     if let Ok(model) = shared.model.lock() {
-        info.model = model.label();
+        info.model = label_of(&model);
     }
     if let Ok(effort) = shared.effort.lock() {
         info.effort = effort.clone();

@@ -55,6 +55,10 @@ pub struct SessionOptions {
     pub tools: Option<Vec<String>>,
     pub append_prompt: Option<String>,
     pub approvals: Approvals,
+    /// Open a session even when no model is usable yet (interactive
+    /// frontends: the session says how to set one up and `set_model` can
+    /// choose one). `uji run` leaves it off and fails before starting.
+    pub open_without_model: bool,
 }
 
 impl Default for SessionOptions {
@@ -65,6 +69,7 @@ impl Default for SessionOptions {
             tools: None,
             append_prompt: None,
             approvals: Approvals::Frontend,
+            open_without_model: false,
         }
     }
 }
@@ -216,9 +221,14 @@ impl Sessions {
     }
 
     /// Opens the session `start` names and builds its agent. The model is
-    /// resolved first, so a missing key leaves no empty session behind.
+    /// resolved first, so a missing key leaves no empty session behind
+    /// (unless the options open sessions without a model).
     pub fn start(&self, start: &Start) -> Result<(Agent, bool), SessionError> {
-        let model = self.providers.resolve(None).map_err(SessionError::Model)?;
+        let model = match self.providers.resolve(None) {
+            Ok(model) => Ok(model),
+            Err(missing) if self.options.open_without_model => Err(missing),
+            Err(missing) => return Err(SessionError::Model(missing)),
+        };
         let (session, resumed) = self.open(start)?;
         self.gate.session_rules().reset(session.id());
         let approver: Arc<dyn Approver> = match self.options.approvals {
@@ -234,7 +244,7 @@ impl Sessions {
             registry: self.registry.clone(),
             session,
             settings: TurnSettings {
-                idle_timeout: model.provider.idle_timeout,
+                idle_timeout: model.as_ref().ok().and_then(|m| m.provider.idle_timeout),
                 model,
                 tools: self.options.tools.clone(),
                 append_prompt: self.options.append_prompt.clone(),
@@ -310,7 +320,7 @@ impl Sessions {
             resumed,
             cwd: agent.session.header.cwd.clone(),
             title: agent.session.header.title.clone(),
-            model: Some(agent.settings.model_state()),
+            model: agent.settings.model_state(),
             history,
             commands: self.commands(),
             keymap,

@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
+use uji_protocol::frontend::NoticeLevel;
 use uji_protocol::services::{
     self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, WireList, WireRemove,
 };
-use uji_protocol::{HookOptions, LogLevel, ToolSpec};
+use uji_protocol::{HookOptions, LogLevel, ToolSpec, keymap};
 
 use crate::calls::{
     RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredTool, RegisteredWire,
@@ -58,6 +59,9 @@ pub struct Notice {
     /// The plugin that sent it, or `uji`.
     pub source: String,
     pub text: String,
+    /// Plugins' notices are `Info`; uji raises others itself (a config
+    /// that failed to load is an `Error`).
+    pub level: NoticeLevel,
 }
 
 /// A host service a plugin can call by name with JSON (`Host::call`).
@@ -361,14 +365,7 @@ impl Registry {
         self.serve(move |request: Emit| Ok(registry.emit(&request.event, request.payload)));
         // Key bindings are kept for whichever interactive frontend runs.
         let registry = self.clone();
-        self.serve(move |binding: KeymapAdd| {
-            let mut list = registry.keymap();
-            list.retain(|b| !(b.mode == binding.mode && b.key == binding.key));
-            list.push(binding);
-            let list = serde_json::to_value(list).map_err(|e| format!("keymap.add: {e}"))?;
-            registry.set_config("keymap", list);
-            Ok(())
-        });
+        self.serve(move |binding: KeymapAdd| registry.add_binding(binding));
         let registry = self.clone();
         self.serve(move |_: KeymapList| Ok(registry.keymap()));
         let registry = self.clone();
@@ -376,6 +373,29 @@ impl Registry {
             registry.set_config(&request.key, request.value);
             Ok(())
         });
+    }
+
+    /// `keymap.add`: keeps `binding` with its canonical mode and key,
+    /// replacing one for the same key; a null binding removes it (so the
+    /// default applies again).
+    fn add_binding(&self, mut binding: KeymapAdd) -> Result<(), String> {
+        let mode = keymap::canonical_mode(&binding.mode).ok_or_else(|| {
+            format!(
+                "no mode named {:?}; the modes are {}",
+                binding.mode,
+                keymap::MODES.join(", ")
+            )
+        })?;
+        binding.mode = mode.to_string();
+        binding.key = keymap::normalize_key(&binding.key).map_err(|e| e.to_string())?;
+        let mut list = self.keymap();
+        list.retain(|b| !(b.mode == binding.mode && b.key == binding.key));
+        if !binding.binding.is_null() {
+            list.push(binding);
+        }
+        let list = serde_json::to_value(list).map_err(|e| format!("keymap.add: {e}"))?;
+        self.set_config("keymap", list);
+        Ok(())
     }
 
     /// The key bindings plugins added (`keymap.add`).
@@ -451,11 +471,21 @@ impl Registry {
 
     /// Shows a notice: to the sink a frontend installed, else kept for later.
     pub fn notify(&self, source: &str, text: &str) {
+        self.notify_at(NoticeLevel::Info, source, text);
+    }
+
+    /// Like [`Registry::notify`], at `level`.
+    pub fn notify_at(&self, level: NoticeLevel, source: &str, text: &str) {
         // Kept in the log too: a frontend may show a notice only briefly.
-        tracing::info!(source, "notice: {text}");
+        match level {
+            NoticeLevel::Error => tracing::error!(source, "notice: {text}"),
+            NoticeLevel::Warn => tracing::warn!(source, "notice: {text}"),
+            NoticeLevel::Info => tracing::info!(source, "notice: {text}"),
+        }
         let notice = Notice {
             source: source.to_string(),
             text: text.to_string(),
+            level,
         };
         let sink = self.notice_sink.read().ok().and_then(|s| s.clone());
         match sink {

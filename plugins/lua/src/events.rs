@@ -6,9 +6,10 @@ use std::sync::Arc;
 use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::protocol::HookOptions;
-use uji_sdk::services::{Emit, HookRemove, KeymapAdd, ServiceError};
+use uji_sdk::protocol::keymap;
+use uji_sdk::services::{Emit, HookRemove, KeymapAdd, KeymapList, ServiceError};
 
-use crate::api::{a_type, lerr, lua_of, raw, service, string_arg};
+use crate::api::{a_type, lerr, lua_of, lua_value, raw, service, string_arg};
 use crate::convert;
 use crate::runtime::{KeyBinding, Link, State};
 
@@ -219,37 +220,85 @@ fn on(
     Ok(name)
 }
 
-fn keymap_add(state: &Rc<State>, mode: Value, key: Value, binding: Value) -> Result<(), String> {
+/// A binding as uji forwards it: an action name or `{"command": name}`.
+fn forwarded_binding(
+    state: &Rc<State>,
+    mode: &str,
+    key: &str,
+    binding: &Value,
+) -> Result<Json, String> {
     const API: &str = "uji.keymap.add";
-    let mode = string_arg(&mode, API, "the mode")?;
-    let key = string_arg(&key, API, "the key")?;
-    if mode.is_empty() || key.is_empty() {
-        return Err(format!("{API}: mode and key must not be empty"));
-    }
-    let forwarded = match &binding {
-        Value::String(action) => json!(action.to_string_lossy()),
+    match binding {
+        Value::String(action) => {
+            let action = action.to_string_lossy();
+            check_action(&action)?;
+            Ok(json!(action))
+        }
         Value::Table(t) => match t.get::<Value>("command").map_err(lerr)? {
-            Value::String(command) => json!({"command": command.to_string_lossy()}),
-            other => {
-                return Err(format!(
-                    "{API}: a table binding is {{command = \"name\"}}; command was {}",
-                    a_type(&other)
-                ));
-            }
+            Value::String(command) => Ok(json!({"command": command.to_string_lossy()})),
+            other => Err(format!(
+                "{API}: a table binding is {{command = \"name\"}}; command was {}",
+                a_type(&other)
+            )),
         },
         Value::Function(f) => {
             // A hidden command (leading _) runs the function.
             let command = format!("_key:{mode}:{key}");
             add_command(state, &command, "", f.clone())?;
-            json!({"command": command})
+            Ok(json!({"command": command}))
         }
-        other => {
-            return Err(format!(
-                "{API}: the binding must be an action name, {{command = \"name\"}} or a function, got {}",
-                a_type(other)
-            ));
-        }
+        other => Err(format!(
+            "{API}: the binding must be an action name, {{command = \"name\"}} or a function, got {}",
+            a_type(other)
+        )),
+    }
+}
+
+fn check_action(action: &str) -> Result<(), String> {
+    if keymap::is_action(action) {
+        return Ok(());
+    }
+    let close = keymap::similar_actions(action);
+    let hint = if close.is_empty() {
+        "uji.keymap.actions() lists the actions".to_string()
+    } else {
+        format!(
+            "did you mean {}? uji.keymap.actions() lists them all",
+            close.join(", ")
+        )
     };
+    Err(format!(
+        "uji.keymap.add: no action named {action:?}; {hint}"
+    ))
+}
+
+/// The mode and canonical key `api` was given, or what is wrong with them.
+fn mode_and_key(api: &str, mode: &Value, key: &Value) -> Result<(String, String), String> {
+    let mode = string_arg(mode, api, "the mode")?;
+    let key = string_arg(key, api, "the key")?;
+    let Some(canonical) = keymap::canonical_mode(&mode) else {
+        return Err(format!(
+            "{api}: no mode named {mode:?}; the modes are {} (\"insert\" is \"normal\")",
+            keymap::MODES.join(", ")
+        ));
+    };
+    let key = keymap::normalize_key(&key).map_err(|e| format!("{api}: {e}"))?;
+    Ok((canonical.to_string(), key))
+}
+
+/// Tells uji about a binding (a null binding removes the user's one).
+fn forward(state: &State, api: &str, binding: KeymapAdd) -> Result<(), String> {
+    match state.host.service(&binding) {
+        // Without an interface that offers key bindings, they are kept for
+        // uji.keymap.list().
+        Ok(()) | Err(ServiceError::Unavailable { .. }) => Ok(()),
+        Err(e) => Err(format!("{api}: {}", e.message())),
+    }
+}
+
+fn keymap_add(state: &Rc<State>, mode: Value, key: Value, binding: Value) -> Result<(), String> {
+    let (mode, key) = mode_and_key("uji.keymap.add", &mode, &key)?;
+    let forwarded = forwarded_binding(state, &mode, &key, &binding)?;
     {
         let mut keymap = state.keymap.borrow_mut();
         keymap.retain(|b| !(b.mode == mode && b.key == key));
@@ -257,6 +306,7 @@ fn keymap_add(state: &Rc<State>, mode: Value, key: Value, binding: Value) -> Res
             mode: mode.clone(),
             key: key.clone(),
             binding,
+            forwarded: forwarded.clone(),
         });
     }
     let binding = KeymapAdd {
@@ -264,30 +314,80 @@ fn keymap_add(state: &Rc<State>, mode: Value, key: Value, binding: Value) -> Res
         key,
         binding: forwarded,
     };
-    match state.host.service(&binding) {
-        // Without an interface that offers key bindings, they are kept for
-        // uji.keymap.list().
-        Ok(()) | Err(ServiceError::Unavailable { .. }) => Ok(()),
-        Err(e) => Err(format!("{API}: {}", e.message())),
+    forward(state, "uji.keymap.add", binding)
+}
+
+fn keymap_remove(state: &Rc<State>, mode: Value, key: Value) -> Result<(), String> {
+    let (mode, key) = mode_and_key("uji.keymap.remove", &mode, &key)?;
+    state
+        .keymap
+        .borrow_mut()
+        .retain(|b| !(b.mode == mode && b.key == key));
+    let binding = KeymapAdd {
+        mode,
+        key,
+        binding: Json::Null,
+    };
+    forward(state, "uji.keymap.remove", binding)
+}
+
+/// The user's bindings: uji's list (every plugin's), or this plugin's own
+/// when no interface keeps one.
+fn user_bindings(state: &State) -> Vec<KeymapAdd> {
+    match state.host.service(&KeymapList {}) {
+        Ok(list) => list,
+        Err(_) => state
+            .keymap
+            .borrow()
+            .iter()
+            .map(|b| KeymapAdd {
+                mode: b.mode.clone(),
+                key: b.key.clone(),
+                binding: b.forwarded.clone(),
+            })
+            .collect(),
     }
 }
 
-fn keymap_list(lua: &Lua, state: &State) -> mlua::Result<Table> {
+fn keymap_list(lua: &Lua, state: &State) -> Result<Table, String> {
+    let effective = keymap::effective(&user_bindings(state));
     // Copy first: building tables can run Lua (a __gc), which must not find
     // the keymap borrowed.
-    let bindings: Vec<(String, String, Value)> = state
+    let own: Vec<(String, String, Value)> = state
         .keymap
         .borrow()
         .iter()
         .map(|b| (b.mode.clone(), b.key.clone(), b.binding.clone()))
         .collect();
+    let list = lua.create_table().map_err(lerr)?;
+    for entry in effective {
+        // A binding made here is shown as it was given (a function stays one).
+        let given = own
+            .iter()
+            .find(|(m, k, _)| entry.source == "user" && *m == entry.mode && *k == entry.key)
+            .map(|(_, _, v)| v.clone());
+        let binding = match given {
+            Some(value) => value,
+            None => lua_value(lua, &entry.binding)?,
+        };
+        let row = lua.create_table().map_err(lerr)?;
+        row.set("mode", entry.mode).map_err(lerr)?;
+        row.set("key", entry.key).map_err(lerr)?;
+        row.set("binding", binding).map_err(lerr)?;
+        row.set("source", entry.source).map_err(lerr)?;
+        list.raw_push(row).map_err(lerr)?;
+    }
+    convert::mark_array(lua, &list).map_err(lerr)?;
+    Ok(list)
+}
+
+fn keymap_actions(lua: &Lua) -> mlua::Result<Table> {
     let list = lua.create_table()?;
-    for (mode, key, binding) in bindings {
-        let entry = lua.create_table()?;
-        entry.set("mode", mode)?;
-        entry.set("key", key)?;
-        entry.set("binding", binding)?;
-        list.raw_push(entry)?;
+    for (name, description) in keymap::ACTIONS {
+        let row = lua.create_table()?;
+        row.set("name", *name)?;
+        row.set("description", *description)?;
+        list.raw_push(row)?;
     }
     convert::mark_array(lua, &list)?;
     Ok(list)
@@ -375,8 +475,18 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         )?,
     )?;
     t.set(
+        "keymap_remove",
+        raw(lua, |_, state, (mode, key): (Value, Value)| {
+            keymap_remove(state, mode, key)
+        })?,
+    )?;
+    t.set(
         "keymap_list",
-        raw(lua, |lua, state, ()| keymap_list(lua, state).map_err(lerr))?,
+        raw(lua, |lua, state, ()| keymap_list(lua, state))?,
+    )?;
+    t.set(
+        "keymap_actions",
+        raw(lua, |lua, _, ()| keymap_actions(lua).map_err(lerr))?,
     )?;
     Ok(())
 }

@@ -2,8 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use mlua::Function;
+use mlua::{Function, Table, Value};
+use serde_json::Value as Json;
+use uji_sdk::LogLevel;
+use uji_sdk::services::ConfigSet;
 
+use crate::errors::describe;
 use crate::runtime::State;
 
 mod shipped_modules {
@@ -78,6 +82,71 @@ fn plugin_files(config: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// How init.lua failed.
+enum InitFailure {
+    /// It did not compile (or could not be read): none of it ran.
+    NotRun(String),
+    /// It stopped at an error: the part before it ran.
+    Stopped(String),
+}
+
+/// Runs init.lua, telling a file that never ran from one that stopped.
+fn run_init(state: &State, path: &Path) -> Result<(), InitFailure> {
+    let source = std::fs::read(path)
+        .map_err(|e| InitFailure::NotRun(format!("cannot read {}: {e}", path.display())))?;
+    let chunk = state
+        .lua
+        .load(source)
+        .set_name(format!("@{}", path.display()))
+        .into_function()
+        .map_err(|e| InitFailure::NotRun(describe(&e).full()))?;
+    chunk.call::<()>(()).map_err(|e| {
+        state.host.log(LogLevel::Debug, &format!("init.lua: {e}"));
+        InitFailure::Stopped(describe(&e).full())
+    })
+}
+
+/// Whether `require("uji.defaults")` has run.
+fn defaults_loaded(state: &State) -> bool {
+    let loaded = state
+        .lua
+        .globals()
+        .get::<Table>("package")
+        .and_then(|package| package.get::<Table>("loaded"))
+        .and_then(|loaded| loaded.get::<Value>("uji.defaults"));
+    matches!(loaded, Ok(value) if value.as_boolean() != Some(false) && !value.is_nil())
+}
+
+/// After a failed init.lua the shipped defaults still apply (the `rm -rf`
+/// deny rule above all): instead of a file that never ran, or after the
+/// part that ran when it had not loaded them itself. Tells uji what
+/// happened; uji shows it as an error wherever it runs.
+fn recover_from(state: &State, failure: InitFailure) {
+    let (error, what) = match failure {
+        InitFailure::NotRun(error) => (error, "none of init.lua ran"),
+        InitFailure::Stopped(error) => (error, "init.lua ran up to that error"),
+    };
+    let defaults = if defaults_loaded(state) {
+        "it had already loaded the shipped defaults (uji.defaults)"
+    } else {
+        require(state, "uji.defaults");
+        "the shipped defaults (uji.defaults) apply"
+    };
+    let text = format!(
+        "{error} ({what}; {defaults}). Fix init.lua and start uji again; `uji tool list` shows this error too"
+    );
+    let said = state.host.service(&ConfigSet {
+        key: CONFIG_ERROR_KEY.to_string(),
+        value: Json::String(text.clone()),
+    });
+    if said.is_err() {
+        state.notify(&text);
+    }
+}
+
+/// What uji reads to show a failed init.lua (`uji_core::boot::CONFIG_ERROR_KEY`).
+const CONFIG_ERROR_KEY: &str = "config_error";
+
 /// Runs `<config>/init.lua` (or the built-in defaults when there is none),
 /// then every `<config>/plugin/*.lua` in name order.
 pub fn load_config(state: &State) {
@@ -85,7 +154,9 @@ pub fn load_config(state: &State) {
     let init = config.as_ref().map(|c| c.join("init.lua"));
     match init {
         Some(init) if init.is_file() => {
-            run_file(state, &init);
+            if let Err(failure) = run_init(state, &init) {
+                recover_from(state, failure);
+            }
         }
         _ => {
             require(state, "uji.defaults");

@@ -56,7 +56,9 @@ uji.command = {
 
 uji.keymap = {
   add = wrap(raw.keymap_add),
+  remove = wrap(raw.keymap_remove),
   list = wrap(raw.keymap_list),
+  actions = wrap(raw.keymap_actions),
 }
 
 uji.schedule = wrap(raw.schedule)

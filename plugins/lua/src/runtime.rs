@@ -118,7 +118,10 @@ pub struct ToolEntry {
 pub struct KeyBinding {
     pub mode: String,
     pub key: String,
+    /// As given (a function stays one).
     pub binding: mlua::Value,
+    /// As uji was told: an action name or `{"command": name}`.
+    pub forwarded: serde_json::Value,
 }
 
 #[derive(Default)]

@@ -53,8 +53,10 @@ impl Shared {
         match name {
             "help" => output(self.help()),
             "model" if args.is_empty() => {
-                let model = self.model.lock().map(|m| m.label()).unwrap_or_default();
-                output(model)
+                let model = self.model.lock().map_err(|_| "the session is broken")?;
+                let label = model.as_ref().map_err(Clone::clone)?.label();
+                drop(model);
+                output(label)
             }
             "model" => {
                 let mut words = args.split_whitespace();
