@@ -194,6 +194,32 @@ impl Tty {
         }
     }
 
+    /// The id of the process this Tty spawned.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
+    /// The program's id: the spawned process, or, under
+    /// [`TtyCommand::then_stty`], the program the wrapping `sh` runs.
+    pub fn program_pid(&self) -> Option<u32> {
+        let pid = self.pid()?;
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() != "sh" {
+            return Some(pid);
+        }
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+        children.split_whitespace().next()?.parse().ok()
+    }
+
+    /// Sends `signal` to the program (see [`Tty::program_pid`]).
+    pub fn signal(&self, signal: i32) {
+        let pid = self.program_pid().expect("the program is running");
+        let pid = libc::pid_t::try_from(pid).expect("a pid");
+        // SAFETY: kill(2) on our own child process.
+        let sent = unsafe { libc::kill(pid, signal) };
+        assert_eq!(sent, 0, "kill({pid}, {signal}) failed");
+    }
+
     /// Sends raw bytes, as typed.
     pub fn send(&mut self, bytes: &[u8]) {
         self.writer

@@ -1,0 +1,298 @@
+//! The terminal screen as a person uses it: the real `uji` binary with the
+//! real tui, tools, Lua and openai-chat plugins, in a pseudo-terminal
+//! (tests/support/tty.rs), against the fake model server. Each test types
+//! and presses keys, then asserts on the screen, on what the model was sent
+//! and on the files; at the end the terminal must be as it was.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::json;
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, Script};
+use uji_tests::tty::{Tty, TtyCommand};
+use uji_tests::{Sandbox, artifact};
+
+const EXIT: Duration = Duration::from_secs(15);
+
+fn answer(text: &str) -> Script {
+    Script::sse(
+        ChatEvents::new("m1")
+            .text(text, 4)
+            .finish("stop")
+            .usage(1000, 50, 0)
+            .done(),
+    )
+}
+
+fn call(id: &str, tool: &str, args: serde_json::Value) -> Script {
+    Script::sse(
+        ChatEvents::new("m1")
+            .tool_call(0, id, tool, &args.to_string(), 2)
+            .finish("tool_calls")
+            .done(),
+    )
+}
+
+fn plugin_path() -> String {
+    [
+        "uji_plugin_tui",
+        "uji_plugin_tools",
+        "uji_plugin_openai_chat",
+        "uji_plugin_lua",
+    ]
+    .iter()
+    .map(|lib| artifact(lib).display().to_string())
+    .collect::<Vec<_>>()
+    .join(":")
+}
+
+/// A sandbox whose init.lua keeps uji's defaults, uses the fake model and
+/// adds a `/greet` command.
+fn sandbox(model: &FakeModel) -> Sandbox {
+    let sandbox = Sandbox::new();
+    let init = format!(
+        r#"
+require("uji.defaults")
+uji.provider.add({{ id = "fake", wire = "openai-chat", base_url = "{}", models = {{ "m1" }} }})
+uji.model.use("fake/m1")
+uji.command.add("greet", {{ desc = "Say hello", handler = function(args) return "hello, " .. args end }})
+"#,
+        model.base_url()
+    );
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    sandbox
+}
+
+fn uji(sandbox: &Sandbox, args: &[&str]) -> TtyCommand {
+    sandbox
+        .uji_tty()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .args(args.iter().copied())
+        .then_stty()
+}
+
+fn open(sandbox: &Sandbox, args: &[&str]) -> Tty {
+    let tty = Tty::spawn(uji(sandbox, args), 24, 80);
+    tty.wait_for_text("Ask uji anything");
+    tty
+}
+
+/// Ctrl+C, then the terminal must be back in the state uji found it.
+fn quit(tty: &mut Tty) {
+    tty.press("<C-c>");
+    assert_eq!(tty.wait_exit(EXIT), Some(0), "{}", tty.screen());
+    tty.terminal_restored().unwrap();
+    tty.cooked_mode().unwrap();
+}
+
+fn write(sandbox: &Sandbox, name: &str, text: &str) -> std::path::PathBuf {
+    let path = sandbox.work().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_prompt_streams_its_answer_as_markdown_and_ctrl_c_restores_the_terminal() {
+    let model = FakeModel::start();
+    model.push(answer(
+        "# Findings\n\nThe parser is **fine**:\n\n- one\n- two\n",
+    ));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("look at the parser");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("The parser is fine");
+    assert!(screen.contains("› look at the parser"), "{screen}");
+    assert!(screen.contains("Findings"), "{screen}");
+    assert!(
+        !screen.contains("**fine**"),
+        "Markdown is drawn, not shown raw: {screen}"
+    );
+    assert!(screen.contains("fake/m1"), "{screen}");
+    let sent = model.last_request().body_text();
+    assert!(sent.contains("look at the parser"), "{sent}");
+    quit(&mut tty);
+}
+
+#[test]
+fn an_approved_edit_changes_the_file_and_shows_its_diff() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let notes = write(&sandbox, "notes.txt", "hello world\n");
+    model.push(call(
+        "c1",
+        "edit_file",
+        json!({"path": "notes.txt", "old_string": "hello", "new_string": "goodbye"}),
+    ));
+    model.push(answer("Changed it."));
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("change the greeting");
+    tty.press("<CR>");
+    let question = tty.wait_for_text("Yes, proceed (y)");
+    assert!(question.contains("notes.txt"), "{question}");
+    assert!(
+        question.contains("+goodbye world"),
+        "the diff is in the question: {question}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "hello world\n");
+    tty.press("y");
+    let screen = tty.wait_for_text("Changed it.");
+    assert!(screen.contains("Update (notes.txt)"), "{screen}");
+    assert!(screen.contains("Added 1 line, removed 1 line"), "{screen}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "goodbye world\n");
+    quit(&mut tty);
+}
+
+#[test]
+fn a_denial_with_guidance_reaches_the_model_and_leaves_the_file() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let notes = write(&sandbox, "notes.txt", "hello world\n");
+    model.push(call(
+        "c1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "overwritten\n"}),
+    ));
+    model.push(answer("Understood."));
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("rewrite notes");
+    tty.press("<CR>");
+    tty.wait_for_text("Yes, proceed (y)");
+    tty.press("n");
+    tty.wait_for_text("Tell uji what to do differently");
+    tty.type_text("append instead, never overwrite");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("Understood.");
+    assert!(screen.contains("denied"), "{screen}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "hello world\n");
+    let sent = model.last_request().body_text();
+    assert!(sent.contains("append instead, never overwrite"), "{sent}");
+    quit(&mut tty);
+}
+
+#[test]
+fn esc_interrupts_a_running_command_and_kills_it() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let marker = sandbox.work().join("marker");
+    // Allowed without a question, so the command runs at once.
+    let init = sandbox.config().join("init.lua");
+    let mut config = std::fs::read_to_string(&init).unwrap();
+    config
+        .push_str("uji.tool.policy({ run_command = { allow = { \"sleep *\", \"touch *\" } } })\n");
+    std::fs::write(&init, config).unwrap();
+    model.push(call(
+        "c1",
+        "run_command",
+        json!({"command": "sleep 29.5 && touch marker"}),
+    ));
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("wait a while");
+    tty.press("<CR>");
+    tty.wait_for_text("Shell (sleep 29.5 && touch marker)");
+    assert!(wait_until(|| sleeping() == 1), "the command runs");
+    tty.wait_for_text("esc to interrupt");
+    tty.press("<Esc>");
+    let screen = tty.wait_for_text("interrupted");
+    assert!(
+        !screen.contains("esc to interrupt"),
+        "the turn ended: {screen}"
+    );
+    // Nothing was asked of the model after the interrupt.
+    assert_eq!(model.requests().len(), 1);
+    assert!(
+        wait_until(|| sleeping() == 0),
+        "the command's process tree was killed"
+    );
+    quit(&mut tty);
+    assert!(!marker.exists());
+}
+
+/// Processes running this test's `sleep 29.5`.
+fn sleeping() -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x0029.5\x00")
+        })
+        .count()
+}
+
+fn wait_until(condition: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn resume_shows_the_history_and_a_lua_command_runs() {
+    let model = FakeModel::start();
+    model.push(answer("The answer is 42."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("what is the answer");
+    tty.press("<CR>");
+    tty.wait_for_text("The answer is 42.");
+    quit(&mut tty);
+
+    let mut tty = open(&sandbox, &["resume"]);
+    let screen = tty.wait_for_text("The answer is 42.");
+    assert!(screen.contains("› what is the answer"), "{screen}");
+    tty.type_text("/gre");
+    tty.wait_for_text("Say hello");
+    tty.press("<Tab>");
+    tty.type_text("world");
+    tty.press("<CR>");
+    tty.wait_for_text("hello, world");
+    quit(&mut tty);
+}
+
+#[test]
+fn without_a_key_the_screen_opens_and_says_how_to_set_one_up() {
+    let sandbox = Sandbox::new();
+    let mut tty = open(&sandbox, &[]);
+    let screen = tty.wait_for_text("ANTHROPIC_API_KEY");
+    assert!(screen.contains("no model"), "{screen}");
+    tty.type_text("hello");
+    tty.press("<CR>");
+    tty.wait_for("the message to fail with the same advice", |s| {
+        s.matches("ANTHROPIC_API_KEY").count() >= 2
+    });
+    quit(&mut tty);
+}
+
+#[test]
+fn a_broken_init_lua_opens_the_screen_with_its_file_and_line() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        "uji.tool.policy({}\nlocal x = = 1\n",
+    )
+    .unwrap();
+    let mut tty = open(&sandbox, &[]);
+    let screen = tty.wait_for_text("init.lua:");
+    assert!(screen.contains("init.lua:2"), "{screen}");
+    quit(&mut tty);
+}
+
+#[test]
+fn sigterm_ends_the_screen_and_restores_the_terminal() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("draft");
+    tty.signal(libc::SIGTERM);
+    tty.wait_exit(EXIT);
+    tty.terminal_restored().unwrap();
+    tty.cooked_mode().unwrap();
+}
