@@ -16,6 +16,7 @@ mod run;
 mod startup;
 mod tools;
 mod tui_frames;
+mod tui_live;
 
 /// One line of the results table.
 pub struct Row {
@@ -179,7 +180,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 7] = [
+    let areas: [Area; 8] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -187,6 +188,7 @@ fn main() {
         ("run", run::run),
         ("lua", examples::lua),
         ("tui", tui_frames::run),
+        ("tui-live", tui_live::run),
     ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {
