@@ -66,9 +66,17 @@ fn reply(i: usize) -> String {
 
 /// The id of the newest session of `home` (`uji list`'s first row).
 fn newest_session(home: &Path) -> Option<String> {
-    let out = uji(home).current_dir(home.join("work")).arg("list").output().ok()?;
+    let out = uji(home)
+        .current_dir(home.join("work"))
+        .arg("list")
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.lines().nth(1)?.split_whitespace().last().map(str::to_string)
+    text.lines()
+        .nth(1)?
+        .split_whitespace()
+        .last()
+        .map(str::to_string)
 }
 
 /// Grows the newest session of `home` to `messages` messages (a prompt and
@@ -76,7 +84,11 @@ fn newest_session(home: &Path) -> Option<String> {
 fn grow_session(home: &Path, model: &FakeModel, messages: usize, from: usize) {
     for i in from / 2..messages / 2 {
         model.push(Script::sse(
-            ChatEvents::new("m1").text(&reply(i), 4).finish("stop").usage(100, 50, 0).done(),
+            ChatEvents::new("m1")
+                .text(&reply(i), 4)
+                .finish("stop")
+                .usage(100, 50, 0)
+                .done(),
         ));
         let mut cmd = uji(home);
         cmd.current_dir(home.join("work"))
@@ -105,7 +117,12 @@ fn cpu_ticks(pid: u32) -> u64 {
     // Fields after the command name (which may hold spaces) in parentheses.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let field = |n: usize| fields.get(n).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let field = |n: usize| {
+        fields
+            .get(n)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     field(11) + field(12)
 }
 

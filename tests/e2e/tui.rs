@@ -296,3 +296,37 @@ fn sigterm_ends_the_screen_and_restores_the_terminal() {
     tty.terminal_restored().unwrap();
     tty.cooked_mode().unwrap();
 }
+
+#[test]
+fn a_crash_in_the_screen_gives_the_terminal_back_and_says_so() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let cmd = uji(&sandbox, &[]).env("UJI_TUI_TEST_PANIC", "1");
+    let mut tty = Tty::spawn(cmd, 24, 80);
+    tty.wait_for_text("Ask uji anything");
+    tty.press("<F12>");
+    assert_eq!(tty.wait_exit(EXIT), Some(1));
+    tty.terminal_restored().unwrap();
+    tty.cooked_mode().unwrap();
+    let printed = tty.transcript();
+    assert!(printed.contains("the tui frontend failed"), "{printed}");
+    assert!(printed.contains("UJI_TUI_TEST_PANIC"), "{printed}");
+}
+
+#[test]
+fn a_resized_terminal_is_drawn_to_its_new_size() {
+    let model = FakeModel::start();
+    model.push(answer("short answer"));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("hi");
+    tty.press("<CR>");
+    tty.wait_for_text("short answer");
+    tty.resize(30, 120);
+    let screen = tty.wait_for("the status line on the new last row", |s| {
+        s.lines().nth(29).is_some_and(|l| l.contains("fake/m1"))
+    });
+    assert!(screen.contains(&"─".repeat(120)), "{screen}");
+    assert!(screen.contains("short answer"), "{screen}");
+    quit(&mut tty);
+}

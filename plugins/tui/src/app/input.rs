@@ -43,6 +43,7 @@ impl App {
     }
 
     fn on_key(&mut self, key: &KeyEvent) {
+        panic_for_tests(key);
         let mode = self.mode();
         // Guidance after a denial is typed text: letters are not shortcuts.
         if mode == Mode::Confirm
@@ -268,3 +269,17 @@ impl App {
             .push(crate::transcript::Block::Shell { op_id: id, block });
     }
 }
+
+/// Debug builds only: with `UJI_TUI_TEST_PANIC` set, F12 panics, so the
+/// end-to-end tests can check that a crash gives the terminal back.
+#[cfg(debug_assertions)]
+fn panic_for_tests(key: &KeyEvent) {
+    if key.code == crossterm::event::KeyCode::F(12)
+        && std::env::var_os("UJI_TUI_TEST_PANIC").is_some()
+    {
+        panic!("a panic asked for by UJI_TUI_TEST_PANIC");
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn panic_for_tests(_key: &KeyEvent) {}
