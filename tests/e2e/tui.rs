@@ -330,3 +330,20 @@ fn a_resized_terminal_is_drawn_to_its_new_size() {
     assert!(screen.contains("short answer"), "{screen}");
     quit(&mut tty);
 }
+
+#[test]
+fn ctrl_b_switches_plan_mode_and_the_status_line_shows_it() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.press("<C-b>");
+    let screen = tty.wait_for("PLAN in the status line", |s| {
+        s.lines().last().is_some_and(|l| l.contains("PLAN"))
+    });
+    assert!(screen.contains("plan mode is on"), "{screen}");
+    tty.press("<C-b>");
+    tty.wait_for("PLAN gone", |s| {
+        s.lines().last().is_some_and(|l| !l.contains("PLAN"))
+    });
+    quit(&mut tty);
+}
