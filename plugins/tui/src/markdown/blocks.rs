@@ -127,6 +127,13 @@ pub(crate) fn fence_closes(line: &str, fence: Fence) -> bool {
     indent <= 3 && len >= fence.len && is_blank(&rest[len..])
 }
 
+/// True when `line` may still become the line closing `fence` (it holds
+/// only fence characters so far).
+pub(crate) fn may_close(line: &str, fence: Fence) -> bool {
+    let rest = line.trim_start_matches(' ');
+    !rest.is_empty() && line.len() - rest.len() <= 3 && rest.bytes().all(|b| b == fence.ch)
+}
+
 /// The info string of a fence line (its language, first).
 pub(crate) fn fence_info(line: &str) -> &str {
     line.trim_start().trim_start_matches(['`', '~']).trim()

@@ -474,9 +474,11 @@ impl<'c, 'a> Walker<'c, 'a> {
         self.ctx.width - self.prefix_width()
     }
 
+    /// Containers take at most what leaves [`MIN_CONTENT`] columns, or a
+    /// third of a narrower screen (so list markers still show).
     fn prefix_cap(&self) -> usize {
         let width = self.ctx.width;
-        width - width.min(MIN_CONTENT)
+        width.saturating_sub(MIN_CONTENT).max(width / 3)
     }
 
     fn prefix_width(&self) -> usize {

@@ -20,8 +20,10 @@
 //! - to bound the work per frame, "joined" cuts (no blank line drawn
 //!   between): before a margin list item or quote line once a chunk holds
 //!   [`SOFT`] bytes, before any line once it holds [`HARD`] bytes, and
-//!   within a line longer than [`LONG`] bytes, after its first space past
+//!   every [`LONG`] bytes of a longer line, after its first space past
 //!   that (or between graphemes past twice that when it has no space).
+//!   A chunk cut before an indented line loses that indentation (else it
+//!   would start as indented code).
 
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -270,15 +272,16 @@ impl Scanner {
         }
     }
 
-    /// Cuts a Markdown chunk within a line that makes it longer than
-    /// [`LONG`].
+    /// Cuts a Markdown chunk within a line longer than [`LONG`].
     fn inline_split(&mut self, text: &str, upto: usize) {
         while self.open.kind == Kind::Markdown {
-            let start = self.open.start;
+            // The part of this line in the chunk: whole lines are bounded
+            // by HARD, this bounds the line.
+            let start = self.open.start.max(self.line_start);
             if upto <= start + LONG {
                 return;
             }
-            let from = (start + LONG).max(self.line_start);
+            let from = start + LONG;
             let to = upto.min(start + 2 * LONG);
             let space = match from < to {
                 true => text.as_bytes()[from..to].iter().position(|&b| b == b' '),

@@ -5,7 +5,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::blocks::{Fence, fence_closes, fence_info};
+use super::blocks::{Fence, fence_closes, fence_info, may_close};
 use super::code::{CodeLines, MAX_COLORED_LINE, code_rows};
 use super::rows::Row;
 use crate::theme::Theme;
@@ -107,7 +107,8 @@ impl VerbatimView {
     /// The line still arriving, drawn for this frame only.
     pub(crate) fn tail(&self, chunk: &str, width: usize, styles: &Theme) -> Vec<Line<'static>> {
         let partial = chunk.get(self.consumed..).unwrap_or("");
-        if self.closed || !self.started() || partial.is_empty() {
+        let closing = self.fence.is_some_and(|fence| may_close(partial, fence));
+        if self.closed || !self.started() || partial.is_empty() || closing {
             return Vec::new();
         }
         let pieces = match &self.lines {

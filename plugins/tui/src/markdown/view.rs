@@ -1,6 +1,8 @@
 //! The drawing of a text at one width: finished chunks are drawn once and
 //! kept; the open chunk draws its final lines once and the rest each frame.
 
+use std::borrow::Cow;
+
 use ratatui::style::Style;
 use ratatui::text::Line;
 
@@ -29,6 +31,7 @@ pub(crate) struct View {
 struct Open {
     start: usize,
     kind: Kind,
+    joined: bool,
     body: Body,
     /// Lines before this chunk.
     base: usize,
@@ -121,6 +124,7 @@ impl View {
         Open {
             start: chunk.start,
             kind: chunk.kind,
+            joined: chunk.joined,
             body,
             base: self.lines.len(),
             shown: false,
@@ -143,6 +147,7 @@ impl View {
             memo: &mut self.memo,
         };
         match &open.body {
+            Body::Markdown if open.joined => render_markdown(&dedent(source), &mut ctx),
             Body::Markdown => render_markdown(source, &mut ctx),
             Body::Verbatim(view) => view.tail(source, ctx.width, ctx.styles),
             Body::Table(view) => view.tail(source, &mut ctx),
@@ -161,6 +166,21 @@ impl View {
         open.shown |= fixed;
         self.lines.extend(lines);
     }
+}
+
+/// A chunk cut off the middle of an indented block (a deep list) would
+/// start as indented code: it loses the indentation of its first line.
+fn dedent(source: &str) -> Cow<'_, str> {
+    let indent = source.bytes().take_while(|&b| b == b' ').count();
+    if indent < 4 {
+        return Cow::Borrowed(source);
+    }
+    let lines = source.split_inclusive('\n');
+    let trimmed = lines.map(|line| {
+        let spaces = line.bytes().take(indent).take_while(|&b| b == b' ').count();
+        &line[spaces..]
+    });
+    Cow::Owned(trimmed.collect())
 }
 
 /// What of a theme the drawing depends on.

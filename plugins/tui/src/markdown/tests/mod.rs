@@ -3,7 +3,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod sample;
+mod chunks;
+mod constructs;
+mod corpus;
+mod streaming;
+mod torture;
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
