@@ -240,3 +240,11 @@ fn highlight_colours_lines_without_wrapping() {
         "fn main() {}"
     );
 }
+
+#[test]
+fn markers_and_borders_are_one_column_wide() {
+    use unicode_width::UnicodeWidthStr;
+    for mark in ["•", "◦", "▪", "☐", "☑", "│", "─", "┌", "┼", "…", "\u{FFFD}"] {
+        assert_eq!(mark.width(), 1, "{mark}");
+    }
+}

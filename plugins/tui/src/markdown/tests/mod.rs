@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod bench;
 mod chunks;
 mod constructs;
 mod corpus;
