@@ -49,10 +49,12 @@ pub struct Markdown {
 }
 
 impl Markdown {
+    /// An empty text, as an answer starts.
     pub fn new() -> Markdown {
         Markdown::default()
     }
 
+    /// A text known in full (drawn at the first [`Markdown::lines`]).
     pub fn from_text(text: &str) -> Markdown {
         Markdown {
             text: text.to_owned(),
@@ -66,6 +68,7 @@ impl Markdown {
         self.text.push_str(delta);
     }
 
+    /// The text so far.
     pub fn text(&self) -> &str {
         &self.text
     }

@@ -132,3 +132,16 @@ fn truncate_inside_a_character_rounds_down() {
     md.truncate(2);
     assert_eq!(md.text(), "a");
 }
+
+#[test]
+fn markdown_can_move_to_another_thread() {
+    fn send<T: Send>(_: &T) {}
+    let mut md =
+        Markdown::from_text("```rust\nfn main() {}\n```\n- a\n  ```python\n  x = 1\n  ```");
+    let _ = md.lines(40, &colored());
+    send(&md);
+    let lines = std::thread::spawn(move || md.lines(40, &colored()).len())
+        .join()
+        .unwrap();
+    assert_eq!(lines, 4);
+}
