@@ -257,7 +257,7 @@ impl App {
                     }
                     if !text.trim().is_empty() {
                         self.transcript
-                            .push(Block::Assistant(Markdown::from_text(&text)));
+                            .push(Block::Assistant(Box::new(Markdown::from_text(&text))));
                     }
                 }
             }

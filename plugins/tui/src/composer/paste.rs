@@ -199,7 +199,10 @@ mod tests {
         assert_eq!(pastes.token_around(&text, start), None);
         assert_eq!(pastes.token_around(&text, end), None);
         assert_eq!(pastes.tokens_in(&text, 0..text.len()), vec![start..end]);
-        assert_eq!(pastes.tokens_in(&text, 0..end - 1), vec![]);
+        assert_eq!(
+            pastes.tokens_in(&text, 0..end - 1),
+            Vec::<std::ops::Range<usize>>::new()
+        );
     }
 
     #[test]

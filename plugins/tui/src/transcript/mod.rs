@@ -25,7 +25,7 @@ pub enum Level {
 /// One thing in the transcript.
 pub enum Block {
     User(String),
-    Assistant(Markdown),
+    Assistant(Box<Markdown>),
     /// Hidden unless the user turned thinking on (`/thinking`).
     Reasoning(String),
     Tool(ToolBlock),
@@ -99,7 +99,7 @@ impl Transcript {
         }
         let mut md = Markdown::new();
         md.push_str(delta);
-        self.push_entry(Block::Assistant(md), true);
+        self.push_entry(Block::Assistant(Box::new(md)), true);
     }
 
     /// Appends streamed reasoning to the live reasoning block.
@@ -129,7 +129,7 @@ impl Transcript {
             self.push(Block::Reasoning(reasoning.to_string()));
         }
         if !text.trim().is_empty() {
-            self.push(Block::Assistant(Markdown::from_text(text)));
+            self.push(Block::Assistant(Box::new(Markdown::from_text(text))));
         }
     }
 
