@@ -434,3 +434,54 @@ fn status_items_from_plugins_show_in_the_status_line() {
     s.event(json!({"type": "status", "name": "plan"}));
     assert!(!s.text().contains("PLAN"));
 }
+
+/// A whole frame, row by row: the transcript (a message, a command with
+/// its output, an edit with its diff, an answer in Markdown), the input and
+/// the status line.
+#[test]
+fn snapshot_of_a_whole_frame() {
+    let mut s = Screen::new(60, 24);
+    s.event(json!({"type": "message", "message": {"seq": 1, "time": 0, "role": "user", "text": "fix the greeting"}}))
+        .event(json!({"type": "tool_started", "call_id": "c1", "name": "run_command", "verb": "Shell",
+                      "subject": "cat notes.txt", "decision": "allow", "because": "rule"}))
+        .event(json!({"type": "tool_finished", "call_id": "c1", "name": "run_command",
+                      "summary": "1 line, exit code 0, 0.0s", "is_error": false}))
+        .event(json!({"type": "message", "message": {"seq": 2, "time": 0, "role": "tool", "tool_call_id": "c1",
+                      "name": "run_command", "content": "hello world"}}))
+        .event(json!({"type": "tool_started", "call_id": "c2", "name": "edit_file", "verb": "Update",
+                      "subject": "notes.txt", "decision": "allow", "because": "rule"}))
+        .event(json!({"type": "tool_finished", "call_id": "c2", "name": "edit_file", "is_error": false,
+                      "diff": {"path": "notes.txt", "unified": "@@ -1 +1 @@\n-hello world\n+goodbye world\n", "added": 1, "removed": 1}}))
+        .event(json!({"type": "delta", "text": "Changed **hello** to `goodbye`:\n\n- one file\n"}))
+        .event(json!({"type": "usage", "turn": {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0},
+                      "session": {"input": 2100, "output": 90, "cache_read": 0, "cache_write": 0},
+                      "context_used": 2100, "context_window": 200000}));
+    s.type_text("thanks");
+    let expected = [
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "› fix the greeting",
+        "",
+        "● Shell (cat notes.txt)",
+        "  ⎿  hello world",
+        "     1 line, exit code 0, 0.0s",
+        "",
+        "● Update (notes.txt)",
+        "  ⎿  Added 1 line, removed 1 line",
+        "     1 -hello world",
+        "     1 +goodbye world",
+        "",
+        "Changed hello to goodbye:",
+        "",
+        "• one file",
+        "────────────────────────────────────────────────────────────",
+        " › thanks",
+        "────────────────────────────────────────────────────────────",
+        "fake/m1 · high                            ctx 1% · ↑2.1k ↓90",
+    ];
+    assert_eq!(s.text(), expected.join("\n"));
+}

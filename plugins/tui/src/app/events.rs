@@ -322,7 +322,11 @@ impl App {
             let denied = tool.state() == ToolState::Denied
                 || (result.is_error && result.content.starts_with("denied"));
             tool.set_output(result.content);
-            tool.finish(result.is_error, result.summary, result.diff);
+            // A live call was finished by `tool_finished` already; history
+            // finishes here.
+            if matches!(tool.state(), ToolState::Running | ToolState::Asking) {
+                tool.finish(result.is_error, result.summary, result.diff);
+            }
             if denied {
                 tool.set_state(ToolState::Denied);
             }
