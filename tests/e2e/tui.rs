@@ -286,15 +286,17 @@ fn a_broken_init_lua_opens_the_screen_with_its_file_and_line() {
 }
 
 #[test]
-fn sigterm_ends_the_screen_and_restores_the_terminal() {
-    let model = FakeModel::start();
-    let sandbox = sandbox(&model);
-    let mut tty = open(&sandbox, &[]);
-    tty.type_text("draft");
-    tty.signal(libc::SIGTERM);
-    tty.wait_exit(EXIT);
-    tty.terminal_restored().unwrap();
-    tty.cooked_mode().unwrap();
+fn sigterm_and_sighup_end_the_screen_and_restore_the_terminal() {
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let model = FakeModel::start();
+        let sandbox = sandbox(&model);
+        let mut tty = open(&sandbox, &[]);
+        tty.type_text("draft");
+        tty.signal(signal);
+        assert_eq!(tty.wait_exit(EXIT), Some(0), "signal {signal}");
+        tty.terminal_restored().unwrap();
+        tty.cooked_mode().unwrap();
+    }
 }
 
 #[test]

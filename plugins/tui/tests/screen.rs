@@ -485,3 +485,35 @@ fn snapshot_of_a_whole_frame() {
     ];
     assert_eq!(s.text(), expected.join("\n"));
 }
+
+#[test]
+fn new_compact_and_quit_commands_send_their_operations() {
+    for (command, op) in [
+        ("/new", "new_session"),
+        ("/compact", "compact"),
+        ("/quit", "shutdown"),
+    ] {
+        let mut s = Screen::new(80, 24);
+        s.type_text(command).press(KeyCode::Enter);
+        assert_eq!(s.last_sent()["type"], op, "{command}");
+    }
+}
+
+#[test]
+fn alt_e_from_the_defaults_opens_the_effort_picker() {
+    let mut s = Screen::new(80, 24);
+    s.event(configured(
+        json!([]),
+        json!([{"mode": "normal", "key": "<A-e>", "binding": {"command": "effort"}}]),
+    ));
+    s.key(KeyCode::Char('e'), KeyModifiers::ALT);
+    let screen = s.text();
+    assert!(screen.contains("Reasoning effort"), "{screen}");
+    // The picker starts on the current effort (high); two up is low.
+    s.press(KeyCode::Up)
+        .press(KeyCode::Up)
+        .press(KeyCode::Enter);
+    let op = s.last_sent();
+    assert_eq!(op["type"], "set_model");
+    assert_eq!(op["effort"], "low");
+}
