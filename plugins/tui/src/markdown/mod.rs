@@ -97,6 +97,12 @@ impl Markdown {
         self.scanner = scanner;
     }
 
+    /// Drops the drawing (the answer is far off screen); the next
+    /// [`Markdown::lines`] draws it again.
+    pub fn forget_lines(&mut self) {
+        self.view = None;
+    }
+
     /// The drawn lines at `width` columns, each at most `width` wide. Drawn
     /// again only where the text grew since the last call; a new width or
     /// theme draws everything once.

@@ -49,6 +49,28 @@ struct Entry {
     /// Streamed text not saved yet: a retried request withdraws it.
     live: bool,
     cache: Option<(u16, Vec<Line<'static>>)>,
+    /// Rows at a width, kept when the lines are forgotten so scrolling
+    /// knows where every block is without drawing it.
+    height: Option<(u16, usize)>,
+}
+
+impl Entry {
+    /// The block changed: its lines and height are drawn again.
+    fn changed(&mut self) {
+        self.cache = None;
+        self.height = None;
+    }
+
+    /// Drops the drawn lines, keeping the height.
+    fn forget_lines(&mut self) {
+        self.cache = None;
+        match &mut self.block {
+            Block::Assistant(md) => md.forget_lines(),
+            Block::Tool(tool) => tool.forget_rows(),
+            Block::Shell { block, .. } => block.forget_rows(),
+            _ => {}
+        }
+    }
 }
 
 /// Every block of the session, oldest first.
@@ -82,6 +104,7 @@ impl Transcript {
             block,
             live,
             cache: None,
+            height: None,
         });
     }
 
@@ -91,10 +114,12 @@ impl Transcript {
             block: Block::Assistant(md),
             live: true,
             cache,
+            height,
         }) = self.entries.last_mut()
         {
             md.push_str(delta);
             *cache = None;
+            *height = None;
             return;
         }
         let mut md = Markdown::new();
@@ -108,10 +133,12 @@ impl Transcript {
             block: Block::Reasoning(text),
             live: true,
             cache,
+            height,
         }) = self.entries.last_mut()
         {
             text.push_str(delta);
             *cache = None;
+            *height = None;
             return;
         }
         self.push_entry(Block::Reasoning(delta.to_string()), true);
@@ -134,43 +161,58 @@ impl Transcript {
     }
 
     pub fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolBlock> {
-        self.entries
-            .iter_mut()
-            .rev()
-            .find_map(|e| match &mut e.block {
+        self.entries.iter_mut().rev().find_map(
+            |Entry {
+                 block,
+                 cache,
+                 height,
+                 ..
+             }| match block {
                 Block::Tool(tool) if tool.call_id() == call_id => {
-                    e.cache = None;
+                    (*cache, *height) = (None, None);
                     Some(tool)
                 }
                 _ => None,
-            })
+            },
+        )
     }
 
     pub fn shell_mut(&mut self, op_id: &str) -> Option<&mut ShellBlock> {
-        self.entries
-            .iter_mut()
-            .rev()
-            .find_map(|e| match &mut e.block {
-                Block::Shell { op_id: id, block } if id == op_id => {
-                    e.cache = None;
-                    Some(block)
+        self.entries.iter_mut().rev().find_map(
+            |Entry {
+                 block,
+                 cache,
+                 height,
+                 ..
+             }| match block {
+                Block::Shell {
+                    op_id: id,
+                    block: shell,
+                } if id == op_id => {
+                    (*cache, *height) = (None, None);
+                    Some(shell)
                 }
                 _ => None,
-            })
+            },
+        )
     }
 
     /// The newest running shell block (a saved `shell` message ends it).
     pub fn running_shell_mut(&mut self) -> Option<&mut ShellBlock> {
-        self.entries
-            .iter_mut()
-            .rev()
-            .find_map(|e| match &mut e.block {
-                Block::Shell { block, .. } if block.is_running() => {
-                    e.cache = None;
-                    Some(block)
+        self.entries.iter_mut().rev().find_map(
+            |Entry {
+                 block,
+                 cache,
+                 height,
+                 ..
+             }| match block {
+                Block::Shell { block: shell, .. } if shell.is_running() => {
+                    (*cache, *height) = (None, None);
+                    Some(shell)
                 }
                 _ => None,
-            })
+            },
+        )
     }
 
     /// Whether the newest block is a notice saying `text`.
@@ -192,14 +234,14 @@ impl Transcript {
         self.expanded = !self.expanded;
         for entry in &mut self.entries {
             set_expanded(&mut entry.block, self.expanded);
-            entry.cache = None;
+            entry.changed();
         }
     }
 
     /// Forgets every cached drawing (theme or visibility changed).
     pub fn invalidate(&mut self) {
         for entry in &mut self.entries {
-            entry.cache = None;
+            entry.changed();
         }
     }
 
@@ -210,6 +252,55 @@ impl Transcript {
             Block::Shell { block, .. } => block.is_running(),
             _ => false,
         })
+    }
+
+    /// Rows of block `index` at `width` (0 for hidden blocks), drawing it
+    /// only when its height is not known.
+    fn block_height(&mut self, index: usize, width: u16, theme: &Theme, frame: usize) -> usize {
+        if let Some(Entry {
+            height: Some((w, rows)),
+            ..
+        }) = self.entries.get(index)
+            && *w == width
+        {
+            return *rows;
+        }
+        let rows = self.block_lines(index, width, theme, frame).len();
+        let newest = index + 1 == self.entries.len();
+        if let Some(entry) = self.entries.get_mut(index) {
+            entry.height = Some((width, rows));
+            // Measured, not shown (yet): the lines go at once, so counting
+            // a long session never holds all of it drawn. The newest block
+            // is kept: it is the one that streams.
+            if !newest {
+                entry.forget_lines();
+            }
+        }
+        rows
+    }
+
+    /// Forgets the drawn lines of every block outside `keep` (the blocks on
+    /// screen) but the newest, so memory stays flat however long the
+    /// session and however far the user scrolled.
+    fn forget_lines_outside(&mut self, keep: std::ops::RangeInclusive<usize>) {
+        let newest = self.entries.len().saturating_sub(1);
+        for (index, entry) in self.entries.iter_mut().enumerate() {
+            if !keep.contains(&index) && index != newest {
+                entry.forget_lines();
+            }
+        }
+    }
+
+    /// Blocks holding drawn lines (plain blocks; for tests).
+    #[cfg(test)]
+    fn drawn(&self) -> usize {
+        self.entries.iter().filter(|e| e.cache.is_some()).count()
+    }
+
+    /// Blocks whose height is known (for tests).
+    #[cfg(test)]
+    fn measured(&self) -> usize {
+        self.entries.iter().filter(|e| e.height.is_some()).count()
     }
 
     /// Lines of block `index` at `width`; empty for hidden blocks.

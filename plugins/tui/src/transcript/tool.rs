@@ -79,6 +79,12 @@ impl<V: BlockView> Block<V> {
         self.rows.invalidate();
     }
 
+    /// Drops the drawn rows (the block is far off screen); they are drawn
+    /// again when next asked for.
+    pub fn forget_rows(&mut self) {
+        self.rows.forget();
+    }
+
     /// Folds an expanded block, expands a folded one (ctrl+o).
     pub fn toggle_expanded(&mut self) {
         self.rows.toggle_expanded();
@@ -370,6 +376,11 @@ impl CachedRows {
             self.expanded = on;
             self.invalidate();
         }
+    }
+
+    fn forget(&mut self) {
+        self.rows = Vec::new();
+        self.invalidate();
     }
 
     /// The cached rows, built by `build` (given the width) when the width

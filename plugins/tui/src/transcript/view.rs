@@ -53,9 +53,9 @@ impl Viewport {
         self.anchor = None;
     }
 
-    /// Draws the visible rows into `area`. Only the blocks on screen (and,
-    /// when scrolled back, those below it) are visited; they answer from
-    /// their caches.
+    /// Draws the visible rows into `area`. Blocks below the screen are
+    /// counted by their known heights; only the blocks on screen are drawn,
+    /// and the others forget their lines.
     pub fn render(
         &mut self,
         transcript: &mut Transcript,
@@ -65,26 +65,32 @@ impl Viewport {
         frame: usize,
     ) {
         self.height = usize::from(area.height);
+        let pen = Pen {
+            width: area.width,
+            theme,
+            frame,
+        };
         if let Some(anchor) = self.anchor {
-            let below = rows_from(transcript, anchor, area.width, theme, frame);
+            let below = rows_from(transcript, anchor, &pen);
             self.back = below.saturating_sub(self.height);
         }
-        let wanted = self.back.saturating_add(self.height);
-        let (rows, total) = collect_from_bottom(transcript, area.width, theme, frame, wanted);
-        // Scrolled past the top: the whole transcript was visited, so its
-        // size is known and the view stops at its first row.
-        if let Some(total) = total {
-            self.back = self.back.min(total.saturating_sub(self.height));
+        let mut window = collect_window(transcript, &pen, self.back, self.height);
+        // Scrolled past the top: the whole transcript was counted, so the
+        // view stops at its first row.
+        if let Some(total) = window.total
+            && self.back > total.saturating_sub(self.height)
+        {
+            self.back = total.saturating_sub(self.height);
+            window = collect_window(transcript, &pen, self.back, self.height);
         }
-        // `rows` holds the bottom `wanted` rows (newest last); show the
-        // window that ends `back` rows above the bottom.
-        let end = rows.len().saturating_sub(self.back);
-        let start = end.saturating_sub(self.height);
-        let shown = rows.get(start..end).unwrap_or(&[]);
+        let shown = window.rows;
         self.anchor = match shown.first() {
             Some((origin, _)) if self.back > 0 => Some(*origin),
             _ => None,
         };
+        if let (Some(((first, _), _)), Some(((last, _), _))) = (shown.first(), shown.last()) {
+            transcript.forget_lines_outside(*first..=*last);
+        }
         // Short transcripts sit at the bottom, next to the input.
         let top = area.y + u16::try_from(self.height - shown.len()).unwrap_or(0);
         for (i, (_, line)) in shown.iter().enumerate() {
@@ -94,18 +100,19 @@ impl Viewport {
     }
 }
 
-/// Rows from `origin` to the bottom of the transcript (counted the way
-/// `collect_from_bottom` lays them out).
-fn rows_from(
-    transcript: &mut Transcript,
-    (block, row): Origin,
+/// What the rows are drawn with.
+struct Pen<'a> {
     width: u16,
-    theme: &Theme,
+    theme: &'a Theme,
     frame: usize,
-) -> usize {
+}
+
+/// Rows from `origin` to the bottom of the transcript (counted the way
+/// `collect_window` lays them out: a blank row between blocks).
+fn rows_from(transcript: &mut Transcript, (block, row): Origin, pen: &Pen<'_>) -> usize {
     let mut rows = 0;
     for index in (block..transcript.len()).rev() {
-        let len = transcript.block_lines(index, width, theme, frame).len();
+        let len = transcript.block_height(index, pen.width, pen.theme, pen.frame);
         if len == 0 {
             continue;
         }
@@ -119,44 +126,131 @@ fn rows_from(
     rows
 }
 
-/// The last `wanted` rows of the transcript (a blank row between blocks),
-/// each with where it comes from, and how many rows the transcript has when
-/// that is known: blocks above the screen are not visited, so a long
-/// session draws as fast as a short one.
-fn collect_from_bottom(
+/// The rows on screen, oldest first, each with where it comes from, and
+/// the transcript's row count when every block was counted.
+struct Window {
+    rows: Vec<(Origin, Line<'static>)>,
+    total: Option<usize>,
+}
+
+/// The `height` rows that end `back` rows above the bottom. Counting goes
+/// up from the bottom by block heights; lines are fetched only for the
+/// blocks that reach into the window.
+fn collect_window(
     transcript: &mut Transcript,
-    width: u16,
-    theme: &Theme,
-    frame: usize,
-    wanted: usize,
-) -> (Vec<(Origin, Line<'static>)>, Option<usize>) {
-    let mut chunks: Vec<Vec<(Origin, Line<'static>)>> = Vec::new();
-    let mut count = 0usize;
+    pen: &Pen<'_>,
+    back: usize,
+    height: usize,
+) -> Window {
+    let end = back.saturating_add(height);
+    let mut rows: Vec<(Origin, Line<'static>)> = Vec::new();
+    let mut below = 0usize;
     let mut visited_all = true;
     for index in (0..transcript.len()).rev() {
-        if count >= wanted {
+        if below >= end {
             visited_all = false;
             break;
         }
-        let lines = transcript.block_lines(index, width, theme, frame);
-        if lines.is_empty() {
+        let len = transcript.block_height(index, pen.width, pen.theme, pen.frame);
+        if len == 0 {
             continue;
         }
-        let need = wanted - count;
-        let gap = usize::from(count > 0);
-        let take = lines.len().min(need.saturating_sub(gap));
-        let first = lines.len() - take;
-        let mut chunk: Vec<(Origin, Line<'static>)> = lines[first..]
-            .iter()
-            .enumerate()
-            .map(|(i, line)| ((index, first + i), line.clone()))
-            .collect();
-        if gap == 1 && need > 0 {
-            chunk.push(((index, lines.len()), Line::default()));
+        let gap = usize::from(below > 0);
+        let span = len + gap;
+        if below + span > back {
+            let lines = transcript.block_lines(index, pen.width, pen.theme, pen.frame);
+            // From the bottom: the blank row under the block, then its
+            // lines from the last up.
+            for k in back.saturating_sub(below)..span.min(end - below) {
+                if gap == 1 && k == 0 {
+                    rows.push(((index, len), Line::default()));
+                } else if let Some(line) = lines.get(len - 1 - (k - gap)) {
+                    rows.push(((index, len - 1 - (k - gap)), line.clone()));
+                }
+            }
         }
-        count += chunk.len();
-        chunks.push(chunk);
+        below += span;
     }
-    let rows: Vec<(Origin, Line<'static>)> = chunks.into_iter().rev().flatten().collect();
-    (rows, visited_all.then_some(count))
+    rows.reverse();
+    Window {
+        rows,
+        total: visited_all.then_some(below),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    use super::Viewport;
+    use crate::theme::Theme;
+    use crate::transcript::{Block, Transcript};
+
+    fn transcript(messages: usize) -> Transcript {
+        let mut transcript = Transcript::default();
+        for i in 0..messages {
+            transcript.push(Block::User(format!("message {i}")));
+        }
+        transcript
+    }
+
+    fn rows(buf: &Buffer) -> Vec<String> {
+        let width = usize::from(buf.area.width);
+        buf.content
+            .chunks(width)
+            .map(|row| {
+                row.iter()
+                    .map(|c| c.symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_the_blocks_on_screen_keep_their_lines() {
+        let theme = Theme::plain();
+        let mut transcript = transcript(1000);
+        let mut view = Viewport::default();
+        let area = Rect::new(0, 0, 40, 10);
+        let mut buf = Buffer::empty(area);
+        view.to_top();
+        view.render(&mut transcript, area, &mut buf, &theme, 0);
+        assert_eq!(rows(&buf)[0], "› message 0");
+        view.to_bottom();
+        view.render(&mut transcript, area, &mut buf, &theme, 0);
+        assert_eq!(rows(&buf)[9], "› message 999");
+        // Ten rows show five messages (a blank row between each); the
+        // other 995 kept their heights but not their lines.
+        assert!(
+            transcript.drawn() <= 6,
+            "{} blocks keep lines",
+            transcript.drawn()
+        );
+        assert!(transcript.measured() == 1000);
+    }
+
+    #[test]
+    fn scrolling_by_rows_and_back_to_the_bottom() {
+        let theme = Theme::plain();
+        let mut transcript = transcript(100);
+        let mut view = Viewport::default();
+        let area = Rect::new(0, 0, 40, 5);
+        let mut buf = Buffer::empty(area);
+        view.render(&mut transcript, area, &mut buf, &theme, 0);
+        view.scroll_up(2);
+        buf = Buffer::empty(area);
+        view.render(&mut transcript, area, &mut buf, &theme, 0);
+        assert_eq!(rows(&buf)[4], "› message 98");
+        view.scroll_up(10_000);
+        buf = Buffer::empty(area);
+        view.render(&mut transcript, area, &mut buf, &theme, 0);
+        assert_eq!(rows(&buf)[0], "› message 0");
+        view.to_bottom();
+        buf = Buffer::empty(area);
+        view.render(&mut transcript, area, &mut buf, &theme, 0);
+        assert_eq!(rows(&buf)[4], "› message 99");
+    }
 }
