@@ -349,3 +349,24 @@ fn ctrl_b_switches_plan_mode_and_the_status_line_shows_it() {
     });
     quit(&mut tty);
 }
+
+#[test]
+fn a_key_bound_to_a_lua_function_runs_it() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let init = sandbox.config().join("init.lua");
+    let mut config = std::fs::read_to_string(&init).unwrap();
+    config.push_str(
+        "uji.keymap.add(\"normal\", \"<F5>\", function() uji.notify(\"F5 ran in Lua\") end)\n",
+    );
+    config.push_str("uji.keymap.add(\"normal\", \"<C-s>\", \"submit\")\n");
+    std::fs::write(&init, config).unwrap();
+    model.push(answer("sent with ctrl-s"));
+    let mut tty = open(&sandbox, &[]);
+    tty.press("<F5>");
+    tty.wait_for_text("F5 ran in Lua");
+    tty.type_text("hello");
+    tty.press("<C-s>");
+    tty.wait_for_text("sent with ctrl-s");
+    quit(&mut tty);
+}
