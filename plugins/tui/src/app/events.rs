@@ -8,7 +8,6 @@ use super::state::{App, Pending};
 use crate::approval::Approval;
 use crate::composer::suggest::CommandEntry;
 use crate::keys::Keymap;
-use crate::markdown::Markdown;
 use crate::transcript::tool::{ShellBlock, ToolBlock, ToolState};
 use crate::transcript::{Block, Level};
 
@@ -246,21 +245,11 @@ impl App {
                     self.transcript.push(Block::User(text));
                 }
             }
+            // Live, the saved answer replaces what streamed; from history
+            // nothing streamed, and the same call adds it.
             MessageBody::Assistant {
                 text, reasoning, ..
-            } => {
-                if live {
-                    self.transcript.settle_answer(reasoning.as_deref(), &text);
-                } else {
-                    if let Some(r) = reasoning.filter(|r| !r.trim().is_empty()) {
-                        self.transcript.push(Block::Reasoning(r));
-                    }
-                    if !text.trim().is_empty() {
-                        self.transcript
-                            .push(Block::Assistant(Box::new(Markdown::from_text(&text))));
-                    }
-                }
-            }
+            } => self.transcript.settle_answer(reasoning.as_deref(), &text),
             MessageBody::Tool {
                 tool_call_id,
                 name,
@@ -291,19 +280,28 @@ impl App {
                 command,
                 output,
                 exit_code,
-            } => {
-                if let Some(shell) = self.transcript.running_shell_mut().filter(|_| live) {
-                    shell.finish(&output, exit_code);
-                } else {
-                    let mut block = ShellBlock::new(&command);
-                    block.finish(&output, exit_code);
-                    self.transcript.push(Block::Shell {
-                        op_id: String::new(),
-                        block,
-                    });
-                }
-            }
+            } => self.on_shell_message(&command, &output, exit_code, live),
         }
+    }
+
+    /// A saved `!cmd`: ends the running block, or (history) adds one.
+    fn on_shell_message(
+        &mut self,
+        command: &str,
+        output: &str,
+        exit_code: Option<i32>,
+        live: bool,
+    ) {
+        if let Some(shell) = self.transcript.running_shell_mut().filter(|_| live) {
+            shell.finish(output, exit_code);
+            return;
+        }
+        let mut block = ShellBlock::new(command);
+        block.finish(output, exit_code);
+        self.transcript.push(Block::Shell {
+            op_id: String::new(),
+            block,
+        });
     }
 
     /// A saved tool result: completes the call's block (made here when it
