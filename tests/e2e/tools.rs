@@ -204,6 +204,74 @@ fn run_command_timeout_kills_the_process_tree() {
     );
 }
 
+/// Live processes whose command line is exactly `words` (NUL-separated in
+/// /proc; zombies have none).
+fn live_with_cmdline(words: &[&str]) -> Vec<String> {
+    let wanted: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn run_command_timeout_kills_children_that_called_setsid() {
+    let sandbox = Sandbox::new();
+    // The parent of the setsid'd sleep exits at once, so the sleep is an
+    // orphan in its own session and process group when the timeout hits.
+    let sleep = ["sleep", "29.71"];
+    let (_, stdout, _) = tool(
+        &sandbox,
+        &[
+            "run",
+            "run_command",
+            r#"{"command": "(setsid sleep 29.71 > /dev/null 2>&1 &); sleep 0.5; echo started; sleep 30", "timeout": 2}"#,
+            "--yes",
+        ],
+    );
+    assert!(stdout.contains("started"), "{stdout}");
+    assert!(stdout.contains("timed out after 2s"), "{stdout}");
+    let left = live_with_cmdline(&sleep);
+    assert!(left.is_empty(), "setsid grandchild survived: pids {left:?}");
+}
+
+#[test]
+fn run_command_interrupt_kills_children_that_called_setsid() {
+    let sandbox = Sandbox::new();
+    let child = sandbox
+        .uji()
+        .args([
+            "tool",
+            "run",
+            "run_command",
+            r#"{"command": "(setsid sleep 29.72 > /dev/null 2>&1 &); echo started; sleep 30", "timeout": 60}"#,
+            "--yes",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while live_with_cmdline(&["sleep", "29.72"]).is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the uji process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    let left = live_with_cmdline(&["sleep", "29.72"]);
+    assert!(left.is_empty(), "setsid grandchild survived: pids {left:?}");
+}
+
 #[test]
 fn bad_arguments_get_a_one_line_error() {
     let sandbox = Sandbox::new();

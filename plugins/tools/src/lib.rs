@@ -10,6 +10,7 @@ mod atomic;
 mod diff;
 mod edit_file;
 mod read_file;
+mod reaper;
 mod run_command;
 mod write_file;
 
