@@ -306,3 +306,75 @@ fn bad_arguments_get_a_one_line_error() {
     assert!(!output.status.success());
     assert!(stderr.contains("not valid JSON"), "{stderr}");
 }
+
+/// Swaps `a` and `b` atomically (renameat2 RENAME_EXCHANGE).
+fn exchange(a: &std::path::Path, b: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
+    let b = std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap();
+    // SAFETY: two NUL-terminated paths.
+    unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+}
+
+#[test]
+fn a_directory_swapped_for_a_symlink_during_writes_lets_nothing_out() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    let outside = tempfile::tempdir().unwrap();
+    // What edit_file would change if it followed the link.
+    std::fs::write(outside.path().join("e.txt"), "old\n").unwrap();
+    std::fs::create_dir(work.join("sub")).unwrap();
+    std::fs::write(work.join("sub/e.txt"), "old\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), work.join("link")).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let (sub, link) = (work.join("sub"), work.join("link"));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                exchange(&sub, &link);
+            }
+        })
+    };
+    for i in 0..200 {
+        let args = if i % 2 == 0 {
+            format!(r#"{{"path": "sub/w{i}.txt", "content": "x"}}"#)
+        } else {
+            r#"{"path": "sub/e.txt", "old_string": "old", "new_string": "new\nold"}"#.to_string()
+        };
+        let name = if i % 2 == 0 {
+            "write_file"
+        } else {
+            "edit_file"
+        };
+        tool(&sandbox, &["run", name, &args, "--yes"]);
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["e.txt"], "nothing new outside the workspace");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("e.txt")).unwrap(),
+        "old\n",
+        "the file outside was not edited"
+    );
+    // Writes did land inside: the race was real, not a refusal of all.
+    let inside = std::fs::read_dir(work.join("sub"))
+        .or_else(|_| std::fs::read_dir(work.join("link")))
+        .unwrap()
+        .count();
+    assert!(inside > 1, "some writes landed in the workspace");
+}

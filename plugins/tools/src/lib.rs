@@ -7,6 +7,7 @@
 
 mod args;
 mod atomic;
+mod beneath;
 mod diff;
 mod edit_file;
 mod read_file;
