@@ -38,6 +38,7 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
         id: format!("call_{name}"),
         args,
         cwd: std::env::temp_dir().to_string_lossy().into_owned(),
+        roots: None,
     }
 }
 

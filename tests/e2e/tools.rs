@@ -204,6 +204,74 @@ fn run_command_timeout_kills_the_process_tree() {
     );
 }
 
+/// Live processes whose command line is exactly `words` (NUL-separated in
+/// /proc; zombies have none).
+fn live_with_cmdline(words: &[&str]) -> Vec<String> {
+    let wanted: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn run_command_timeout_kills_children_that_called_setsid() {
+    let sandbox = Sandbox::new();
+    // The parent of the setsid'd sleep exits at once, so the sleep is an
+    // orphan in its own session and process group when the timeout hits.
+    let sleep = ["sleep", "29.71"];
+    let (_, stdout, _) = tool(
+        &sandbox,
+        &[
+            "run",
+            "run_command",
+            r#"{"command": "(setsid sleep 29.71 > /dev/null 2>&1 &); sleep 0.5; echo started; sleep 30", "timeout": 2}"#,
+            "--yes",
+        ],
+    );
+    assert!(stdout.contains("started"), "{stdout}");
+    assert!(stdout.contains("timed out after 2s"), "{stdout}");
+    let left = live_with_cmdline(&sleep);
+    assert!(left.is_empty(), "setsid grandchild survived: pids {left:?}");
+}
+
+#[test]
+fn run_command_interrupt_kills_children_that_called_setsid() {
+    let sandbox = Sandbox::new();
+    let child = sandbox
+        .uji()
+        .args([
+            "tool",
+            "run",
+            "run_command",
+            r#"{"command": "(setsid sleep 29.72 > /dev/null 2>&1 &); echo started; sleep 30", "timeout": 60}"#,
+            "--yes",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while live_with_cmdline(&["sleep", "29.72"]).is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the uji process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    let left = live_with_cmdline(&["sleep", "29.72"]);
+    assert!(left.is_empty(), "setsid grandchild survived: pids {left:?}");
+}
+
 #[test]
 fn bad_arguments_get_a_one_line_error() {
     let sandbox = Sandbox::new();
@@ -237,4 +305,76 @@ fn bad_arguments_get_a_one_line_error() {
     let (output, _, stderr) = tool(&sandbox, &["run", "read_file", "{not json"]);
     assert!(!output.status.success());
     assert!(stderr.contains("not valid JSON"), "{stderr}");
+}
+
+/// Swaps `a` and `b` atomically (renameat2 RENAME_EXCHANGE).
+fn exchange(a: &std::path::Path, b: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
+    let b = std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap();
+    // SAFETY: two NUL-terminated paths.
+    unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+}
+
+#[test]
+fn a_directory_swapped_for_a_symlink_during_writes_lets_nothing_out() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    let outside = tempfile::tempdir().unwrap();
+    // What edit_file would change if it followed the link.
+    std::fs::write(outside.path().join("e.txt"), "old\n").unwrap();
+    std::fs::create_dir(work.join("sub")).unwrap();
+    std::fs::write(work.join("sub/e.txt"), "old\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), work.join("link")).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let (sub, link) = (work.join("sub"), work.join("link"));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                exchange(&sub, &link);
+            }
+        })
+    };
+    for i in 0..200 {
+        let args = if i % 2 == 0 {
+            format!(r#"{{"path": "sub/w{i}.txt", "content": "x"}}"#)
+        } else {
+            r#"{"path": "sub/e.txt", "old_string": "old", "new_string": "new\nold"}"#.to_string()
+        };
+        let name = if i % 2 == 0 {
+            "write_file"
+        } else {
+            "edit_file"
+        };
+        tool(&sandbox, &["run", name, &args, "--yes"]);
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["e.txt"], "nothing new outside the workspace");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("e.txt")).unwrap(),
+        "old\n",
+        "the file outside was not edited"
+    );
+    // Writes did land inside: the race was real, not a refusal of all.
+    let inside = std::fs::read_dir(work.join("sub"))
+        .or_else(|_| std::fs::read_dir(work.join("link")))
+        .unwrap()
+        .count();
+    assert!(inside > 1, "some writes landed in the workspace");
 }

@@ -355,6 +355,21 @@ impl Gate {
         self.with_policy_mut(|p| p.roots(paths)).unwrap_or_default()
     }
 
+    /// The canonical directories a confined file tool may reach (`cwd`
+    /// first), handed to the tool in its call; `None` when not confined.
+    fn confinement_roots(&self, cwd: &Path) -> Option<Vec<String>> {
+        let (confined, extra) = self.with_policy_mut(|p| (p.confine(None), p.roots(None)))?;
+        if !confined {
+            return None;
+        }
+        let roots = std::iter::once(cwd.to_path_buf())
+            .chain(extra.into_iter().map(|r| cwd.join(r)))
+            .filter_map(|dir| uji_policy::canonicalize_lenient(&dir).ok())
+            .map(|dir| dir.to_string_lossy().into_owned())
+            .collect();
+        Some(roots)
+    }
+
     /// Offers the policy to plugins as host services (`Host::call`), which is
     /// how the Lua plugin implements `uji.tool.*`.
     pub fn install_services(&self) {
@@ -579,6 +594,7 @@ impl Gate {
             id: request.call_id.clone(),
             args: std::mem::take(&mut request.args),
             cwd: request.cwd.to_string_lossy().into_owned(),
+            roots: self.confinement_roots(&request.cwd),
         };
         if let Err(result) = self
             .approve(&request, &call, &decided, approver, interrupt)

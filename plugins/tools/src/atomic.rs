@@ -1,12 +1,18 @@
 //! Atomic file replacement: write a temporary file next to the target, fsync
 //! it, give it the original permissions (and owner, when allowed), then
-//! rename it over the target. A failure at any step removes the temporary
+//! rename it over the target, all through one directory fd opened beneath
+//! the call's roots. A failure at any step removes the temporary
 //! file and leaves the target as it was.
 
-use std::fs::{self, File, OpenOptions, Permissions};
+use std::ffi::CString;
+use std::fs::{self, File, Permissions};
 use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use crate::beneath::Beneath;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -29,15 +35,17 @@ impl Keep {
 }
 
 /// Removes the temporary file unless the rename happened.
-struct TempGuard {
-    path: PathBuf,
+struct TempGuard<'a> {
+    dir: &'a OwnedFd,
+    name: CString,
     armed: bool,
 }
 
-impl Drop for TempGuard {
+impl Drop for TempGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
-            let _ = fs::remove_file(&self.path);
+            // SAFETY: a valid directory fd and a NUL-terminated name.
+            unsafe { libc::unlinkat(self.dir.as_raw_fd(), self.name.as_ptr(), 0) };
         }
     }
 }
@@ -53,23 +61,24 @@ pub fn write_target(path: &Path) -> PathBuf {
     }
 }
 
-/// Replaces `path` with `data` atomically. New files get the default mode
-/// (0666 minus the umask); `keep` carries an existing file's mode and owner.
-pub fn write(path: &Path, data: &[u8], keep: Option<&Keep>) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".to_string());
+/// Replaces `path` with `data` atomically, beneath the call's roots (see
+/// [`Beneath`]); `create_dirs` makes missing parent directories. New files
+/// get the default mode (0666 minus the umask); `keep` carries an existing
+/// file's mode and owner.
+pub fn write(
+    beneath: &Beneath,
+    path: &Path,
+    data: &[u8],
+    keep: Option<&Keep>,
+    create_dirs: bool,
+) -> io::Result<()> {
+    let (dir, name) = beneath.parent(path, create_dirs)?;
     // Keep the temporary name well under NAME_MAX.
-    let short: String = name.chars().take(64).collect();
-
-    let (temp_path, mut file) = create_temp(&dir, &short)?;
+    let short: String = name.to_string_lossy().chars().take(64).collect();
+    let (temp_name, mut file) = create_temp(&dir, &short)?;
     let mut guard = TempGuard {
-        path: temp_path,
+        dir: &dir,
+        name: temp_name,
         armed: true,
     };
     file.write_all(data)?;
@@ -80,26 +89,55 @@ pub fn write(path: &Path, data: &[u8], keep: Option<&Keep>) -> io::Result<()> {
     }
     file.sync_all()?;
     drop(file);
-    fs::rename(&guard.path, path)?;
+    let target = CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in file name"))?;
+    // SAFETY: the same valid directory fd on both sides and NUL-terminated
+    // single-component names: nothing is resolved but the names themselves.
+    let rc = unsafe {
+        libc::renameat(
+            dir.as_raw_fd(),
+            guard.name.as_ptr(),
+            dir.as_raw_fd(),
+            target.as_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
     guard.armed = false;
     // Make the rename itself durable; not every filesystem allows this.
-    if let Ok(dir) = File::open(&dir) {
-        let _ = dir.sync_all();
-    }
+    // SAFETY: fsync on a valid fd.
+    let _ = unsafe { libc::fsync(dir.as_raw_fd()) };
     Ok(())
 }
 
-fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
+fn create_temp(dir: &OwnedFd, name: &str) -> io::Result<(CString, File)> {
     let pid = std::process::id();
     let mut last = None;
     for _ in 0..64 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!(".{name}.uji-{pid}-{n}.tmp"));
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
+        let temp = CString::new(format!(".{name}.uji-{pid}-{n}.tmp"))
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in file name"))?;
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        // SAFETY: a valid directory fd and a NUL-terminated name; the fd
+        // returned is owned below.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                temp.as_ptr(),
+                flags | libc::O_CLOEXEC,
+                0o666 as libc::c_uint,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a fresh descriptor nothing else owns.
+            return Ok((temp, File::from(unsafe { OwnedFd::from_raw_fd(fd) })));
         }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+        last = Some(e);
     }
     Err(last.unwrap_or_else(|| io::Error::other("could not create a temporary file")))
 }
@@ -122,7 +160,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         fs::write(&path, "old").unwrap();
-        write(&path, b"new", None).unwrap();
+        write(&Beneath::unconfined(), &path, b"new", None, false).unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"new");
         assert_eq!(names(dir.path()), ["f"]);
     }
@@ -134,7 +172,7 @@ mod tests {
         let target = dir.path().join("busy");
         fs::create_dir(&target).unwrap();
         fs::write(target.join("inside"), "x").unwrap();
-        assert!(write(&target, b"data", None).is_err());
+        assert!(write(&Beneath::unconfined(), &target, b"data", None, false).is_err());
         assert_eq!(names(dir.path()), ["busy"]);
         assert_eq!(names(&target), ["inside"]);
     }

@@ -1,7 +1,6 @@
 //! `edit_file`: exact literal replacement, written atomically.
 
-use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -9,6 +8,7 @@ use uji_sdk::{FileDiff, SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, To
 
 use crate::args::{self, os_error};
 use crate::atomic::{self, Keep};
+use crate::beneath::Beneath;
 use crate::diff;
 
 const NAME: &str = "edit_file";
@@ -71,7 +71,8 @@ impl Tool for EditFile {
             Ok(plan) => plan,
             Err(message) => return ToolOutput::error(message),
         };
-        if let Err(e) = atomic::write(&plan.target, &plan.new, Some(&plan.keep)) {
+        let beneath = Beneath::of(&call);
+        if let Err(e) = atomic::write(&beneath, &plan.target, &plan.new, Some(&plan.keep), false) {
             return ToolOutput::error(format!("write {}: {}", plan.shown, os_error(&e)));
         }
         let diff = plan.diff();
@@ -112,13 +113,16 @@ fn plan(call: &ToolCall) -> Result<Plan, String> {
 
     let full = args::resolve(&call.cwd, shown);
     let target = atomic::write_target(&full);
-    let meta = fs::metadata(&target).map_err(|e| {
+    let mut file = Beneath::of(call).open_read(&target).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             format!("{shown} does not exist; use write_file to create a new file")
         } else {
             format!("read {shown}: {}", os_error(&e))
         }
     })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("read {shown}: {}", os_error(&e)))?;
     if meta.is_dir() {
         return Err(format!("{shown} is a directory, not a file"));
     }
@@ -134,7 +138,9 @@ fn plan(call: &ToolCall) -> Result<Plan, String> {
     if meta.permissions().readonly() {
         return Err(format!("{shown} is read-only"));
     }
-    let old = fs::read(&target).map_err(|e| format!("read {shown}: {}", os_error(&e)))?;
+    let mut old = Vec::with_capacity(meta.len() as usize + 1);
+    file.read_to_end(&mut old)
+        .map_err(|e| format!("read {shown}: {}", os_error(&e)))?;
 
     let crlf = uses_crlf(&old);
     let Some((needle, replacement, positions)) = find(&old, old_string, new_string, crlf) else {

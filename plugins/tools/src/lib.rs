@@ -7,9 +7,11 @@
 
 mod args;
 mod atomic;
+mod beneath;
 mod diff;
 mod edit_file;
 mod read_file;
+mod reaper;
 mod run_command;
 mod write_file;
 

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use uji_sdk::{Image, SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
 use crate::args::{self, os_error, plural};
+use crate::beneath::Beneath;
 
 const NAME: &str = "read_file";
 /// Most lines on one page.
@@ -104,15 +105,17 @@ fn read(call: &ToolCall) -> Result<ToolOutput, String> {
     let full = args::resolve(&call.cwd, shown);
     let read_error = |e: &io::Error| format!("read {shown}: {}", os_error(e));
 
-    // Check the type before opening: opening a FIFO would block.
-    let meta = fs::metadata(&full).map_err(|e| read_error(&e))?;
+    // Opened without blocking (a FIFO would block), then its type checked.
+    let mut file = Beneath::of(call)
+        .open_read(&full)
+        .map_err(|e| read_error(&e))?;
+    let meta = file.metadata().map_err(|e| read_error(&e))?;
     if meta.is_dir() {
         return Err(format!("{shown} is a directory, not a file"));
     }
     if !meta.is_file() {
         return Err(format!("{shown} is not a regular file"));
     }
-    let mut file = File::open(&full).map_err(|e| read_error(&e))?;
 
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut file)

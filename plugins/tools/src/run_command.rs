@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use uji_sdk::{SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
 use crate::args::{self, os_error, plural};
+use crate::reaper;
 
 const NAME: &str = "run_command";
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -105,42 +106,42 @@ enum Stop {
     Interrupted,
 }
 
-/// Kills the process group if the call ends early (an error or a panic).
-struct GroupGuard {
-    pgid: libc::pid_t,
+/// Kills the command's whole tree (see [`reaper`]) if the call ends early
+/// (an error or a panic).
+struct TreeGuard {
+    root: libc::pid_t,
+    mark: String,
     armed: bool,
 }
 
-impl GroupGuard {
+impl TreeGuard {
     fn kill(&mut self) {
-        kill_group(self.pgid);
+        if self.root > 1 {
+            // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH.
+            unsafe {
+                libc::killpg(self.root, libc::SIGKILL);
+            }
+            reaper::kill_tree(self.root, &self.mark);
+        }
     }
 }
 
-impl Drop for GroupGuard {
+impl Drop for TreeGuard {
     fn drop(&mut self) {
         if self.armed {
-            kill_group(self.pgid);
+            self.kill();
         }
     }
 }
 
-fn kill_group(pgid: libc::pid_t) {
-    if pgid > 1 {
-        // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
-}
-
-fn spawn(command: &str, cwd: &Path) -> io::Result<(Child, io::PipeReader)> {
+fn spawn(command: &str, cwd: &Path, mark: &str) -> io::Result<(Child, io::PipeReader)> {
     let (reader, writer) = io::pipe()?;
     let writer2 = writer.try_clone()?;
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
+        .env(reaper::MARK_VAR, mark)
         .stdin(Stdio::null())
         .stdout(writer2)
         .stderr(writer);
@@ -195,10 +196,14 @@ fn execute(
             cwd.display()
         ));
     }
+    reaper::become_subreaper();
+    reaper::reap_adopted();
+    let mark = reaper::new_mark();
     let (mut child, mut reader) =
-        spawn(command, cwd).map_err(|e| format!("could not start sh: {}", os_error(&e)))?;
-    let mut guard = GroupGuard {
-        pgid: child.id() as libc::pid_t,
+        spawn(command, cwd, &mark).map_err(|e| format!("could not start sh: {}", os_error(&e)))?;
+    let mut guard = TreeGuard {
+        root: child.id() as libc::pid_t,
+        mark,
         armed: true,
     };
     let started = Instant::now();
@@ -270,6 +275,9 @@ fn execute(
         }
     }
     guard.armed = false;
+    if stop.is_none() {
+        reaper::note_survivors(guard.root, &guard.mark);
+    }
     drop(reader);
     capture.finish(&mut progress);
 

@@ -1,6 +1,5 @@
 //! `write_file`: create or overwrite a whole file, atomically.
 
-use std::fs;
 use std::io::{self, Read};
 use std::path::PathBuf;
 
@@ -9,6 +8,7 @@ use uji_sdk::{FileDiff, SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, To
 
 use crate::args::{self, os_error, plural};
 use crate::atomic::{self, Keep};
+use crate::beneath::Beneath;
 use crate::diff;
 
 const NAME: &str = "write_file";
@@ -72,14 +72,9 @@ impl Tool for WriteFile {
             Err(message) => return ToolOutput::error(message),
         };
         let write_error = |e: &io::Error| format!("write {}: {}", plan.shown, os_error(e));
-        if let Some(parent) = plan.target.parent()
-            && !parent.as_os_str().is_empty()
-            && let Err(e) = fs::create_dir_all(parent)
-        {
-            return ToolOutput::error(write_error(&e));
-        }
         let keep = plan.existing.as_ref().map(|e| &e.keep);
-        if let Err(e) = atomic::write(&plan.target, plan.content.as_bytes(), keep) {
+        let beneath = Beneath::of(&call);
+        if let Err(e) = atomic::write(&beneath, &plan.target, plan.content.as_bytes(), keep, true) {
             return ToolOutput::error(write_error(&e));
         }
 
@@ -126,8 +121,11 @@ fn plan(call: &ToolCall) -> Result<Plan<'_>, String> {
     let content = args::string(map, "content")?;
     let full = args::resolve(&call.cwd, shown);
     let target = atomic::write_target(&full);
-    let existing = match fs::metadata(&target) {
-        Ok(meta) => {
+    let opened = Beneath::of(call)
+        .open_read(&target)
+        .and_then(|file| Ok((file.metadata()?, file)));
+    let existing = match opened {
+        Ok((meta, file)) => {
             if meta.is_dir() {
                 return Err(format!("{shown} is a directory, not a file"));
             }
@@ -141,8 +139,8 @@ fn plan(call: &ToolCall) -> Result<Plan<'_>, String> {
                 // Sized up front: growing by doubling would briefly hold
                 // half again the file.
                 let mut old = Vec::with_capacity(meta.len() as usize + 1);
-                fs::File::open(&target)
-                    .and_then(|f| f.take(MAX_DIFF_BYTES + 1).read_to_end(&mut old))
+                file.take(MAX_DIFF_BYTES + 1)
+                    .read_to_end(&mut old)
                     .map_err(|e| format!("read {shown}: {}", os_error(&e)))?;
                 (old.len() as u64 <= MAX_DIFF_BYTES).then_some(old)
             } else {

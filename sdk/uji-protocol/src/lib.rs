@@ -161,6 +161,13 @@ pub struct ToolCall {
     pub args: Value,
     /// The session's working directory.
     pub cwd: String,
+    /// When file confinement is on: the canonical directories file tools
+    /// may reach (the working directory first, then `uji.tool.roots`).
+    /// Tools open paths beneath one of them in one step, so a directory
+    /// swapped for a symlink after the gate's check cannot lead outside.
+    /// Absent when confinement is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<Vec<String>>,
 }
 
 /// An image attached to a message or a tool result.

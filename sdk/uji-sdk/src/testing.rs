@@ -101,6 +101,7 @@ impl TestCall {
             id: "call_test".to_string(),
             args,
             cwd: cwd.to_string_lossy().into_owned(),
+            roots: None,
         };
         let canceller = tool.start(call, ctx);
         TestCall {

@@ -22,6 +22,7 @@ pub fn call(args: Value, cwd: &Path) -> ToolCall {
         id: "call_test".to_string(),
         args,
         cwd: cwd.to_string_lossy().into_owned(),
+        roots: None,
     }
 }
 
