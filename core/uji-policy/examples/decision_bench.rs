@@ -154,7 +154,7 @@ fn main() {
     let compound = "git status && git diff HEAD~1 | head -50; cargo build --release 2>&1 | \
                     tail -5 && ls -la src || cat README.md; git log --oneline \
                     -5; echo $(tool3 --check)";
-    let parts = uji_policy::split_command(compound).map_or(0, |p| p.len());
+    let parts = uji_policy::command_parts(compound).len();
     if parts != 10 {
         eprintln!("compound command has {parts} parts, expected 10");
     }
@@ -171,5 +171,18 @@ fn main() {
     }
     let mixed = time(&policy, &mix);
     let compound_us = time(&policy, &compound_facts);
-    println!("policy_decision_us {mixed:.2} compound_10_part_us {compound_us:.2}");
+    // The parse alone (tree-sitter and the walk), to see where time goes.
+    let mut per_batch = Vec::with_capacity(BATCHES);
+    for _ in 0..BATCHES {
+        let start = Instant::now();
+        for _ in 0..PER_BATCH {
+            black_box(uji_policy::command_parts(black_box(compound)));
+        }
+        per_batch.push(start.elapsed().as_secs_f64() * 1e6 / PER_BATCH as f64);
+    }
+    let parse_us = median(per_batch);
+    println!(
+        "policy_decision_us {mixed:.2} compound_10_part_us {compound_us:.2} \
+         compound_parse_us {parse_us:.2}"
+    );
 }

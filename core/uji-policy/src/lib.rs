@@ -3,8 +3,8 @@
 //! Given what a tool is about to do ([`ToolFacts`]), a [`Policy`] answers
 //! [`Decision::Allow`], [`Decision::Ask`] or [`Decision::Deny`] with a short
 //! explanation ([`Verdict`]). The crate also confines the file tools to the
-//! working directory and extra roots ([`Policy::check_path`]) and splits shell
-//! command lines into the simple commands they run ([`split_command`]).
+//! working directory and extra roots ([`Policy::check_path`]) and finds the
+//! simple commands a shell line runs ([`command_parts`], a real shell grammar).
 //!
 //! It is deliberately pure: no async, no configuration loading and no I/O
 //! beyond filesystem metadata (`lstat`/`readlink`) for path canonicalisation.
@@ -43,6 +43,7 @@
 mod paths;
 mod policy;
 mod rules;
+mod shell;
 mod split;
 
 use std::fmt;
@@ -56,6 +57,9 @@ pub use paths::{
 };
 pub use policy::{DEFAULT_SET, Policy};
 pub use rules::RuleProblem;
+pub use shell::{
+    CommandPart, MAX_DEPTH as MAX_NESTING, MAX_PARTS as MAX_COMMAND_PARTS, command_parts,
+};
 pub use split::{MAX_DEPTH, MAX_PARTS, SplitError, split_command};
 
 /// What happens to a tool call.
@@ -136,7 +140,7 @@ pub enum SubjectKind {
     /// `*` and `?` in globs stop at `/`, `~/` in rules is the home directory.
     Path,
     /// A shell command line: matched whole and part by part
-    /// (see [`split_command`]); `*` matches anything.
+    /// (see [`command_parts`]); `*` matches anything.
     Command,
     /// Any other string (a URL, a query): matched as given; `*` matches
     /// anything.
@@ -216,6 +220,12 @@ pub struct Verdict {
     /// What the model reads when refused: the deciding rule's custom message
     /// (for deny and ask), or the "disabled" notice. `None` otherwise.
     pub message: Option<String>,
+    /// The call asks because part of the command could not be accounted
+    /// for (see [`CommandPart::resolved`]) while the tool has deny rules:
+    /// nobody can tell whether a deny rule would have matched, so an
+    /// automatic approver (`--yes`, headless) must deny it, not run it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unresolved: bool,
 }
 
 impl Verdict {
@@ -225,6 +235,7 @@ impl Verdict {
             decision,
             because: because.into(),
             message: None,
+            unresolved: false,
         }
     }
 }

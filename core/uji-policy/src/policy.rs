@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::paths::{self, ConfineError, canonicalize_lenient, expand_home, home_dir};
 use crate::rules::{self, Hits, ListKind, Mode, RuleProblem, ToolRules};
-use crate::split::{Part, split_parts};
+use crate::shell::{CommandPart, command_parts};
 use crate::{Decision, SubjectKind, ToolFacts, Verdict};
 
 /// The set `set_rules(…, None)` writes to.
@@ -144,25 +144,53 @@ fn rule_verdict(list: ListKind, tool: &str, hit: &Hit<'_>, what: &str) -> Verdic
         } else {
             hit.message()
         },
+        unresolved: false,
     }
 }
 
-/// A probe for a command part: its text and its dequoted form.
-struct PartHits {
-    text: SetHits,
-    plain: Option<SetHits>,
-}
-
-impl PartHits {
-    /// First hit of `list` in either form (deny and ask only use `plain`).
-    fn find<'p>(&self, entries: &[Entry<'p>], part: &Part, list: ListKind) -> Option<Hit<'p>> {
-        first_hit(entries, &self.text, list, &part.text).or_else(|| {
-            match (&self.plain, &part.plain) {
-                (Some(h), Some(p)) if list != ListKind::Allow => first_hit(entries, h, list, p),
-                _ => None,
-            }
+/// Every part was allowed by a rule.
+fn all_allowed(tool: &str, allowed: &[Hit<'_>]) -> Verdict {
+    if let [only] = allowed {
+        return rule_verdict(ListKind::Allow, tool, only, "part");
+    }
+    let list: Vec<String> = allowed
+        .iter()
+        .map(|h| {
+            format!(
+                "\"{}\" by rule \"{}\" (set \"{}\")",
+                h.matched,
+                h.text(),
+                h.set
+            )
         })
+        .collect();
+    Verdict::new(
+        Decision::Allow,
+        format!(
+            "allow rules of {tool} matched every part: {}",
+            list.join(", ")
+        ),
+    )
+}
+
+/// A command with an unresolved part is never allowed; its ask is marked
+/// [`Verdict::unresolved`] when the tool has deny rules, and says which part.
+fn fail_closed(mut verdict: Verdict, parts: &[CommandPart], entries: &[Entry<'_>]) -> Verdict {
+    let Some(part) = parts.iter().find(|p| !p.resolved) else {
+        return verdict;
+    };
+    if verdict.decision == Decision::Deny {
+        return verdict;
     }
+    let why = part.reason.as_deref().unwrap_or("unresolved");
+    let shown: String = part.text.chars().take(120).collect();
+    verdict.because = format!(
+        "could not tell what `{shown}` runs ({why}); asking (was: {})",
+        verdict.because
+    );
+    verdict.decision = Decision::Ask;
+    verdict.unresolved = entries.iter().any(|(_, t)| t.has_deny_rules());
+    verdict
 }
 
 impl Policy {
@@ -344,14 +372,15 @@ impl Policy {
     /// with an invalid rule is never allowed: allow becomes ask.
     ///
     /// For [`SubjectKind::Command`] the line and every part from
-    /// [`split_command`](crate::split_command) are checked: a deny anywhere
-    /// denies, then an ask anywhere asks, then the command is allowed if
-    /// every part hits an allow rule (a bare `( … )` subshell part only needs
-    /// its inner parts) or the line does; with more than one part the whole line
-    /// is only allowed by an exact rule, since `git diff*` must not allow
-    /// `git diff; rm -rf ~`. A line that cannot be split is denied by a deny
-    /// rule on the line or a deny fallback, and asked otherwise; never
-    /// allowed.
+    /// [`command_parts`](crate::command_parts) are checked: a deny anywhere
+    /// (on any spelling of a part: as written, quotes removed, program path
+    /// reduced to its name) denies, then an ask anywhere asks, then the
+    /// command is allowed if every part hits an allow rule; with more than
+    /// one part the whole line is only allowed by an exact rule, since
+    /// `git diff*` must not allow `git diff; rm -rf ~`. A part that is not
+    /// [`resolved`](crate::CommandPart::resolved) is never allowed (by a
+    /// rule or a fallback): the call asks, with [`Verdict::unresolved`] set
+    /// when the tool has deny rules, or is denied by a deny rule or fallback.
     pub fn decide(&self, facts: &ToolFacts<'_>) -> Verdict {
         let tool = facts.tool;
         if self.disabled.contains(tool) {
@@ -360,6 +389,7 @@ impl Policy {
                 decision: Decision::Deny,
                 because: text.clone(),
                 message: Some(text),
+                unresolved: false,
             };
         }
         let entries: Vec<Entry<'_>> = self
@@ -466,132 +496,94 @@ impl Policy {
     }
 
     fn decide_command(&self, facts: &ToolFacts<'_>, entries: &[Entry<'_>]) -> Verdict {
-        let tool = facts.tool;
         let line = facts.subject.trim();
-        let has_rules = entries.iter().any(|(_, t)| t.has_rules());
-        let mut buf = Vec::new();
-        let parts = match split_parts(line) {
-            Ok(p) => p,
-            Err(e) => {
-                if has_rules {
-                    let hits = query_all(entries, line, Mode::Plain, &mut buf);
-                    if let Some(hit) = first_hit(entries, &hits, ListKind::Deny, line) {
-                        return rule_verdict(ListKind::Deny, tool, &hit, "line");
-                    }
-                }
-                let fb = self.fallback(facts, entries);
-                if fb.decision == Decision::Deny {
-                    return Verdict::new(
-                        Decision::Deny,
-                        format!("cannot split the command ({e}); {}", fb.because),
-                    );
-                }
-                return Verdict::new(
-                    Decision::Ask,
-                    format!("cannot split the command safely ({e}); asking"),
-                );
-            }
-        };
-        if !has_rules {
-            return self.fallback(facts, entries);
-        }
-
-        let part_hits: Vec<PartHits> = parts
-            .iter()
-            .map(|p| PartHits {
-                text: query_all(entries, &p.text, Mode::Plain, &mut buf),
-                plain: p
-                    .plain
-                    .as_ref()
-                    .map(|t| query_all(entries, t, Mode::Plain, &mut buf)),
-            })
-            .collect();
-        // A single part is the line itself, so the line may be matched by
-        // any rule; a compound line only by an exact rule (for allow).
-        let single = parts.len() <= 1;
-        let line_hits = if single && parts.first().is_some_and(|p| p.text == line) {
-            None
+        let parts = command_parts(line);
+        let verdict = if entries.iter().any(|(_, t)| t.has_rules()) {
+            self.command_rules(facts, entries, line, &parts)
         } else {
-            Some(query_all(entries, line, Mode::Plain, &mut buf))
+            self.fallback(facts, entries)
         };
+        fail_closed(verdict, &parts, entries)
+    }
 
-        // A deny on any part or on the line denies.
-        for (part, hits) in parts.iter().zip(part_hits.iter()) {
-            if let Some(hit) = hits.find(entries, part, ListKind::Deny) {
+    /// Deny anywhere denies, then each part is allowed or asked; see
+    /// [`Policy::decide`].
+    fn command_rules(
+        &self,
+        facts: &ToolFacts<'_>,
+        entries: &[Entry<'_>],
+        line: &str,
+        parts: &[CommandPart],
+    ) -> Verdict {
+        let tool = facts.tool;
+        let mut buf = Vec::new();
+        // Each distinct text is queried once; the lists are looked up after.
+        let mut cache: HashMap<&str, SetHits> = HashMap::new();
+        for t in parts
+            .iter()
+            .flat_map(|p| p.strict_texts().chain(p.allow_texts()))
+            .chain(std::iter::once(line))
+        {
+            if !cache.contains_key(t) {
+                let hits = query_all(entries, t, Mode::Plain, &mut buf);
+                cache.insert(t, hits);
+            }
+        }
+        let probe = |t: &str, list: ListKind| {
+            cache
+                .get(t)
+                .and_then(|hits| first_hit(entries, hits, list, t))
+        };
+        for part in parts {
+            if let Some(hit) = part.strict_texts().find_map(|t| probe(t, ListKind::Deny)) {
                 return rule_verdict(ListKind::Deny, tool, &hit, "part");
             }
         }
-        if let Some(lh) = &line_hits
-            && let Some(hit) = first_hit(entries, lh, ListKind::Deny, line)
-        {
+        let single = parts.len() == 1 && parts.first().is_some_and(|p| p.text == line);
+        if !single && let Some(hit) = probe(line, ListKind::Deny) {
             return rule_verdict(ListKind::Deny, tool, &hit, "line");
         }
-
-        // Each part's own verdict follows the rule order (deny, then allow,
-        // then ask; first match wins): a part an allow rule matches is
-        // allowed even if an ask rule would match it too. Any part left
-        // asking makes the call ask; it runs without asking only if every
-        // part (subshell groups excepted) is allowed.
+        // Each part follows the rule order (an allow rule matching a part
+        // wins over an ask rule matching it too); any part left asking
+        // makes the call ask, and an unresolved part is never allowed.
         let mut allowed: Vec<Hit<'_>> = Vec::new();
-        let mut all = true;
-        for (part, hits) in parts.iter().zip(part_hits.iter()) {
-            match first_hit(entries, &hits.text, ListKind::Allow, &part.text) {
-                Some(hit) => {
-                    if !part.group {
-                        allowed.push(hit);
-                    }
-                }
+        for part in parts {
+            let allow = if part.resolved {
+                part.allow_texts().find_map(|t| probe(t, ListKind::Allow))
+            } else {
+                None
+            };
+            match allow {
+                Some(hit) => allowed.push(hit),
                 None => {
-                    if let Some(hit) = hits.find(entries, part, ListKind::Ask) {
+                    if let Some(hit) = part.strict_texts().find_map(|t| probe(t, ListKind::Ask)) {
                         return rule_verdict(ListKind::Ask, tool, &hit, "part");
-                    }
-                    if !part.group {
-                        all = false;
                     }
                 }
             }
         }
-        let line_allow = match &line_hits {
-            Some(lh) if single => first_hit(entries, lh, ListKind::Allow, line),
-            Some(_) => {
-                let exact = query_exact_all(entries, line, Mode::Plain);
-                first_hit(entries, &exact, ListKind::Allow, line)
-            }
-            None => None,
-        };
+        if single {
+            return match allowed.first() {
+                Some(hit) => rule_verdict(ListKind::Allow, tool, hit, "part"),
+                None => self.fallback(facts, entries),
+            };
+        }
+        // A compound line is only allowed whole by an exact rule, since
+        // `git diff*` must not allow `git diff; rm -rf ~`.
+        let exact = query_exact_all(entries, line, Mode::Plain);
+        let line_allow = first_hit(entries, &exact, ListKind::Allow, line);
         if line_allow.is_none()
-            && let Some(lh) = &line_hits
-            && let Some(hit) = first_hit(entries, lh, ListKind::Ask, line)
+            && let Some(hit) = probe(line, ListKind::Ask)
         {
             return rule_verdict(ListKind::Ask, tool, &hit, "line");
         }
-        if all && !allowed.is_empty() {
-            if let [only] = allowed.as_slice() {
-                return rule_verdict(ListKind::Allow, tool, only, "part");
-            }
-            let list: Vec<String> = allowed
-                .iter()
-                .map(|h| {
-                    format!(
-                        "\"{}\" by rule \"{}\" (set \"{}\")",
-                        h.matched,
-                        h.text(),
-                        h.set
-                    )
-                })
-                .collect();
-            return Verdict::new(
-                Decision::Allow,
-                format!(
-                    "allow rules of {tool} matched every part: {}",
-                    list.join(", ")
-                ),
-            );
+        if allowed.len() == parts.len() && !allowed.is_empty() {
+            return all_allowed(tool, &allowed);
         }
-        if let Some(hit) = line_allow {
-            return rule_verdict(ListKind::Allow, tool, &hit, "line");
+        match line_allow {
+            Some(hit) => rule_verdict(ListKind::Allow, tool, &hit, "line"),
+            None => self.fallback(facts, entries),
         }
-        self.fallback(facts, entries)
     }
 
     /// The chain used when no rule matched.

@@ -125,6 +125,11 @@ impl ToolRules {
         !self.rules.is_empty()
     }
 
+    /// Whether the tool has a deny rule.
+    pub(crate) fn has_deny_rules(&self) -> bool {
+        self.rules.iter().any(|r| r.list == ListKind::Deny)
+    }
+
     /// First rule of each list matching `text`. `buf` is scratch space.
     pub(crate) fn query(&self, text: &str, mode: Mode, buf: &mut Vec<usize>) -> Hits {
         let mut hits = self.query_exact(text, mode);

@@ -614,6 +614,7 @@ fn disabled_tools_are_denied_whatever_the_rules_say() {
             decision: Deny,
             because: "write_file is disabled".into(),
             message: Some("write_file is disabled".into()),
+            unresolved: false,
         }
     );
     assert_eq!(declared(&p, "fetch", "x", Some(Allow)).decision, Deny);
@@ -727,8 +728,11 @@ fn command_style_globs_compile_for_every_tool() {
     }}));
     let cases: &[(&str, Decision)] = &[
         ("awk '{print $1' f", Allow),
-        ("echo x\\", Allow),
-        ("find . -exec {} \\;", Allow),
+        // A lone trailing backslash is a parse error now (fail closed).
+        ("echo x\\\\", Allow),
+        ("echo x\\", Ask),
+        // The rule matches, but `-exec` runs `{}`, a part no rule allows.
+        ("find . -exec {} \\;", Ask),
         ("ls {a,b}.txt", Allow),
         ("ls a.txt", Ask),
     ];

@@ -1,0 +1,97 @@
+//! Finding every simple command a shell line would run, with a real shell
+//! grammar (tree-sitter-bash).
+//!
+//! Each command anywhere in the line becomes a [`CommandPart`]: inside
+//! lists and pipelines, subshells, groups, `if`/`while`/`for`/`case` bodies,
+//! function bodies, `$( )`, backticks (re-parsed with their escapes, at any
+//! nesting), `<( )`/`>( )` and here-documents. Programs that run their
+//! arguments as a command (`sudo`, `env`, `find -exec`, `bash -c`, `eval`…)
+//! are looked through: the inner command is a part too (see `wrappers`).
+//! Whatever cannot be accounted for becomes an *unresolved* part, which the
+//! policy never allows.
+
+mod walk;
+mod words;
+mod wrappers;
+
+use serde::{Deserialize, Serialize};
+
+/// Most parts one line may have; beyond it the rest is one unresolved part.
+pub const MAX_PARTS: usize = 256;
+/// Deepest re-parse of command strings (`bash -c`, `eval`, backticks,
+/// wrappers inside wrappers).
+pub const MAX_DEPTH: usize = 16;
+
+/// Directories whose programs are the ordinary system ones: `/bin/rm` is
+/// `rm` for allow rules too. (Any path counts for deny and ask rules.)
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin",
+    "/sbin",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/local/bin",
+    "/usr/local/sbin",
+];
+
+/// One simple command found in a line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandPart {
+    /// The command as written, words joined by one space (leading
+    /// `VAR=value` assignments dropped, redirections kept).
+    pub text: String,
+    /// The program it runs, quotes removed and a path reduced to its last
+    /// component; empty when it is only known at run time.
+    pub program: String,
+    /// Everything about the part is known. An unresolved part (a variable or
+    /// substitution as the program, a parse error, a git config that runs
+    /// commands, too many parts) is never allowed by an allow rule.
+    pub resolved: bool,
+    /// Why the part is unresolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Other spellings allow rules may match (program path reduced when it
+    /// is a system directory or the name was only quoted).
+    #[serde(skip)]
+    pub(crate) allow_forms: Vec<String>,
+    /// Other spellings deny and ask rules match: quotes removed, any program
+    /// path reduced to its name.
+    #[serde(skip)]
+    pub(crate) strict_forms: Vec<String>,
+}
+
+impl CommandPart {
+    /// An unresolved part for `text`.
+    pub(crate) fn unresolved(text: &str, reason: String) -> Self {
+        CommandPart {
+            text: normalise_space(text),
+            program: String::new(),
+            resolved: false,
+            reason: Some(reason),
+            allow_forms: Vec::new(),
+            strict_forms: Vec::new(),
+        }
+    }
+
+    /// Every text deny and ask rules are matched against.
+    pub(crate) fn strict_texts(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.text.as_str()).chain(self.strict_forms.iter().map(String::as_str))
+    }
+
+    /// Every text allow rules are matched against.
+    pub(crate) fn allow_texts(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.text.as_str()).chain(self.allow_forms.iter().map(String::as_str))
+    }
+}
+
+/// Collapse runs of whitespace (tabs, newlines) to one space.
+fn normalise_space(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every simple command `line` would run, in order of appearance. Never
+/// fails: what cannot be parsed is an unresolved part.
+pub fn command_parts(line: &str) -> Vec<CommandPart> {
+    let mut col = walk::Collector::default();
+    walk::parse_into(line, 0, &mut col);
+    col.finish()
+}

@@ -1,0 +1,216 @@
+//! Static values of shell words: quotes and escapes removed the way the
+//! shell would, without expanding anything. A word whose value depends on
+//! the environment (a `$VAR`, a substitution) has no static value.
+
+use tree_sitter::Node;
+
+/// One word of a simple command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Word {
+    /// The word as written.
+    pub raw: String,
+    /// What the program receives, when that is known before running.
+    pub value: Option<String>,
+}
+
+impl Word {
+    /// A word known without running anything.
+    pub(crate) fn known(s: &str) -> Self {
+        Word {
+            raw: s.to_string(),
+            value: Some(s.to_string()),
+        }
+    }
+
+    /// The value, or the raw text when it is only known at run time.
+    pub(crate) fn plain(&self) -> &str {
+        self.value.as_deref().unwrap_or(&self.raw)
+    }
+}
+
+/// The word `node` spans in `src`.
+pub(crate) fn word(node: Node<'_>, src: &str) -> Word {
+    Word {
+        raw: text(node, src).to_string(),
+        value: value(node, src),
+    }
+}
+
+/// The source text of a node (empty if the range is not on a char boundary).
+pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+fn value(node: Node<'_>, src: &str) -> Option<String> {
+    let t = text(node, src);
+    match node.kind() {
+        "word" | "number" => Some(unescape_word(t)),
+        "raw_string" => Some(strip(t, 1, 1).to_string()),
+        "string" | "translated_string" => {
+            let mut c = node.walk();
+            let only_text = node
+                .named_children(&mut c)
+                .all(|n| n.kind() == "string_content");
+            let open = if node.kind() == "string" { 1 } else { 2 };
+            only_text.then(|| unescape_double(strip(t, open, 1)))
+        }
+        "ansi_c_string" => Some(ansi_c(strip(t, 2, 1))),
+        "concatenation" | "command_name" => {
+            let mut c = node.walk();
+            let mut out = String::new();
+            for child in node.named_children(&mut c) {
+                out.push_str(&value(child, src)?);
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+fn strip(t: &str, open: usize, close: usize) -> &str {
+    t.get(open..t.len().saturating_sub(close)).unwrap_or("")
+}
+
+/// Unquoted word: a backslash keeps the next character (a newline is a
+/// line continuation and vanishes).
+fn unescape_word(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => out.push(n),
+            },
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Inside double quotes only `\"`, `\\`, `\$`, `` \` `` and a newline are
+/// escapes.
+fn unescape_double(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some(&e @ ('"' | '\\' | '$' | '`')) => {
+                    out.push(e);
+                    chars.next();
+                }
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Inside backticks a backslash escapes only `$`, `` ` `` and `\`: the
+/// text the inner shell parses.
+pub(crate) fn unescape_backticks(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('$' | '`' | '\\')) {
+            if let Some(e) = chars.next() {
+                out.push(e);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Decode `$'…'` (ANSI-C quoting), so that `$'\x72m'` is `rm`.
+fn ansi_c(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            _ => None,
+        };
+        if let Some(s) = simple {
+            out.push(s);
+            continue;
+        }
+        let (radix, max) = match e {
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            '0'..='7' => (8, 2),
+            _ => {
+                out.push('\\');
+                out.push(e);
+                continue;
+            }
+        };
+        let mut digits = String::new();
+        if radix == 8 {
+            digits.push(e);
+        }
+        while digits.len() < max + usize::from(radix == 8) {
+            match chars.peek() {
+                Some(d) if d.is_digit(radix) => {
+                    digits.push(*d);
+                    chars.next();
+                }
+                _ => break,
+            }
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(ch) if !digits.is_empty() => out.push(ch),
+            _ => {
+                out.push('\\');
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_c_escapes() {
+        assert_eq!(ansi_c(r"\x72m"), "rm");
+        assert_eq!(ansi_c(r"\162m"), "rm");
+        assert_eq!(ansi_c(r"a\tb"), "a\tb");
+        assert_eq!(ansi_c(r"\u0072m"), "rm");
+        assert_eq!(ansi_c(r"\q"), r"\q");
+    }
+
+    #[test]
+    fn backtick_escapes() {
+        assert_eq!(unescape_backticks(r"echo \`rm\` \\ \n"), r"echo `rm` \ \n");
+    }
+}

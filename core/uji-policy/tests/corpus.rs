@@ -1,0 +1,397 @@
+//! The command corpus: lines → decision and parts under one fixed policy.
+//!
+//! Each row is a command line, the decision expected under [`policy`], and
+//! the parts [`command_parts`] finds, in order; a part written `?…` is
+//! unresolved (never allowed; denied under `--yes` when deny rules exist).
+//! It covers every construct of issue 12 and every example it lists.
+
+use std::path::Path;
+
+use serde_json::json;
+use uji_policy::Decision::{self, Allow, Ask, Deny};
+use uji_policy::{Policy, SubjectKind, ToolFacts, command_parts};
+
+type Row = (&'static str, Decision, &'static [&'static str]);
+
+/// The fixed policy the corpus is decided under.
+fn policy() -> Policy {
+    let mut p = Policy::default();
+    let problems = p.set_rules(
+        &json!({"run_command": {
+            "allow": ["echo *", "git *", "find *", "ls *", "ls", "cat *", "cat", "grep *", "true"],
+            "deny": ["rm *", "/^rm\\s+-rf/"],
+            "ask": ["touch *"],
+        }}),
+        None,
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    p
+}
+
+fn shown_parts(line: &str) -> Vec<String> {
+    command_parts(line)
+        .into_iter()
+        .map(|p| {
+            if p.resolved {
+                p.text
+            } else {
+                format!("?{}", p.text)
+            }
+        })
+        .collect()
+}
+
+fn check(p: &Policy, line: &str, want: Decision, parts: Option<&[&str]>) {
+    let v = p.decide(&ToolFacts::new(
+        "run_command",
+        line,
+        SubjectKind::Command,
+        Path::new("/tmp"),
+    ));
+    assert_eq!(v.decision, want, "{line:?}: {}", v.because);
+    let unresolved = command_parts(line).iter().any(|p| !p.resolved);
+    assert_eq!(
+        v.unresolved,
+        unresolved && want == Ask,
+        "{line:?}: {}",
+        v.because
+    );
+    if let Some(parts) = parts {
+        assert_eq!(shown_parts(line), parts, "{line:?}");
+    }
+}
+
+#[test]
+fn corpus() {
+    let p = policy();
+    for (line, want, parts) in CORPUS {
+        check(&p, line, *want, Some(parts));
+    }
+    assert!(CORPUS.len() >= 200);
+}
+
+#[test]
+fn long_lines() {
+    let p = policy();
+    // Issue 12: more than 64 parts ending in a deletion.
+    let line = format!("{}; rm -rf v", vec!["echo a"; 70].join(";"));
+    check(&p, &line, Deny, None);
+    assert_eq!(command_parts(&line).len(), 71);
+    // Past MAX_COMMAND_PARTS the rest is one unresolved part: never allowed.
+    let line = format!("{}; rm -rf v", vec!["echo a"; 300].join(";"));
+    check(&p, &line, Ask, None);
+    let parts = command_parts(&line);
+    assert_eq!(parts.len(), uji_policy::MAX_COMMAND_PARTS + 1);
+    assert!(parts.last().is_some_and(|p| !p.resolved));
+    let line = vec!["echo a"; 256].join(";");
+    check(&p, &line, Allow, None);
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    let p = policy();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let alphabet = b"rm -f;&|()`$'\"\\{}<>\n\t#!=*ecox";
+    for _ in 0..3000 {
+        let mut line = Vec::new();
+        for _ in 0..(seed % 40) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let i = (seed % alphabet.len() as u64) as usize;
+            line.push(alphabet[i]);
+        }
+        let line = String::from_utf8_lossy(&line);
+        let v = p.decide(&ToolFacts::new(
+            "run_command",
+            &line,
+            SubjectKind::Command,
+            Path::new("/tmp"),
+        ));
+        // Anything mentioning a deletion is never allowed.
+        if line.contains("rm") && v.decision == Allow {
+            let parts = shown_parts(&line);
+            assert!(
+                !parts.iter().any(|p| p.starts_with("rm ")),
+                "{line:?} allowed: {parts:?}"
+            );
+        }
+    }
+    // Deep nesting and huge input.
+    let deep = format!("{}ls{}", "$(".repeat(5000), ")".repeat(5000));
+    let _ = command_parts(&deep);
+    let deep = format!("{}rm x{}", "(".repeat(3000), ")".repeat(3000));
+    assert_ne!(
+        p.decide(&ToolFacts::new(
+            "run_command",
+            &deep,
+            SubjectKind::Command,
+            Path::new("/")
+        ))
+        .decision,
+        Allow
+    );
+}
+
+/// (line, decision, parts)
+#[rustfmt::skip]
+const CORPUS: &[Row] = &[
+    ("echo `echo \\`rm -rf victim\\``", Deny, &["echo `echo \\`rm -rf victim\\``", "echo `rm -rf victim`", "rm -rf victim"]),
+    ("find . -exec rm -rf {} ;", Deny, &["find . -exec rm -rf {}", "rm -rf {}"]),
+    ("find . -exec rm -rf {} \\;", Deny, &["find . -exec rm -rf {} \\;", "rm -rf {}"]),
+    ("git -c core.pager='rm -rf x' log", Ask, &["git -c core.pager='rm -rf x' log", "?git -c core.pager='rm -rf x' log"]),
+    ("{ rm -rf v; }", Deny, &["rm -rf v"]),
+    ("if true; then rm -rf v; fi", Deny, &["true", "rm -rf v"]),
+    ("rm\t-rf v", Deny, &["rm -rf v"]),
+    ("/bin/rm -rf v", Deny, &["/bin/rm -rf v"]),
+    ("command rm -rf v", Deny, &["command rm -rf v", "rm -rf v"]),
+    ("bash -c 'rm -rf v'", Deny, &["bash -c 'rm -rf v'", "rm -rf v"]),
+    ("echo allowed; touch x", Ask, &["echo allowed", "touch x"]),
+    ("echo hi", Allow, &["echo hi"]),
+    ("ls", Allow, &["ls"]),
+    ("ls -la", Allow, &["ls -la"]),
+    ("cat a b", Allow, &["cat a b"]),
+    ("git status", Allow, &["git status"]),
+    ("git log --oneline", Allow, &["git log --oneline"]),
+    ("git push origin main", Allow, &["git push origin main"]),
+    ("touch x", Ask, &["touch x"]),
+    ("rm x", Deny, &["rm x"]),
+    ("rm -rf /", Deny, &["rm -rf /"]),
+    ("echo a; echo b", Allow, &["echo a", "echo b"]),
+    ("echo a && ls", Allow, &["echo a", "ls"]),
+    ("echo a || ls", Allow, &["echo a", "ls"]),
+    ("ls | cat", Allow, &["ls", "cat"]),
+    ("ls |& cat", Allow, &["ls", "cat"]),
+    ("ls & echo b", Allow, &["ls", "echo b"]),
+    ("ls &", Allow, &["ls"]),
+    ("ls; rm x", Deny, &["ls", "rm x"]),
+    ("ls && rm x", Deny, &["ls", "rm x"]),
+    ("ls || rm x", Deny, &["ls", "rm x"]),
+    ("ls | rm x", Deny, &["ls", "rm x"]),
+    ("ls & rm x", Deny, &["ls", "rm x"]),
+    ("ls; touch y", Ask, &["ls", "touch y"]),
+    ("ls | sh", Ask, &["ls", "sh"]),
+    ("echo a\necho b", Allow, &["echo a", "echo b"]),
+    ("echo a\nrm b", Deny, &["echo a", "rm b"]),
+    ("echo a\r\nrm b", Deny, &["echo a", "rm b"]),
+    ("  rm   -rf   v  ", Deny, &["rm -rf v"]),
+    ("echo a;rm b", Deny, &["echo a", "rm b"]),
+    ("echo a&&rm b", Deny, &["echo a", "rm b"]),
+    ("! ls", Allow, &["ls"]),
+    ("! rm x", Deny, &["rm x"]),
+    ("echo hi # ; rm x", Allow, &["echo hi"]),
+    ("echo hi; # x\nrm y", Deny, &["echo hi", "rm y"]),
+    ("(ls)", Allow, &["ls"]),
+    ("(rm x)", Deny, &["rm x"]),
+    ("(ls; (rm x))", Deny, &["ls", "rm x"]),
+    ("{ ls; rm x; }", Deny, &["ls", "rm x"]),
+    ("{ ls; echo a; }", Allow, &["ls", "echo a"]),
+    ("(ls) > log", Ask, &["(ls) > log", "ls"]),
+    ("(((rm x)))", Ask, &["?(((rm x)))"]),
+    ("(ls && cat f)", Allow, &["ls", "cat f"]),
+    ("(cd sub && ls)", Ask, &["cd sub", "ls"]),
+    ("echo $(rm x)", Deny, &["echo $(rm x)", "rm x"]),
+    ("echo \"$(rm x)\"", Deny, &["echo \"$(rm x)\"", "rm x"]),
+    ("echo `rm x`", Deny, &["echo `rm x`", "rm x"]),
+    ("echo \"`rm x`\"", Deny, &["echo \"`rm x`\"", "rm x"]),
+    ("echo $(echo $(rm x))", Deny, &["echo $(echo $(rm x))", "echo $(rm x)", "rm x"]),
+    ("echo `echo \\`echo \\\\\\`rm x\\\\\\`\\``", Deny, &["echo `echo \\`echo \\\\\\`rm x\\\\\\`\\``", "echo `echo \\`rm x\\``", "echo `rm x`", "rm x"]),
+    ("echo $(ls)", Allow, &["echo $(ls)", "ls"]),
+    ("echo $(whoami)", Ask, &["echo $(whoami)", "whoami"]),
+    ("echo `ls`", Allow, &["echo `ls`", "ls"]),
+    ("echo ${x:-$(rm y)}", Deny, &["echo ${x:-$(rm y)}", "rm y"]),
+    ("echo $((1 + $(rm x)))", Deny, &["echo $((1 + $(rm x)))", "rm x"]),
+    ("cat <(rm x)", Deny, &["cat <(rm x)", "rm x"]),
+    ("ls > >(rm x)", Deny, &["ls > >(rm x)", "rm x"]),
+    ("cat <(ls)", Allow, &["cat <(ls)", "ls"]),
+    ("x=$(rm y)", Deny, &["rm y"]),
+    ("export A=$(rm y)", Deny, &["rm y"]),
+    ("local a=`rm y`", Deny, &["rm y"]),
+    ("A=1", Ask, &[]),
+    ("[[ $(rm x) ]]", Deny, &["rm x"]),
+    ("echo \"a ${b} $(rm c) d\"", Deny, &["echo \"a ${b} $(rm c) d\"", "rm c"]),
+    ("if rm x; then ls; fi", Deny, &["rm x", "ls"]),
+    ("if ls; then ls; elif ls; then rm x; fi", Deny, &["ls", "ls", "ls", "rm x"]),
+    ("if ls; then ls; else rm x; fi", Deny, &["ls", "ls", "rm x"]),
+    ("while true; do rm x; done", Deny, &["true", "rm x"]),
+    ("until false; do rm x; done", Deny, &["false", "rm x"]),
+    ("for f in a b; do rm $f; done", Deny, &["rm $f"]),
+    ("for f in $(rm x); do ls; done", Deny, &["rm x", "ls"]),
+    ("for ((i=0;i<3;i++)); do rm x; done", Deny, &["rm x"]),
+    ("case a in a) rm x;; esac", Deny, &["rm x"]),
+    ("case a in b) ls;; *) rm x;; esac", Deny, &["ls", "rm x"]),
+    ("case $(rm x) in *) ls;; esac", Deny, &["rm x", "ls"]),
+    ("if true; then ls; fi", Allow, &["true", "ls"]),
+    ("for f in a b; do echo $f; done", Allow, &["echo $f"]),
+    ("while true; do ls; done", Allow, &["true", "ls"]),
+    ("select x in a; do rm x; done", Deny, &["rm x"]),
+    ("f() { rm x; }", Deny, &["rm x"]),
+    ("function f { rm x; }", Deny, &["rm x"]),
+    ("f() { rm x; }; f", Deny, &["rm x", "f"]),
+    ("f() { ls; }; f", Ask, &["ls", "f"]),
+    ("f() ( rm x )", Deny, &["rm x"]),
+    ("cat <<EOF\nhello\nEOF", Allow, &["cat <<EOF"]),
+    ("cat <<EOF\n$(rm x)\nEOF", Deny, &["cat <<EOF", "rm x"]),
+    ("cat <<EOF\n`rm x`\nEOF", Deny, &["cat <<EOF", "rm x"]),
+    ("cat <<'EOF'\nx\nEOF\nrm y", Deny, &["cat <<'EOF'", "rm y"]),
+    ("cat <<< hi", Allow, &["cat <<< hi"]),
+    ("cat <<< $(rm x)", Deny, &["cat <<< $(rm x)", "rm x"]),
+    ("cat <<-EOF\n\t$(rm x)\n\tEOF", Ask, &["cat <<EOF", "?$(rm x)"]),
+    ("\\rm -rf v", Deny, &["\\rm -rf v"]),
+    ("\"rm\" -rf v", Deny, &["\"rm\" -rf v"]),
+    ("'rm' -rf v", Deny, &["'rm' -rf v"]),
+    ("r\"m\" -rf v", Deny, &["r\"m\" -rf v"]),
+    ("r''m -rf v", Deny, &["r''m -rf v"]),
+    ("$'rm' -rf v", Deny, &["$'rm' -rf v"]),
+    ("$'\\x72m' -rf v", Deny, &["$'\\x72m' -rf v"]),
+    ("$'\\162m' -rf v", Deny, &["$'\\162m' -rf v"]),
+    ("rm \"-rf\" v", Deny, &["rm \"-rf\" v"]),
+    ("rm '-rf' v", Deny, &["rm '-rf' v"]),
+    ("rm \\-rf v", Deny, &["rm \\-rf v"]),
+    ("\\r\\m x", Deny, &["\\r\\m x"]),
+    ("r\\\nm x", Deny, &["r m x", "rm x"]),
+    ("echo 'rm -rf v'", Allow, &["echo 'rm -rf v'"]),
+    ("echo \"rm -rf v\"", Allow, &["echo \"rm -rf v\""]),
+    ("echo $'rm -rf v'", Allow, &["echo $'rm -rf v'"]),
+    ("echo rm -rf v", Allow, &["echo rm -rf v"]),
+    ("cat 'a b'", Allow, &["cat 'a b'"]),
+    ("grep -r 'a;b' .", Allow, &["grep -r 'a;b' ."]),
+    ("echo \"a | b\"", Allow, &["echo \"a | b\""]),
+    ("echo 'a && b'", Allow, &["echo 'a && b'"]),
+    ("echo a\\;b", Allow, &["echo a\\;b"]),
+    ("rm\t\t-rf\tv", Deny, &["rm -rf v"]),
+    ("\trm -rf v", Deny, &["rm -rf v"]),
+    ("echo a;\n\n\trm -rf v", Deny, &["echo a", "rm -rf v"]),
+    ("rm \\\n -rf v", Deny, &["rm -rf v"]),
+    ("/usr/bin/rm -rf v", Deny, &["/usr/bin/rm -rf v"]),
+    ("./rm x", Deny, &["./rm x"]),
+    ("../bin/rm x", Deny, &["../bin/rm x"]),
+    ("/usr/local/bin/rm x", Deny, &["/usr/local/bin/rm x"]),
+    ("~/bin/rm x", Deny, &["~/bin/rm x"]),
+    ("/bin/ls", Allow, &["/bin/ls"]),
+    ("/usr/bin/cat f", Allow, &["/usr/bin/cat f"]),
+    ("./ls", Ask, &["./ls"]),
+    ("/tmp/ls", Ask, &["/tmp/ls"]),
+    ("/bin/\"rm\" x", Deny, &["/bin/\"rm\" x"]),
+    ("builtin rm x", Deny, &["builtin rm x", "rm x"]),
+    ("exec rm x", Deny, &["exec rm x", "rm x"]),
+    ("env rm x", Deny, &["env rm x", "rm x"]),
+    ("env -i A=1 B=2 rm x", Deny, &["env -i A=1 B=2 rm x", "rm x"]),
+    ("env -u HOME rm x", Deny, &["env -u HOME rm x", "rm x"]),
+    ("env -- rm x", Deny, &["env -- rm x", "rm x"]),
+    ("env -S 'rm -rf v'", Deny, &["env -S 'rm -rf v'", "rm -rf v"]),
+    ("nice rm x", Deny, &["nice rm x", "rm x"]),
+    ("nice -n 10 rm x", Deny, &["nice -n 10 rm x", "rm x"]),
+    ("nice -10 rm x", Deny, &["nice -10 rm x", "rm x"]),
+    ("nohup rm x", Deny, &["nohup rm x", "rm x"]),
+    ("timeout 5 rm x", Deny, &["timeout 5 rm x", "rm x"]),
+    ("timeout -s KILL 5 rm x", Deny, &["timeout -s KILL 5 rm x", "rm x"]),
+    ("timeout --signal=KILL 5s rm x", Deny, &["timeout --signal=KILL 5s rm x", "rm x"]),
+    ("time rm x", Deny, &["time rm x", "rm x"]),
+    ("time -p rm x", Deny, &["time -p rm x", "rm x"]),
+    ("stdbuf -oL rm x", Deny, &["stdbuf -oL rm x", "rm x"]),
+    ("stdbuf -o L rm x", Deny, &["stdbuf -o L rm x", "rm x"]),
+    ("sudo rm x", Deny, &["sudo rm x", "rm x"]),
+    ("sudo -u root rm x", Deny, &["sudo -u root rm x", "rm x"]),
+    ("sudo -E -H rm x", Deny, &["sudo -E -H rm x", "rm x"]),
+    ("doas rm x", Deny, &["doas rm x", "rm x"]),
+    ("doas -u root rm x", Deny, &["doas -u root rm x", "rm x"]),
+    ("setsid rm x", Deny, &["setsid rm x", "rm x"]),
+    ("sudo env A=1 nice timeout 1 /bin/rm -rf v", Deny, &["sudo env A=1 nice timeout 1 /bin/rm -rf v", "env A=1 nice timeout 1 /bin/rm -rf v", "nice timeout 1 /bin/rm -rf v", "timeout 1 /bin/rm -rf v", "/bin/rm -rf v"]),
+    ("command -p rm x", Deny, &["command -p rm x", "rm x"]),
+    ("ls | xargs rm", Deny, &["ls", "xargs rm", "rm <arguments from xargs>"]),
+    ("ls | xargs -0 rm -f", Deny, &["ls", "xargs -0 rm -f", "rm -f <arguments from xargs>"]),
+    ("ls | xargs -I{} rm {}", Deny, &["ls", "xargs -I{} rm {}", "rm {} <arguments from xargs>"]),
+    ("ls | xargs -n 1 rm", Deny, &["ls", "xargs -n 1 rm", "rm <arguments from xargs>"]),
+    ("command ls", Ask, &["command ls", "ls"]),
+    ("ls | xargs echo", Ask, &["ls", "xargs echo", "echo <arguments from xargs>"]),
+    ("timeout 5 ls", Ask, &["timeout 5 ls", "ls"]),
+    ("ionice -c 3 rm x", Deny, &["ionice -c 3 rm x", "rm x"]),
+    ("env $CMD x", Ask, &["env $CMD x", "?$CMD x"]),
+    ("sudo $X", Ask, &["sudo $X", "?$X"]),
+    ("find . -delete", Deny, &["find . -delete", "rm . (find -delete)"]),
+    ("find /tmp -name '*.o' -delete", Deny, &["find /tmp -name '*.o' -delete", "rm /tmp (find -delete)"]),
+    ("find . -execdir rm {} +", Deny, &["find . -execdir rm {} +", "rm {}"]),
+    ("find . -ok rm {} \\;", Deny, &["find . -ok rm {} \\;", "rm {}"]),
+    ("find . -okdir rm {} \\;", Deny, &["find . -okdir rm {} \\;", "rm {}"]),
+    ("find . -exec touch {} \\;", Ask, &["find . -exec touch {} \\;", "touch {}"]),
+    ("find . -exec ls {} \\;", Allow, &["find . -exec ls {} \\;", "ls {}"]),
+    ("find . -name '*.rs'", Allow, &["find . -name '*.rs'"]),
+    ("find . -exec sh -c 'rm -rf \"$1\"' _ {} \\;", Deny, &["find . -exec sh -c 'rm -rf \"$1\"' _ {} \\;", "sh -c 'rm -rf \"$1\"' _ {}", "rm -rf \"$1\""]),
+    ("find . -exec $X {} \\;", Ask, &["find . -exec $X {} \\;", "?$X {}"]),
+    ("find . -exec ls {} \\; -exec rm {} \\;", Deny, &["find . -exec ls {} \\; -exec rm {} \\;", "ls {}", "rm {}"]),
+    ("sh -c 'rm x'", Deny, &["sh -c 'rm x'", "rm x"]),
+    ("bash -c \"rm x\"", Deny, &["bash -c \"rm x\"", "rm x"]),
+    ("zsh -c 'ls; rm x'", Deny, &["zsh -c 'ls; rm x'", "ls", "rm x"]),
+    ("dash -c 'rm x'", Deny, &["dash -c 'rm x'", "rm x"]),
+    ("ksh -c 'rm x'", Deny, &["ksh -c 'rm x'", "rm x"]),
+    ("bash -lc 'rm x'", Deny, &["bash -lc 'rm x'", "rm x"]),
+    ("bash -e -c 'rm x'", Deny, &["bash -e -c 'rm x'", "rm x"]),
+    ("/bin/sh -c 'rm x'", Deny, &["/bin/sh -c 'rm x'", "rm x"]),
+    ("bash -c 'bash -c \"rm x\"'", Deny, &["bash -c 'bash -c \"rm x\"'", "bash -c \"rm x\"", "rm x"]),
+    ("sh -c 'echo $(rm x)'", Deny, &["sh -c 'echo $(rm x)'", "echo $(rm x)", "rm x"]),
+    ("bash -c \"$CMD\"", Ask, &["bash -c \"$CMD\"", "?-c \"$CMD\""]),
+    ("bash script.sh", Ask, &["bash script.sh"]),
+    ("bash -c 'touch x'", Ask, &["bash -c 'touch x'", "touch x"]),
+    ("eval rm x", Deny, &["eval rm x", "rm x"]),
+    ("eval 'rm -rf v'", Deny, &["eval 'rm -rf v'", "rm -rf v"]),
+    ("eval \"ls; rm x\"", Deny, &["eval \"ls; rm x\"", "ls", "rm x"]),
+    ("eval $CMD", Ask, &["eval $CMD", "?$CMD"]),
+    ("eval \"$(cat f)\"", Ask, &["eval \"$(cat f)\"", "?\"$(cat f)\"", "cat f"]),
+    ("echo 'rm x' | sh -c 'cat; rm y'", Deny, &["echo 'rm x'", "sh -c 'cat; rm y'", "cat", "rm y"]),
+    ("git -c core.sshCommand='rm x' fetch", Ask, &["git -c core.sshCommand='rm x' fetch", "?git -c core.sshCommand='rm x' fetch"]),
+    ("git -c core.editor=vi commit", Ask, &["git -c core.editor=vi commit", "?git -c core.editor=vi commit"]),
+    ("git -c core.fsmonitor=x status", Ask, &["git -c core.fsmonitor=x status", "?git -c core.fsmonitor=x status"]),
+    ("git -c core.hooksPath=/tmp/h commit", Ask, &["git -c core.hooksPath=/tmp/h commit", "?git -c core.hooksPath=/tmp/h commit"]),
+    ("git -c alias.x='!rm y' x", Ask, &["git -c alias.x='!rm y' x", "?git -c alias.x='!rm y' x"]),
+    ("git -c diff.foo.textconv=rm diff", Ask, &["git -c diff.foo.textconv=rm diff", "?git -c diff.foo.textconv=rm diff"]),
+    ("git -c filter.x.clean=rm add .", Ask, &["git -c filter.x.clean=rm add .", "?git -c filter.x.clean=rm add ."]),
+    ("git -c sequence.editor=vi rebase -i", Ask, &["git -c sequence.editor=vi rebase -i", "?git -c sequence.editor=vi rebase -i"]),
+    ("git -c credential.helper='!rm x' push", Ask, &["git -c credential.helper='!rm x' push", "?git -c credential.helper='!rm x' push"]),
+    ("git -c gpg.program=rm commit -S", Ask, &["git -c gpg.program=rm commit -S", "?git -c gpg.program=rm commit -S"]),
+    ("git --config-env=core.pager=PAGER log", Ask, &["git --config-env=core.pager=PAGER log", "?git --config-env=core.pager=PAGER log"]),
+    ("git --config-env core.pager=PAGER log", Ask, &["git --config-env core.pager=PAGER log", "?git --config-env core.pager=PAGER log"]),
+    ("git -c CORE.PAGER=less log", Ask, &["git -c CORE.PAGER=less log", "?git -c CORE.PAGER=less log"]),
+    ("git -c \"$K\"=1 log", Ask, &["git -c \"$K\"=1 log", "?git -c \"$K\"=1 log"]),
+    ("git -c user.name=x commit -m hi", Allow, &["git -c user.name=x commit -m hi"]),
+    ("git -C sub status", Allow, &["git -C sub status"]),
+    ("git mylias", Allow, &["git mylias"]),
+    ("git -c core.pager=less log; ls", Ask, &["git -c core.pager=less log", "?git -c core.pager=less log", "ls"]),
+    ("$X -rf v", Ask, &["?$X -rf v"]),
+    ("${X} -rf v", Ask, &["?${X} -rf v"]),
+    ("$(echo rm) -rf v", Ask, &["?$(echo rm) -rf v", "echo rm"]),
+    ("`echo rm` -rf v", Ask, &["?`echo rm` -rf v", "echo rm"]),
+    ("\"$X\" v", Ask, &["?\"$X\" v"]),
+    ("r$X -rf v", Ask, &["?r$X -rf v"]),
+    ("$X; rm y", Deny, &["?$X", "rm y"]),
+    ("a=rm; $a x", Ask, &["?$a x"]),
+    ("echo 'unbalanced", Ask, &["?echo 'unbalanced", "echo"]),
+    ("echo \"unbalanced", Ask, &["?echo \"unbalanced", "echo"]),
+    ("echo $(", Ask, &["?echo $(", "echo"]),
+    ("echo `x", Ask, &["?echo `x", "echo `x"]),
+    (")", Ask, &["?)"]),
+    ("ls ((", Ask, &["?ls ((", "ls"]),
+    ("if true; then ls", Ask, &["?if true; then ls", "true"]),
+    ("{ ls", Ask, &["?{ ls"]),
+    ("echo x\\", Ask, &["?echo x\\", "echo x"]),
+    ("echo hi > out.txt", Allow, &["echo hi > out.txt"]),
+    ("ls 2>&1", Allow, &["ls 2>&1"]),
+    ("ls >/dev/null 2>&1", Allow, &["ls >/dev/null 2>&1"]),
+    ("cat < f", Allow, &["cat < f"]),
+    ("rm x 2>/dev/null", Deny, &["rm x 2>/dev/null"]),
+    ("echo a >> log", Allow, &["echo a >> log"]),
+    ("ls &> log", Allow, &["ls &> log"]),
+    ("", Ask, &[]),
+    ("true", Allow, &["true"]),
+    ("cd x && ls", Ask, &["cd x", "ls"]),
+    ("ls; sudo rm x", Deny, &["ls", "sudo rm x", "rm x"]),
+    ("git push; ls", Allow, &["git push", "ls"]),
+    ("git diff | cat", Allow, &["git diff", "cat"]),
+    ("echo $(ls $(rm x))", Deny, &["echo $(ls $(rm x))", "ls $(rm x)", "rm x"]),
+    ("a=1 b=2 rm x", Deny, &["rm x"]),
+    ("A=$(ls) rm x", Deny, &["rm x", "ls"]),
+    ("grep -n foo $(ls)", Allow, &["grep -n foo $(ls)", "ls"]),
+    ("watch ls", Ask, &["watch ls", "ls"]),
+    ("exec 3>&1; rm x", Deny, &["exec 3>&1", "rm x"]),
+    ("trap 'rm x' EXIT", Deny, &["trap 'rm x' EXIT", "rm x"]),
+];
