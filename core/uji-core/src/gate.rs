@@ -77,6 +77,13 @@ pub trait Approver: Send + Sync {
     fn wants_preview(&self) -> bool {
         true
     }
+
+    /// Whether answers come without a person (`--yes`, headless). Such an
+    /// approver is never asked about an unresolved command when the tool
+    /// has deny rules: the call is denied instead (fail closed).
+    fn automatic(&self) -> bool {
+        false
+    }
 }
 
 /// The approver of headless runs: `--yes` allows every ask, otherwise nobody
@@ -98,6 +105,10 @@ impl Approver for HeadlessApprover {
 
     fn wants_preview(&self) -> bool {
         false
+    }
+
+    fn automatic(&self) -> bool {
+        true
     }
 }
 
@@ -465,18 +476,36 @@ impl Gate {
 
     /// Runs `before_tool` hooks in order; the first that decides wins. A hook
     /// that fails denies the call (fail closed) and says so in a notice.
-    fn before_tool(&self, request: &ToolRequest, subject: &str) -> Option<(HookVerdict, String)> {
+    ///
+    /// For a command the payload carries `parts`, every simple command the
+    /// line runs (`text`, `program`, `resolved`). A hook's allow covers the
+    /// line only if it has one resolved part, or the answer says
+    /// `all_parts = true`; otherwise the allow is ignored (later hooks and
+    /// the rules decide), so a hook checking `^echo ` cannot allow
+    /// `echo ok; touch x` by accident.
+    fn before_tool(
+        &self,
+        request: &ToolRequest,
+        spec: &uji_protocol::ToolSpec,
+        subject: &str,
+    ) -> Option<(HookVerdict, String)> {
         let hooks = self.registry.hooks("before_tool");
         if hooks.is_empty() {
             return None;
         }
-        let payload = json!({
+        let mut payload = json!({
             "event": "before_tool",
             "tool": request.name,
             "args": request.args,
             "subject": subject,
             "call_id": request.call_id,
         });
+        let mut one_plain_part = true;
+        if spec.subject == SubjectKind::Command {
+            let parts = uji_policy::command_parts(subject);
+            one_plain_part = parts.len() == 1 && parts.iter().all(|p| p.resolved);
+            payload["parts"] = json!(parts);
+        }
         for hook in hooks {
             let who = hook
                 .options()
@@ -484,11 +513,12 @@ impl Gate {
                 .clone()
                 .unwrap_or_else(|| hook.plugin().to_string());
             match hook.call(&payload) {
-                Ok(answer) => {
-                    if let Some(verdict) = parse_hook_verdict(&answer) {
-                        return Some((verdict, who));
-                    }
-                }
+                Ok(answer) => match parse_hook_verdict(&answer) {
+                    Some(HookVerdict::Allow)
+                        if !one_plain_part && answer.get("all_parts") != Some(&json!(true)) => {}
+                    Some(verdict) => return Some((verdict, who)),
+                    None => {}
+                },
                 Err(e) => {
                     self.registry.notify(
                         "uji",
@@ -649,18 +679,19 @@ impl Gate {
             let output = denied(e.to_string());
             return Err(refused(output, DecidedBy::Confinement, subject, verb));
         }
-        let (decision, decided_by, message, question) = self.verdict(request, &spec, &subject);
-        if decision == Decision::Deny {
-            let text = message.unwrap_or_else(|| "denied by policy".to_string());
-            return Err(refused(denied(text), decided_by, subject, verb));
+        let v = self.verdict(request, &spec, &subject);
+        if v.decision == Decision::Deny {
+            let text = v.message.unwrap_or_else(|| "denied by policy".to_string());
+            return Err(refused(denied(text), v.decided_by, subject, verb));
         }
         Ok(Decided {
             tool,
             spec,
             subject,
-            decision,
-            decided_by,
-            question,
+            decision: v.decision,
+            decided_by: v.decided_by,
+            question: v.question,
+            unresolved: v.unresolved,
         })
     }
 
@@ -679,15 +710,18 @@ impl Gate {
         request: &ToolRequest,
         spec: &uji_protocol::ToolSpec,
         subject: &str,
-    ) -> (Decision, DecidedBy, Option<String>, Option<String>) {
-        match self.before_tool(request, subject) {
-            Some((HookVerdict::Allow, who)) => (Decision::Allow, DecidedBy::Hook(who), None, None),
-            Some((HookVerdict::Deny(reason), who)) => {
-                (Decision::Deny, DecidedBy::Hook(who), Some(reason), None)
-            }
-            Some((HookVerdict::Ask(question), who)) => {
-                (Decision::Ask, DecidedBy::Hook(who), None, question)
-            }
+    ) -> Verdicted {
+        let hook = |decision, who, message, question| Verdicted {
+            decision,
+            decided_by: DecidedBy::Hook(who),
+            message,
+            question,
+            unresolved: false,
+        };
+        match self.before_tool(request, spec, subject) {
+            Some((HookVerdict::Allow, who)) => hook(Decision::Allow, who, None, None),
+            Some((HookVerdict::Deny(reason), who)) => hook(Decision::Deny, who, Some(reason), None),
+            Some((HookVerdict::Ask(question), who)) => hook(Decision::Ask, who, None, question),
             None => {
                 let facts = ToolFacts {
                     tool: &request.name,
@@ -700,12 +734,13 @@ impl Gate {
                     .with_policy(|p| p.decide(&facts))
                     .unwrap_or_else(|| Verdict::new(Decision::Ask, "fallback ask"));
                 let verdict = self.with_session_rules(&request.name, subject, verdict);
-                (
-                    verdict.decision,
-                    DecidedBy::Policy(verdict.because),
-                    verdict.message,
-                    None,
-                )
+                Verdicted {
+                    decision: verdict.decision,
+                    unresolved: verdict.unresolved && verdict.decision == Decision::Ask,
+                    decided_by: DecidedBy::Policy(verdict.because),
+                    message: verdict.message,
+                    question: None,
+                }
             }
         }
     }
@@ -734,6 +769,26 @@ impl Gate {
     ) -> Result<(), Box<GateResult>> {
         if decided.decision != Decision::Ask {
             return Ok(());
+        }
+        if decided.unresolved && approver.automatic() {
+            // Nobody can judge what the command runs, and a deny rule might
+            // have matched it: fail closed rather than run it unasked.
+            let because = match &decided.decided_by {
+                DecidedBy::Policy(b) => b.clone(),
+                _ => String::new(),
+            };
+            let text = format!(
+                "{because}. {} has deny rules and no one can answer here, so a command \
+                 uji cannot fully read is not run. Write it plainly (no variable or substitution \
+                 as the program, no git -c setting that runs commands), or allow it with an \
+                 exact policy rule and run interactively.",
+                request.name
+            );
+            return Err(Box::new(refusal(
+                denied(text),
+                decided.decided_by.clone(),
+                decided.subject.clone(),
+            )));
         }
         let spec = &decided.spec;
         let question = ApprovalRequest {
@@ -858,6 +913,18 @@ struct Decided {
     decided_by: DecidedBy,
     /// A hook's own question.
     question: Option<String>,
+    /// The rules asked because part of the command could not be accounted
+    /// for while the tool has deny rules ([`Verdict::unresolved`]).
+    unresolved: bool,
+}
+
+/// What the hooks or the rules decided about a call.
+struct Verdicted {
+    decision: Decision,
+    decided_by: DecidedBy,
+    message: Option<String>,
+    question: Option<String>,
+    unresolved: bool,
 }
 
 /// A call the gate refused before asking.

@@ -148,6 +148,28 @@ fn rule_verdict(list: ListKind, tool: &str, hit: &Hit<'_>, what: &str) -> Verdic
     }
 }
 
+/// Rule hits for every spelling of every part and the line; each distinct
+/// text is queried once and the lists are looked up after.
+fn query_parts<'t>(
+    entries: &[Entry<'_>],
+    line: &'t str,
+    parts: &'t [CommandPart],
+) -> HashMap<&'t str, SetHits> {
+    let mut buf = Vec::new();
+    let mut cache: HashMap<&str, SetHits> = HashMap::new();
+    for t in parts
+        .iter()
+        .flat_map(|p| p.strict_texts().chain(p.allow_texts()))
+        .chain(std::iter::once(line))
+    {
+        if !cache.contains_key(t) {
+            let hits = query_all(entries, t, Mode::Plain, &mut buf);
+            cache.insert(t, hits);
+        }
+    }
+    cache
+}
+
 /// Every part was allowed by a rule.
 fn all_allowed(tool: &str, allowed: &[Hit<'_>]) -> Verdict {
     if let [only] = allowed {
@@ -516,19 +538,7 @@ impl Policy {
         parts: &[CommandPart],
     ) -> Verdict {
         let tool = facts.tool;
-        let mut buf = Vec::new();
-        // Each distinct text is queried once; the lists are looked up after.
-        let mut cache: HashMap<&str, SetHits> = HashMap::new();
-        for t in parts
-            .iter()
-            .flat_map(|p| p.strict_texts().chain(p.allow_texts()))
-            .chain(std::iter::once(line))
-        {
-            if !cache.contains_key(t) {
-                let hits = query_all(entries, t, Mode::Plain, &mut buf);
-                cache.insert(t, hits);
-            }
-        }
+        let cache = query_parts(entries, line, parts);
         let probe = |t: &str, list: ListKind| {
             cache
                 .get(t)

@@ -1,4 +1,9 @@
-//! Splitting a shell command line into the simple commands it runs.
+//! Splitting a shell command line into the simple commands it runs, by
+//! hand.
+//!
+//! Decisions no longer use it: [`Policy::decide`](crate::Policy::decide)
+//! reads commands with a real shell grammar ([`command_parts`](crate::command_parts)).
+//! It stays for [`split_command`]'s callers and its own tests.
 //!
 //! This is not a shell parser; it finds every place where the shell would
 //! start another command so that each one can be checked against the policy.

@@ -158,42 +158,46 @@ fn ansi_c(t: &str) -> String {
             out.push(s);
             continue;
         }
-        let (radix, max) = match e {
-            'x' => (16, 2),
-            'u' => (16, 4),
-            'U' => (16, 8),
-            '0'..='7' => (8, 2),
-            _ => {
-                out.push('\\');
-                out.push(e);
-                continue;
-            }
-        };
-        let mut digits = String::new();
-        if radix == 8 {
-            digits.push(e);
-        }
-        while digits.len() < max + usize::from(radix == 8) {
-            match chars.peek() {
-                Some(d) if d.is_digit(radix) => {
-                    digits.push(*d);
-                    chars.next();
-                }
-                _ => break,
-            }
-        }
-        match u32::from_str_radix(&digits, radix)
-            .ok()
-            .and_then(char::from_u32)
-        {
-            Some(ch) if !digits.is_empty() => out.push(ch),
-            _ => {
+        match numeric(e, &mut chars) {
+            Some(ch) => out.push(ch),
+            None => {
                 out.push('\\');
                 out.push(e);
             }
         }
     }
     out
+}
+
+/// `\xHH`, `\uHHHH`, `\UHHHHHHHH` and `\NNN` (octal) after the backslash
+/// and `e`; `None` (nothing consumed beyond `e`) for anything else.
+fn numeric(e: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<char> {
+    let (radix, max) = match e {
+        'x' => (16, 2),
+        'u' => (16, 4),
+        'U' => (16, 8),
+        '0'..='7' => (8, 3),
+        _ => return None,
+    };
+    let mut digits = String::new();
+    if radix == 8 {
+        digits.push(e);
+    }
+    while digits.len() < max {
+        match chars.peek() {
+            Some(d) if d.is_digit(radix) => {
+                digits.push(*d);
+                chars.next();
+            }
+            _ => break,
+        }
+    }
+    if digits.is_empty() {
+        return None;
+    }
+    u32::from_str_radix(&digits, radix)
+        .ok()
+        .and_then(char::from_u32)
 }
 
 #[cfg(test)]

@@ -53,6 +53,13 @@ fn option_values(program: &str) -> Option<&'static [&'static str]> {
             "--chroot",
         ],
         "doas" => &["-u", "-C"],
+        "busybox" => &[],
+        "runuser" => &["-u", "-g", "-G", "--user", "--group", "--supp-group"],
+        "chroot" => &["--userspec", "--groups"],
+        "flock" => &["-w", "-E", "--timeout", "--conflict-exit-code"],
+        "strace" | "ltrace" => &[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-I", "-P", "-b", "-X", "-O", "-S",
+        ],
         "xargs" => &[
             "-I",
             "-L",
@@ -80,7 +87,15 @@ fn option_values(program: &str) -> Option<&'static [&'static str]> {
 pub(crate) fn look_through(program: &str, words: &[Word]) -> Vec<Inner> {
     let args = words.get(1..).unwrap_or(&[]);
     match program {
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "busybox" => shell_c(args),
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" => shell_c(args),
+        // `su user -c STRING`: the option may come after the user.
+        "su" => command_option(args).into_iter().collect(),
+        // An alias runs its value wherever its name is used later.
+        "alias" => args
+            .iter()
+            .filter_map(|w| w.plain().split_once('='))
+            .map(|(_, v)| Inner::Script(v.to_string()))
+            .collect(),
         "eval" => joined_script(args, "eval"),
         // `trap 'cmd' SIGNAL` runs cmd later; the signal names are not code.
         "trap" => match args.first().filter(|w| !w.plain().starts_with('-')) {
@@ -90,7 +105,13 @@ pub(crate) fn look_through(program: &str, words: &[Word]) -> Vec<Inner> {
         "find" => find(words),
         "git" => git(words),
         _ => match option_values(program) {
-            Some(takes) => wrapped(program, args, takes),
+            // `flock FILE -c STRING`, `runuser USER -c STRING`, or a command.
+            Some(takes) => {
+                match command_option(args).filter(|_| matches!(program, "flock" | "runuser")) {
+                    Some(script) => vec![script],
+                    None => wrapped(program, args, takes),
+                }
+            }
             None => Vec::new(),
         },
     }
@@ -106,7 +127,9 @@ fn unknown(words: &[Word], why: String) -> Inner {
 /// the command.
 fn wrapped(program: &str, args: &[Word], takes: &[&str]) -> Vec<Inner> {
     let mut i = 0;
-    let mut positional_skip = usize::from(program == "timeout");
+    // Words between the options and the command: a duration, a directory,
+    // a lock file.
+    let mut positional_skip = usize::from(matches!(program, "timeout" | "chroot" | "flock"));
     let mut out = Vec::new();
     while let Some(w) = args.get(i) {
         let Some(v) = w.value.as_deref() else {
@@ -163,6 +186,28 @@ fn wrapped(program: &str, args: &[Word], takes: &[&str]) -> Vec<Inner> {
     }
     out.push(Inner::Command(inner));
     out
+}
+
+/// `-c STRING` / `--command STRING` anywhere among the arguments (`su`,
+/// `flock`): STRING is a script.
+fn command_option(args: &[Word]) -> Option<Inner> {
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let v = w.plain();
+        let script = if v == "-c" || v == "--command" {
+            it.next()
+        } else if let Some(rest) = v.strip_prefix("--command=") {
+            return Some(Inner::Script(rest.to_string()));
+        } else {
+            continue;
+        };
+        return Some(match script.map(|s| s.value.clone()) {
+            Some(Some(s)) => Inner::Script(s),
+            Some(None) => unknown(args, "the command string is only known when it runs".into()),
+            None => return None,
+        });
+    }
+    None
 }
 
 /// `bash -c 'STRING'` (also `-ec`, `-lc`…): STRING is parsed as a script.

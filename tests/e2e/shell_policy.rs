@@ -1,0 +1,202 @@
+//! Issue 12 end to end: commands dressed up to dodge `deny = { "rm *" }`
+//! are denied under `--yes`, unresolved commands are denied rather than
+//! run unasked, and `before_tool` hooks see the parts of a command. The
+//! real binary, the real plugins, the fake model on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Output, Stdio};
+
+use serde_json::json;
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, Script};
+use uji_tests::scripted::answer;
+use uji_tests::{Sandbox, text};
+
+const MODEL: &str = "openai/test-model";
+
+fn run_command(id: &str, command: &str) -> Script {
+    let args = json!({ "command": command }).to_string();
+    Script::sse(
+        ChatEvents::new("test-model")
+            .tool_call(0, id, "run_command", &args, 4)
+            .finish("tool_calls")
+            .usage(100, 10, 0)
+            .done(),
+    )
+}
+
+fn sandbox(init: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    sandbox
+}
+
+/// One `uji run` in which the model sends each command as a run_command
+/// call, in order; returns the output and what each call's result said.
+fn run(sandbox: &Sandbox, commands: &[&str], args: &[&str]) -> (Output, Vec<String>) {
+    let model = FakeModel::start();
+    for (i, c) in commands.iter().enumerate() {
+        model.push(run_command(&format!("c{i}"), c));
+    }
+    model.push(answer("done"));
+    let output = sandbox
+        .uji()
+        .env("OPENAI_API_KEY", "sk-e2e")
+        .env("OPENAI_BASE_URL", model.base_url())
+        .args(["run", "--model", MODEL])
+        .args(args)
+        .arg("go")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let requests = model.requests();
+    let last = requests.last().unwrap();
+    let results: Vec<String> = last.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(results.len(), commands.len(), "{:?}", text(&output));
+    (output, results)
+}
+
+const DENY_RM: &str = r#"
+require("uji.defaults")
+uji.tool.policy({ run_command = { deny = { "rm *" } } })
+"#;
+
+/// Each command would delete `v<i>`; `{v}` is replaced by that name.
+const DRESSED_UP: &[&str] = &[
+    "{ rm -rf {v}; }",
+    "if true; then rm -rf {v}; fi",
+    "rm\t-rf {v}",
+    "/bin/rm -rf {v}",
+    "command rm -rf {v}",
+    "bash -c 'rm -rf {v}'",
+    "echo `echo \\`rm -rf {v}\\``",
+    "find . -name {v} -exec rm -rf {} ;",
+    "find . -name {v} -delete",
+    "\\rm -f {v}",
+    "\"rm\" -f {v}",
+    "env A=1 nice timeout 5 rm -f {v}",
+    "sudo -n rm -f {v} 2>/dev/null || rm -f {v}",
+    "ls | xargs -I{} rm {v}",
+    "eval 'rm -f {v}'",
+    "sh -c \"eval 'rm -f {v}'\"",
+    "(cd . && rm -f {v})",
+    "f() { rm -f {v}; }; f",
+    "X=rm; $X -f {v}",
+    "$(echo rm) -f {v}",
+    "git -c core.pager='rm -f {v}' log",
+];
+
+#[test]
+fn dressed_up_deletions_are_denied_under_yes_and_the_model_is_told() {
+    let sandbox = sandbox(DENY_RM);
+    let mut commands = Vec::new();
+    for (i, c) in DRESSED_UP.iter().enumerate() {
+        let v = format!("v{i}");
+        std::fs::write(sandbox.work().join(&v), "keep").unwrap();
+        commands.push(c.replace("{v}", &v));
+    }
+    // More than 64 parts ending in a deletion.
+    std::fs::write(sandbox.work().join("vlong"), "keep").unwrap();
+    commands.push(format!("{}; rm -rf vlong", vec!["true"; 70].join("; ")));
+    // A control: an ask nobody denied runs under --yes.
+    commands.push("touch made".to_string());
+    let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let (output, results) = run(&sandbox, &refs, &["--yes"]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    for (i, (command, result)) in commands.iter().zip(&results).enumerate() {
+        if command == "touch made" {
+            continue;
+        }
+        let v = if i < DRESSED_UP.len() {
+            format!("v{i}")
+        } else {
+            "vlong".into()
+        };
+        assert!(
+            sandbox.work().join(&v).exists(),
+            "{command:?} deleted {v}: {result}"
+        );
+        assert!(result.starts_with("denied:"), "{command:?}: {result}");
+    }
+    assert!(sandbox.work().join("made").exists(), "{results:?}");
+}
+
+#[test]
+fn an_unresolved_command_says_why_it_was_denied() {
+    let sandbox = sandbox(DENY_RM);
+    std::fs::write(sandbox.work().join("v"), "keep").unwrap();
+    let (_, results) = run(&sandbox, &["X=rm; $X -f v"], &["--yes"]);
+    assert!(sandbox.work().join("v").exists());
+    let result = &results[0];
+    assert!(
+        result.contains("could not tell what `$X -f v` runs")
+            && result.contains("run_command has deny rules and no one can answer"),
+        "{result}"
+    );
+    // Without deny rules (no uji.defaults either, whose "defaults" set
+    // denies `rm -rf`) an unresolved ask is an ordinary ask: --yes runs it.
+    let sandbox = sandbox_plain();
+    let (_, results) = run(&sandbox, &["X=touch; $X made"], &["--yes"]);
+    assert!(sandbox.work().join("made").exists(), "{results:?}");
+}
+
+fn sandbox_plain() -> Sandbox {
+    sandbox("uji.tool.policy({ run_command = { ask = { \"*\" } } })\n")
+}
+
+const HOOKS: &str = r#"
+require("uji.defaults")
+uji.tool.policy({ run_command = { deny = { "rm *" }, default = "ask" } })
+uji.on("before_tool", function(e)
+  if e.tool ~= "run_command" then return end
+  if e.subject:match("^echo parts") then
+    local shown = {}
+    for _, p in ipairs(e.parts) do
+      shown[#shown + 1] = p.program .. ":" .. p.text .. ":" .. tostring(p.resolved)
+    end
+    return { deny = table.concat(shown, " | ") }
+  end
+  -- Checks the line, not its parts: its allow only covers one-part lines.
+  if e.subject:match("^echo allowed") then return { allow = true } end
+  -- Checks every part, and says so.
+  local all = true
+  for _, p in ipairs(e.parts) do
+    if p.program ~= "echo" or not p.resolved then all = false end
+  end
+  if all then return { allow = true, all_parts = true } end
+end)
+"#;
+
+#[test]
+fn hooks_see_parts_and_an_allow_covers_a_compound_line_only_when_it_says_so() {
+    let sandbox = sandbox(HOOKS);
+    let commands = [
+        "echo parts; $X y && echo `ls`",
+        "echo allowed",
+        "echo allowed; touch x",
+        "echo one > one.txt; echo two > two.txt",
+    ];
+    // Headless without --yes: nobody answers an ask.
+    let (output, results) = run(&sandbox, &commands, &[]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert_eq!(
+        results[0],
+        "denied: echo:echo parts:true | :$X y:false | echo:echo `ls`:true | ls:ls:true"
+    );
+    assert!(results[1].contains("allowed"), "{}", results[1]);
+    assert!(
+        results[2].starts_with("denied: run_command needs approval"),
+        "{}",
+        results[2]
+    );
+    assert!(!sandbox.work().join("x").exists());
+    assert!(sandbox.work().join("one.txt").exists(), "{}", results[3]);
+    assert!(sandbox.work().join("two.txt").exists(), "{}", results[3]);
+}
