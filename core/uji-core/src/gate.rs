@@ -18,8 +18,8 @@ use tokio::sync::oneshot;
 use uji_host::{ProgressSink, Registry};
 use uji_policy::{Decision, Policy, RuleProblem, ToolFacts, Verdict};
 use uji_protocol::services::{
-    PolicyProblems, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove,
-    ToolRoots,
+    PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy,
+    ToolRemove, ToolRoots, ToolSandbox,
 };
 use uji_protocol::{DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolOutput};
 
@@ -77,6 +77,12 @@ pub trait Approver: Send + Sync {
     fn wants_preview(&self) -> bool {
         true
     }
+
+    /// Whether this approver allows asks with nobody looking (`--yes`):
+    /// such calls get the unattended sandbox.
+    fn unattended(&self) -> bool {
+        false
+    }
 }
 
 /// The approver of headless runs: `--yes` allows every ask, otherwise nobody
@@ -98,6 +104,10 @@ impl Approver for HeadlessApprover {
 
     fn wants_preview(&self) -> bool {
         false
+    }
+
+    fn unattended(&self) -> bool {
+        self.yes
     }
 }
 
@@ -133,7 +143,10 @@ pub struct Gate {
     registry: Registry,
     policy: Arc<RwLock<Policy>>,
     session_rules: SessionRules,
+    sandbox: Arc<RwLock<SandboxSettings>>,
 }
+
+mod call_env;
 
 /// What a call looks like once the gate decided it: what a frontend shows
 /// as the call starting (`tool_started`).
@@ -299,6 +312,7 @@ impl Gate {
             registry,
             policy: Arc::new(RwLock::new(Policy::default())),
             session_rules: SessionRules::default(),
+            sandbox: Arc::default(),
         }
     }
 
@@ -355,21 +369,6 @@ impl Gate {
         self.with_policy_mut(|p| p.roots(paths)).unwrap_or_default()
     }
 
-    /// The canonical directories a confined file tool may reach (`cwd`
-    /// first), handed to the tool in its call; `None` when not confined.
-    fn confinement_roots(&self, cwd: &Path) -> Option<Vec<String>> {
-        let (confined, extra) = self.with_policy_mut(|p| (p.confine(None), p.roots(None)))?;
-        if !confined {
-            return None;
-        }
-        let roots = std::iter::once(cwd.to_path_buf())
-            .chain(extra.into_iter().map(|r| cwd.join(r)))
-            .filter_map(|dir| uji_policy::canonicalize_lenient(&dir).ok())
-            .map(|dir| dir.to_string_lossy().into_owned())
-            .collect();
-        Some(roots)
-    }
-
     /// Offers the policy to plugins as host services (`Host::call`), which is
     /// how the Lua plugin implements `uji.tool.*`.
     pub fn install_services(&self) {
@@ -407,6 +406,9 @@ impl Gate {
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect())
         });
+        let gate = self.clone();
+        self.registry
+            .serve(move |request: ToolSandbox| Ok(gate.sandbox(request)));
         let gate = self.clone();
         self.registry
             .serve(move |request: ToolRemove| Ok(gate.registry.remove_tool(&request.name)));
@@ -595,6 +597,12 @@ impl Gate {
             args: std::mem::take(&mut request.args),
             cwd: request.cwd.to_string_lossy().into_owned(),
             roots: self.confinement_roots(&request.cwd),
+            sandbox: self.call_sandbox(
+                decided.spec.subject,
+                decided.decision,
+                approver.unattended(),
+                &request.cwd,
+            ),
         };
         if let Err(result) = self
             .approve(&request, &call, &decided, approver, interrupt)
@@ -745,11 +753,14 @@ impl Gate {
                 .clone()
                 .unwrap_or_else(|| request.name.clone()),
             subject: decided.subject.clone(),
-            question: decided
-                .question
-                .clone()
-                .or_else(|| spec.display.question.clone())
-                .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
+            question: call_env::with_sandbox(
+                decided
+                    .question
+                    .clone()
+                    .or_else(|| spec.display.question.clone())
+                    .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
+                call.sandbox.as_ref(),
+            ),
             diff: if approver.wants_preview() {
                 decided.tool.preview(call).ok().flatten()
             } else {
