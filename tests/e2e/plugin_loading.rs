@@ -39,6 +39,7 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
         args,
         cwd: std::env::temp_dir().to_string_lossy().into_owned(),
         roots: None,
+        sandbox: None,
     }
 }
 

@@ -64,6 +64,9 @@ enum Command {
         /// Run calls the policy would ask about; deny rules still deny.
         #[arg(long)]
         yes: bool,
+        /// Run commands in this OS sandbox (Landlock): off, read-only or workspace-write.
+        #[arg(long, value_name = "MODE", value_parser = ["off", "read-only", "workspace-write"])]
+        sandbox: Option<String>,
         /// Continue a saved session.
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
@@ -115,6 +118,9 @@ enum ToolCommand {
         /// Run calls the policy would ask about (deny rules still deny).
         #[arg(long)]
         yes: bool,
+        /// Run commands in this OS sandbox (Landlock): off, read-only or workspace-write.
+        #[arg(long, value_name = "MODE", value_parser = ["off", "read-only", "workspace-write"])]
+        sandbox: Option<String>,
         /// Print the tool's progress lines to stderr.
         #[arg(long)]
         progress: bool,
@@ -130,6 +136,16 @@ enum PolicyCommand {
         /// What the call acts on: a path for file tools, a command line for run_command.
         subject: String,
     },
+}
+
+/// `--sandbox MODE`: for this run, over what the Lua config set.
+pub(crate) fn set_sandbox(gate: &uji_core::Gate, mode: Option<&str>) {
+    if let Some(mode) = mode.and_then(uji_protocol::SandboxMode::parse) {
+        gate.sandbox(uji_protocol::services::ToolSandbox {
+            mode: Some(mode),
+            ..Default::default()
+        });
+    }
 }
 
 /// Prints the notices kept while plugins loaded (an init.lua error, say) to
@@ -172,6 +188,7 @@ fn main() -> ExitCode {
             effort,
             title,
             yes,
+            sandbox,
             resume,
         }) => {
             return run_cmd::run(
@@ -186,6 +203,7 @@ fn main() -> ExitCode {
                     effort,
                     title,
                     yes,
+                    sandbox,
                     resume,
                     frontend: cli.frontend,
                 },
@@ -210,6 +228,7 @@ fn main() -> ExitCode {
                     name,
                     args,
                     yes,
+                    sandbox,
                     progress,
                 },
         }) => match tool_cmd::run(
@@ -219,6 +238,7 @@ fn main() -> ExitCode {
                 name,
                 args,
                 yes,
+                sandbox,
                 progress,
             },
         ) {

@@ -44,5 +44,30 @@ pub fn check(
     if let Some(message) = verdict.message {
         println!("the model reads: {message}");
     }
+    if let Some(kind) = registry.tool(tool).map(|t| t.spec().subject) {
+        print_sandbox(&gate, kind, verdict.decision, &cwd);
+    }
     Ok(())
+}
+
+/// The sandbox a command would run in, attended and with `--yes`.
+fn print_sandbox(
+    gate: &uji_core::Gate,
+    kind: uji_protocol::SubjectKind,
+    decision: uji_policy::Decision,
+    cwd: &std::path::Path,
+) {
+    let describe = |unattended| {
+        gate.call_sandbox(kind, decision, unattended, cwd)
+            .map_or_else(|| "none".to_string(), |s| s.describe())
+    };
+    if kind != uji_protocol::SubjectKind::Command {
+        return;
+    }
+    let (attended, unattended) = (describe(false), describe(true));
+    if attended == unattended {
+        println!("sandbox: {attended}");
+    } else {
+        println!("sandbox: {attended} (with --yes: {unattended})");
+    }
 }

@@ -18,6 +18,7 @@ pub struct RunOptions {
     pub effort: Option<String>,
     pub title: Option<String>,
     pub yes: bool,
+    pub sandbox: Option<String>,
     pub resume: Option<String>,
     pub frontend: Option<String>,
 }
@@ -60,6 +61,7 @@ pub fn run(
         serde_json::Value::Bool(options.json),
     );
     report_failed_plugins(&booted);
+    crate::set_sandbox(&booted.gate, options.sandbox.as_deref());
     let frontend = options.frontend.unwrap_or_else(|| "headless".to_string());
     let approvals = if frontend == "headless" || options.yes {
         Approvals::Automatic { yes: options.yes }

@@ -56,6 +56,7 @@ pub struct RunOptions {
     pub name: String,
     pub args: Option<String>,
     pub yes: bool,
+    pub sandbox: Option<String>,
     pub progress: bool,
 }
 
@@ -82,6 +83,7 @@ pub fn run(
             .map_err(|e| format!("the arguments are not valid JSON ({e}); pass one JSON object, e.g. '{{\"path\": \"README.md\"}}'"))?,
     };
     let booted = boot(config_dir, data_dir)?;
+    crate::set_sandbox(&booted.gate, options.sandbox.as_deref());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

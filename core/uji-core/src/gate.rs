@@ -18,8 +18,8 @@ use tokio::sync::oneshot;
 use uji_host::{ProgressSink, Registry};
 use uji_policy::{Decision, Policy, RuleProblem, ToolFacts, Verdict};
 use uji_protocol::services::{
-    PolicyProblems, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove,
-    ToolRoots,
+    PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy,
+    ToolRemove, ToolRoots, ToolSandbox,
 };
 use uji_protocol::{DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolOutput};
 
@@ -84,6 +84,12 @@ pub trait Approver: Send + Sync {
     fn automatic(&self) -> bool {
         false
     }
+
+    /// Whether this approver allows asks with nobody looking (`--yes`):
+    /// such calls get the unattended sandbox.
+    fn unattended(&self) -> bool {
+        false
+    }
 }
 
 /// The approver of headless runs: `--yes` allows every ask, otherwise nobody
@@ -109,6 +115,10 @@ impl Approver for HeadlessApprover {
 
     fn automatic(&self) -> bool {
         true
+    }
+
+    fn unattended(&self) -> bool {
+        self.yes
     }
 }
 
@@ -144,7 +154,10 @@ pub struct Gate {
     registry: Registry,
     policy: Arc<RwLock<Policy>>,
     session_rules: SessionRules,
+    sandbox: Arc<RwLock<SandboxSettings>>,
 }
+
+mod call_env;
 
 /// What a call looks like once the gate decided it: what a frontend shows
 /// as the call starting (`tool_started`).
@@ -310,6 +323,7 @@ impl Gate {
             registry,
             policy: Arc::new(RwLock::new(Policy::default())),
             session_rules: SessionRules::default(),
+            sandbox: Arc::default(),
         }
     }
 
@@ -366,21 +380,6 @@ impl Gate {
         self.with_policy_mut(|p| p.roots(paths)).unwrap_or_default()
     }
 
-    /// The canonical directories a confined file tool may reach (`cwd`
-    /// first), handed to the tool in its call; `None` when not confined.
-    fn confinement_roots(&self, cwd: &Path) -> Option<Vec<String>> {
-        let (confined, extra) = self.with_policy_mut(|p| (p.confine(None), p.roots(None)))?;
-        if !confined {
-            return None;
-        }
-        let roots = std::iter::once(cwd.to_path_buf())
-            .chain(extra.into_iter().map(|r| cwd.join(r)))
-            .filter_map(|dir| uji_policy::canonicalize_lenient(&dir).ok())
-            .map(|dir| dir.to_string_lossy().into_owned())
-            .collect();
-        Some(roots)
-    }
-
     /// Offers the policy to plugins as host services (`Host::call`), which is
     /// how the Lua plugin implements `uji.tool.*`.
     pub fn install_services(&self) {
@@ -418,6 +417,9 @@ impl Gate {
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect())
         });
+        let gate = self.clone();
+        self.registry
+            .serve(move |request: ToolSandbox| Ok(gate.sandbox(request)));
         let gate = self.clone();
         self.registry
             .serve(move |request: ToolRemove| Ok(gate.registry.remove_tool(&request.name)));
@@ -625,6 +627,12 @@ impl Gate {
             args: std::mem::take(&mut request.args),
             cwd: request.cwd.to_string_lossy().into_owned(),
             roots: self.confinement_roots(&request.cwd),
+            sandbox: self.call_sandbox(
+                decided.spec.subject,
+                decided.decision,
+                approver.unattended(),
+                &request.cwd,
+            ),
         };
         if let Err(result) = self
             .approve(&request, &call, &decided, approver, interrupt)
@@ -800,11 +808,14 @@ impl Gate {
                 .clone()
                 .unwrap_or_else(|| request.name.clone()),
             subject: decided.subject.clone(),
-            question: decided
-                .question
-                .clone()
-                .or_else(|| spec.display.question.clone())
-                .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
+            question: call_env::with_sandbox(
+                decided
+                    .question
+                    .clone()
+                    .or_else(|| spec.display.question.clone())
+                    .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
+                call.sandbox.as_ref(),
+            ),
             diff: if approver.wants_preview() {
                 decided.tool.preview(call).ok().flatten()
             } else {

@@ -17,8 +17,10 @@ use uji_core::{
 use uji_host::{ProgressSink, Registry, load_module};
 use uji_policy::Decision;
 use uji_sdk::protocol::HookOptions;
+use uji_sdk::protocol::services::ToolSandbox;
 use uji_sdk::{
-    FileDiff, Host, Plugin, SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec,
+    FileDiff, Host, Plugin, SandboxMode, SubjectKind, Tool, ToolCall, ToolContext, ToolOutput,
+    ToolSpec,
 };
 
 // ---- an in-process test plugin ------------------------------------------------------
@@ -109,6 +111,20 @@ impl Tool for Shell {
             "ran {}",
             call.args["command"].as_str().unwrap_or_default()
         ))
+    }
+}
+
+/// A command tool that reports the sandbox its call carries.
+struct SandboxEcho;
+impl Tool for SandboxEcho {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("sandbox_echo", "Reports its sandbox.").subject_kind(SubjectKind::Command)
+    }
+    fn subject(&self, args: &Value) -> String {
+        args["command"].as_str().unwrap_or("echo").to_string()
+    }
+    fn run(&self, call: ToolCall, _ctx: &ToolContext) -> ToolOutput {
+        ToolOutput::text(serde_json::to_string(&call.sandbox).unwrap_or_default())
     }
 }
 
@@ -730,4 +746,54 @@ fn interrupting_stops_a_running_tool_and_an_open_question() {
             "error: interrupted by the user before this tool ran"
         );
     });
+}
+
+#[test]
+fn an_ask_run_by_yes_gets_the_workspace_write_sandbox_and_questions_name_it() {
+    let (_d, cwd) = work();
+    let gate = gate_with(|host| host.register_tool(SandboxEcho));
+    let call = || request("sandbox_echo", json!({"command": "make"}), &cwd);
+    // Answered by a person, nothing configured: no sandbox.
+    let result = run(&gate, call(), &Scripted::new(Approval::Allow));
+    assert_eq!(result.output.text, "null");
+    // Run by --yes: workspace-write over the working directory and the
+    // temporary directory, network on.
+    let result = run(&gate, call(), &HeadlessApprover { yes: true });
+    let sandbox: Value = serde_json::from_str(&result.output.text).unwrap();
+    assert_eq!(sandbox["mode"], "workspace-write");
+    assert_eq!(sandbox["network"], true);
+    let writable: Vec<&str> = sandbox["writable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(writable[0], cwd.to_str().unwrap());
+    let tmp = std::env::temp_dir().canonicalize().unwrap();
+    assert!(writable.contains(&tmp.to_str().unwrap()), "{writable:?}");
+    // Configured: every command call gets it, and the question says so.
+    let settings = gate.sandbox(ToolSandbox {
+        mode: Some(SandboxMode::ReadOnly),
+        network: Some(false),
+        writable: None,
+    });
+    assert_eq!(settings.mode, Some(SandboxMode::ReadOnly));
+    let approver = Scripted::new(Approval::Allow);
+    let result = run(&gate, call(), &approver);
+    assert!(
+        result.output.text.contains("read-only"),
+        "{}",
+        result.output.text
+    );
+    assert_eq!(
+        approver.asked()[0].question,
+        "Would you like to run `sandbox_echo`? (sandbox: read-only, network off)"
+    );
+    // File tools never get one.
+    let result = run(
+        &gate,
+        request("probe", json!({"path": "a.txt"}), &cwd),
+        &HeadlessApprover { yes: true },
+    );
+    assert_eq!(result.output.text, "probed a.txt");
 }

@@ -25,6 +25,7 @@ uji.tool = {
   policy = wrap(raw.tool_policy),
   confine = wrap(raw.tool_confine),
   roots = wrap(raw.tool_roots),
+  sandbox = wrap(raw.tool_sandbox),
 }
 
 uji.wire = {

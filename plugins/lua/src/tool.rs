@@ -7,14 +7,14 @@ use std::sync::{Arc, Mutex};
 use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::services::{
-    ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove, ToolRoots,
+    ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove, ToolRoots, ToolSandbox,
 };
 use uji_sdk::{
     Canceller, DeclaredPolicy, Display, Image, SubjectKind, Tool, ToolCall, ToolContext,
     ToolOutput, ToolSpec,
 };
 
-use crate::api::{a_type, lerr, raw, service, string_arg, string_list};
+use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg, string_list};
 use crate::convert;
 use crate::runtime::{CallSlot, Link, State, ToolEntry, current};
 
@@ -741,6 +741,31 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
             };
             let roots = service(state, API, &ToolRoots { paths })?;
             string_list(lua, &roots)
+        })?,
+    )?;
+    t.set(
+        "tool_sandbox",
+        raw(lua, |lua, state, settings: Value| {
+            const API: &str = "uji.tool.sandbox";
+            let change = match &settings {
+                Value::Nil => ToolSandbox::default(),
+                Value::Table(_) => {
+                    let json = json_of(lua, &settings, API)?;
+                    serde_json::from_value(json).map_err(|e| {
+                        format!(
+                            "{API}: expected {{ mode = \"off\" | \"read-only\" | \"workspace-write\", network = true or false, writable = {{ directories }} }}: {e}"
+                        )
+                    })?
+                }
+                other => {
+                    return Err(format!(
+                        "{API}: expected a table or nothing, got {}",
+                        a_type(other)
+                    ));
+                }
+            };
+            let answer = service(state, API, &change)?;
+            lua_of(lua, API, &answer)
         })?,
     )?;
     Ok(())

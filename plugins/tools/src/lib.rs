@@ -13,6 +13,7 @@ mod edit_file;
 mod read_file;
 mod reaper;
 mod run_command;
+pub mod sandbox;
 mod write_file;
 
 pub use edit_file::EditFile;
@@ -32,6 +33,7 @@ impl Plugin for ToolsPlugin {
         "uji's built-in tools: read_file, edit_file, write_file, run_command";
 
     fn init(host: &Host) -> Result<(), String> {
+        sandbox::set_host(host);
         host.register_tool(ReadFile)?;
         host.register_tool(EditFile)?;
         host.register_tool(WriteFile)?;

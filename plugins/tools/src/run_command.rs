@@ -18,6 +18,7 @@ use uji_sdk::{SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
 use crate::args::{self, os_error, plural};
 use crate::reaper;
+use crate::sandbox::{self, Prepared};
 
 const NAME: &str = "run_command";
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -80,7 +81,11 @@ impl Tool for RunCommand {
             Ok(parsed) => parsed,
             Err(message) => return ToolOutput::error(message),
         };
-        match execute(command, timeout, Path::new(&call.cwd), ctx) {
+        let sandbox = match sandbox::prepare(call.sandbox.as_ref()) {
+            Ok(prepared) => prepared,
+            Err(e) => return ToolOutput::error(format!("could not set up the sandbox: {e}")),
+        };
+        match execute(command, timeout, Path::new(&call.cwd), &sandbox, ctx) {
             Ok(output) => output,
             Err(message) => ToolOutput::error(message),
         }
@@ -134,7 +139,12 @@ impl Drop for TreeGuard {
     }
 }
 
-fn spawn(command: &str, cwd: &Path, mark: &str) -> io::Result<(Child, io::PipeReader)> {
+fn spawn(
+    command: &str,
+    cwd: &Path,
+    mark: &str,
+    sandbox: &Prepared,
+) -> io::Result<(Child, io::PipeReader)> {
     let (reader, writer) = io::pipe()?;
     let writer2 = writer.try_clone()?;
     let mut cmd = Command::new("/bin/sh");
@@ -145,14 +155,23 @@ fn spawn(command: &str, cwd: &Path, mark: &str) -> io::Result<(Child, io::PipeRe
         .stdin(Stdio::null())
         .stdout(writer2)
         .stderr(writer);
-    // SAFETY: setsid is async-signal-safe. It puts the command in a new
-    // session and process group (so the whole tree can be killed with one
-    // killpg) without a controlling terminal, so password prompts fail at
-    // once instead of stopping the job.
+    let ruleset = match sandbox {
+        Prepared::Ruleset(fd) => Some(fd.as_raw_fd()),
+        Prepared::None | Prepared::Unsupported => None,
+    };
+    // SAFETY: setsid, prctl and landlock_restrict_self are async-signal-safe
+    // system calls. setsid puts the command in a new session and process
+    // group (so the whole tree can be killed with one killpg) without a
+    // controlling terminal, so password prompts fail at once instead of
+    // stopping the job. The ruleset fd outlives the spawn (the caller holds
+    // it).
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             if libc::setsid() == -1 {
                 return Err(io::Error::last_os_error());
+            }
+            if let Some(fd) = ruleset {
+                sandbox::restrict(fd)?;
             }
             Ok(())
         });
@@ -188,6 +207,7 @@ fn execute(
     command: &str,
     timeout_secs: u64,
     cwd: &Path,
+    sandbox: &Prepared,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, String> {
     if !cwd.is_dir() {
@@ -199,8 +219,8 @@ fn execute(
     reaper::become_subreaper();
     reaper::reap_adopted();
     let mark = reaper::new_mark();
-    let (mut child, mut reader) =
-        spawn(command, cwd, &mark).map_err(|e| format!("could not start sh: {}", os_error(&e)))?;
+    let (mut child, mut reader) = spawn(command, cwd, &mark, sandbox)
+        .map_err(|e| format!("could not start sh: {}", os_error(&e)))?;
     let mut guard = TreeGuard {
         root: child.id() as libc::pid_t,
         mark,

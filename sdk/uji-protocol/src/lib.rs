@@ -168,6 +168,68 @@ pub struct ToolCall {
     /// Absent when confinement is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roots: Option<Vec<String>>,
+    /// The OS sandbox a command runs in (`run_command` applies it with
+    /// Landlock); absent means none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<CallSandbox>,
+}
+
+/// How far the OS sandbox confines a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// No sandbox: the policy alone decides.
+    #[default]
+    Off,
+    /// Reads anywhere, writes nowhere (but `/dev/null`).
+    ReadOnly,
+    /// Reads anywhere, writes only under the call's writable directories.
+    WorkspaceWrite,
+}
+
+impl SandboxMode {
+    pub const NAMES: [&'static str; 3] = ["off", "read-only", "workspace-write"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Off => "off",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<SandboxMode> {
+        match name {
+            "off" => Some(SandboxMode::Off),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            _ => None,
+        }
+    }
+}
+
+/// The sandbox one call runs in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSandbox {
+    pub mode: SandboxMode,
+    /// TCP bind and connect allowed.
+    pub network: bool,
+    /// Absolute directories writable in `workspace-write`: the workspace
+    /// roots, the temporary directory and the user's extra writable roots.
+    #[serde(default)]
+    pub writable: Vec<String>,
+}
+
+impl CallSandbox {
+    /// "workspace-write, network off", as `uji policy check` and the
+    /// approval question show it.
+    pub fn describe(&self) -> String {
+        if self.mode == SandboxMode::Off {
+            return "off".to_string();
+        }
+        let network = if self.network { "on" } else { "off" };
+        format!("{}, network {network}", self.mode.as_str())
+    }
 }
 
 /// An image attached to a message or a tool result.

@@ -209,6 +209,43 @@ service!(
     Vec<String>
 );
 
+/// `tool.sandbox`: sets the OS sandbox of `run_command` (fields left out
+/// stay as they are); answers the settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSandbox {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::SandboxMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writable: Option<Vec<String>>,
+}
+
+/// The sandbox settings: `mode` is `None` until set (then attended calls
+/// run unsandboxed and unattended asks in `workspace-write`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxSettings {
+    pub mode: Option<crate::SandboxMode>,
+    pub network: bool,
+    pub writable: Vec<String>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: None,
+            network: true,
+            writable: Vec::new(),
+        }
+    }
+}
+service!(
+    ToolSandbox,
+    "tool.sandbox",
+    "{\"mode\"?: \"off\" | \"read-only\" | \"workspace-write\", \"network\"?: true or false, \"writable\"?: [directories]}",
+    SandboxSettings
+);
+
 /// `tool.remove`: removes a tool; answers whether it existed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolRemove {

@@ -57,7 +57,8 @@ pub use uji_abi as abi;
 pub use uji_protocol as protocol;
 pub use uji_protocol::wire::{Answer, Failure, Message, ToolCallRequest, Usage, WireRequest};
 pub use uji_protocol::{
-    DeclaredPolicy, Display, FileDiff, Image, LogLevel, SubjectKind, ToolCall, ToolOutput, ToolSpec,
+    CallSandbox, DeclaredPolicy, Display, FileDiff, Image, LogLevel, SandboxMode, SubjectKind,
+    ToolCall, ToolOutput, ToolSpec,
 };
 pub use wire::{Reply, Wire};
 

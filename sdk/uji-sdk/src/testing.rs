@@ -102,6 +102,7 @@ impl TestCall {
             args,
             cwd: cwd.to_string_lossy().into_owned(),
             roots: None,
+            sandbox: None,
         };
         let canceller = tool.start(call, ctx);
         TestCall {

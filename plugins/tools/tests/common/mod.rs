@@ -23,6 +23,7 @@ pub fn call(args: Value, cwd: &Path) -> ToolCall {
         args,
         cwd: cwd.to_string_lossy().into_owned(),
         roots: None,
+        sandbox: None,
     }
 }
 
