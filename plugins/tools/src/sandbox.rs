@@ -92,7 +92,7 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
 }
 
 /// The kernel's Landlock ABI version (0 without Landlock).
-fn kernel_abi() -> i64 {
+pub fn kernel_abi() -> i64 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: the documented version query: no attributes, size 0.
     let abi = unsafe {
