@@ -73,3 +73,15 @@ pub fn lua() -> Vec<Row> {
         },
     ]
 }
+
+pub fn sandbox() -> Vec<Row> {
+    let found = numbers("sandbox_setup");
+    vec![Row {
+        area: "tools",
+        what: "run_command: Landlock sandbox set-up added to a call (ruleset + enforcing it)"
+            .to_string(),
+        value: found.get("sandbox_setup_ms").copied().unwrap_or(f64::NAN),
+        unit: "ms",
+        target: Some(2.0),
+    }]
+}

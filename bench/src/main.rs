@@ -180,10 +180,11 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 8] = [
+    let areas: [Area; 9] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
+        ("sandbox", examples::sandbox),
         ("wire", run::wire),
         ("run", run::run),
         ("lua", examples::lua),

@@ -11,33 +11,14 @@ use std::process::Command;
 
 use uji_tests::{Sandbox, text};
 
-/// The kernel's Landlock ABI version, or why there is none.
-fn landlock_abi() -> Result<i64, String> {
-    const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
-    // SAFETY: the documented version query: no attributes, size 0.
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    if abi < 1 {
-        return Err(std::io::Error::last_os_error().to_string());
-    }
-    Ok(abi)
-}
-
 /// False (after saying so) when the kernel has no Landlock.
 fn landlock_or_skip(test: &str) -> bool {
-    match landlock_abi() {
-        Ok(_) => true,
-        Err(e) => {
-            eprintln!("SKIPPED {test}: this kernel has no Landlock ({e})");
-            false
-        }
+    // The same question the tools plugin asks the kernel.
+    if uji_plugin_tools::sandbox::kernel_abi() > 0 {
+        return true;
     }
+    eprintln!("SKIPPED {test}: this kernel has no Landlock");
+    false
 }
 
 /// A sandbox whose temporary directory is its own (the temporary directory

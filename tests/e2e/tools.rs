@@ -372,9 +372,9 @@ fn a_directory_swapped_for_a_symlink_during_writes_lets_nothing_out() {
         "the file outside was not edited"
     );
     // Writes did land inside: the race was real, not a refusal of all.
-    // The swapper stopped at a random point: the real directory is
-    // whichever of the two names is not the link now.
-    let real = [work.join("sub"), work.join("link")]
+    // Whichever of the two names holds the real directory now.
+    let real = ["sub", "link"]
+        .map(|name| work.join(name))
         .into_iter()
         .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
         .unwrap();

@@ -1,6 +1,7 @@
 //! What the Landlock sandbox adds to a `run_command` call: building the
 //! ruleset in uji, and enforcing it in the child before exec. Prints the
-//! medians over many runs of spawning `/bin/true` with and without it.
+//! medians over many runs of spawning `/bin/true` with and without it, as
+//! `name value` pairs (milliseconds) for `bench/run`.
 //!
 //! `cargo run --release -p uji-plugin-tools --example sandbox_setup`
 
@@ -51,7 +52,7 @@ fn main() {
         let prepared = sandbox::prepare(Some(&spec)).expect("ruleset");
         prepare.push(started.elapsed());
         let Prepared::Ruleset(fd) = prepared else {
-            println!("this kernel has no Landlock: nothing to measure");
+            println!("landlock_missing 1 sandbox_setup_ms NaN");
             return;
         };
         let started = Instant::now();
@@ -62,21 +63,13 @@ fn main() {
         without.push(started.elapsed());
     }
     let (prepare, with, without) = (median(prepare), median(with), median(without));
-    println!(
-        "ruleset built in uji:          {:>8.3} ms",
-        prepare.as_secs_f64() * 1e3
-    );
-    println!(
-        "spawn /bin/true, sandboxed:    {:>8.3} ms",
-        with.as_secs_f64() * 1e3
-    );
-    println!(
-        "spawn /bin/true, no sandbox:   {:>8.3} ms",
-        without.as_secs_f64() * 1e3
-    );
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let added = prepare + with.saturating_sub(without);
     println!(
-        "sandbox set-up added per call: {:>8.3} ms (target 2 ms)",
-        added.as_secs_f64() * 1e3
+        "ruleset_ms {:.4} spawn_sandboxed_ms {:.4} spawn_plain_ms {:.4} sandbox_setup_ms {:.4}",
+        ms(prepare),
+        ms(with),
+        ms(without),
+        ms(added)
     );
 }

@@ -24,6 +24,9 @@ const TARGET: ABI = ABI::V4;
 
 static HOST: OnceLock<Host> = OnceLock::new();
 static TOLD: AtomicBool = AtomicBool::new(false);
+static TOLD_NETWORK: AtomicBool = AtomicBool::new(false);
+/// The first Landlock ABI that restricts TCP.
+const NETWORK_ABI: i64 = 4;
 
 /// Keeps the host to tell the user, once, when the kernel lacks Landlock.
 pub fn set_host(host: &Host) {
@@ -67,20 +70,46 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
     }
     let fd: Option<OwnedFd> = created.into();
     Ok(match fd {
-        Some(fd) => Prepared::Ruleset(fd),
+        Some(fd) => {
+            if !spec.network && kernel_abi() < NETWORK_ABI {
+                tell_once(
+                    &TOLD_NETWORK,
+                    "this kernel's Landlock cannot restrict the network (ABI 4 or later \
+                     needed): commands keep network access",
+                );
+            }
+            Prepared::Ruleset(fd)
+        }
         None => {
-            tell_unsupported();
+            tell_once(
+                &TOLD,
+                "this kernel has no Landlock: commands run without the OS sandbox, \
+                 with the policy alone",
+            );
             Prepared::Unsupported
         }
     })
 }
 
-fn tell_unsupported() {
-    if TOLD.swap(true, Ordering::Relaxed) {
+/// The kernel's Landlock ABI version (0 without Landlock).
+pub fn kernel_abi() -> i64 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: the documented version query: no attributes, size 0.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    abi.max(0)
+}
+
+fn tell_once(told: &AtomicBool, text: &str) {
+    if told.swap(true, Ordering::Relaxed) {
         return;
     }
-    let text = "this kernel has no Landlock: commands run without the OS sandbox, \
-                with the policy alone";
     if let Some(host) = HOST.get() {
         host.notify(text);
         host.log(LogLevel::Warn, text);
