@@ -935,3 +935,54 @@ fn a_tool_call_id_with_control_characters_is_replaced() {
         "the tools plugin still works"
     );
 }
+
+/// A command's long output is saved to a spill file in the temporary
+/// directory; the model may read it back with read_file although file
+/// tools are confined to the workspace, and only that file.
+#[test]
+fn the_model_reads_a_spill_file_back_under_confinement() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    let stranger = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(stranger.path(), "not yours").unwrap();
+    model.push(call(
+        "c1",
+        "run_command",
+        json!({"command": "seq 1 200000; sleep 1"}),
+    ));
+    let child = uji(&sandbox, &model)
+        .args(["run", "--yes", "--model", MODEL, "count"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The spill file is named after the uji process: the next answers are
+    // scripted now that its pid is known (the command sleeps meanwhile).
+    let spill = std::env::temp_dir().join(format!("uji-output-{}-0.log", child.id()));
+    model.push(call(
+        "c2",
+        "read_file",
+        json!({"path": spill.display().to_string()}),
+    ));
+    model.push(call(
+        "c3",
+        "read_file",
+        json!({"path": stranger.path().display().to_string()}),
+    ));
+    model.push(answer("done"));
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    let requests = model.requests();
+    let after_read = requests[2].body_text();
+    assert!(
+        after_read.contains("199999"),
+        "the spill file was read back"
+    );
+    let after_stranger = requests[3].body_text();
+    assert!(
+        after_stranger.contains("outside the allowed directories"),
+        "any other file in the temporary directory stays out of reach"
+    );
+    assert!(!after_stranger.contains("not yours"));
+}

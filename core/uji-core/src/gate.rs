@@ -452,6 +452,7 @@ impl Gate {
             return (verdict, DecidedBy::Disabled);
         }
         if kind == SubjectKind::Path
+            && call_env::own_spill_file(tool, subject, cwd).is_none()
             && let Some(Err(e)) = self.with_policy(|p| p.check_path(subject, cwd))
         {
             let mut verdict = Verdict::new(
@@ -626,7 +627,7 @@ impl Gate {
             id: request.call_id.clone(),
             args: std::mem::take(&mut request.args),
             cwd: request.cwd.to_string_lossy().into_owned(),
-            roots: self.confinement_roots(&request.cwd),
+            roots: self.confinement_roots(&request.cwd, &request.name, &decided.subject),
             sandbox: self.call_sandbox(
                 decided.spec.subject,
                 decided.decision,
@@ -682,6 +683,7 @@ impl Gate {
             return Err(refused(output, DecidedBy::Disabled, subject, verb));
         }
         if spec.subject == SubjectKind::Path
+            && call_env::own_spill_file(&request.name, &subject, &request.cwd).is_none()
             && let Some(Err(e)) = self.with_policy(|p| p.check_path(&subject, &request.cwd))
         {
             let output = denied(e.to_string());

@@ -386,7 +386,7 @@ fn create_spill_file() -> io::Result<(PathBuf, File)> {
     let mut last = None;
     for _ in 0..64 {
         let n = SPILL_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("uji-output-{pid}-{n}.log"));
+        let path = uji_sdk::protocol::spill::spill_path(&dir, pid, n);
         // Output can hold secrets: only the user may read it.
         match OpenOptions::new()
             .write(true)

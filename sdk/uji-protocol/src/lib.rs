@@ -338,6 +338,7 @@ pub mod frontend;
 pub mod keymap;
 pub mod services;
 pub mod session;
+pub mod spill;
 pub mod wire;
 
 #[cfg(test)]
