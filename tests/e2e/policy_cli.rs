@@ -100,3 +100,24 @@ fn an_invalid_rule_is_reported_and_the_tool_asks_instead_of_allowing() {
         "the bad rule is reported with its text: {stderr}"
     );
 }
+
+#[test]
+fn policy_check_says_an_unresolved_command_is_denied_under_yes() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        "uji.tool.policy({ run_command = { deny = { \"rm *\" } } })\n",
+    )
+    .unwrap();
+    let output = sandbox
+        .uji()
+        .args(["policy", "check", "run_command", "$CMD -rf victim"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("ask"), "{stdout}");
+    assert!(
+        stdout.contains("with --yes or in a headless run: deny"),
+        "{stdout}"
+    );
+}

@@ -38,6 +38,12 @@ pub fn check(
         _ => "policy",
     };
     println!("{} ({source}) {}", verdict.decision, verdict.because);
+    if verdict.unresolved {
+        // The gate fails closed when nobody can answer.
+        println!(
+            "with --yes or in a headless run: deny (uji cannot tell what it runs, and {tool} has deny rules)"
+        );
+    }
     if registry.tool(tool).is_none() {
         println!("note: no loaded plugin provides a tool named {tool}");
     }
