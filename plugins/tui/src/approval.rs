@@ -496,23 +496,10 @@ impl Plan {
     }
 }
 
-/// The text of each row of `buf`, trailing spaces trimmed, for tests.
-#[cfg(test)]
-pub(crate) fn buffer_rows(buf: &Buffer) -> Vec<String> {
-    let area = buf.area;
-    (area.top()..area.bottom())
-        .map(|y| {
-            let row: String = (area.left()..area.right())
-                .map(|x| buf[(x, y)].symbol())
-                .collect();
-            row.trim_end().to_string()
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::buffer_rows;
     use serde_json::json;
 
     fn all_answers() -> Vec<String> {

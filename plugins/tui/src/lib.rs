@@ -10,6 +10,8 @@ pub mod markdown;
 pub mod picker;
 pub mod status;
 pub mod terminal;
+#[cfg(test)]
+mod testing;
 pub mod theme;
 pub mod transcript;
 

@@ -287,7 +287,7 @@ impl Picker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::buffer_rows;
+    use crate::testing::buffer_rows;
 
     fn item(label: &str, detail: &str) -> PickerItem {
         PickerItem {

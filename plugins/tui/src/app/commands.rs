@@ -57,7 +57,7 @@ impl App {
             }
             _ => {
                 let op = json!({"type": "run_command", "name": name, "args": args});
-                self.submit(op, Pending::Command(name.to_string()));
+                self.submit(op, Pending::Command);
             }
         }
     }

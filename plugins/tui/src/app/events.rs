@@ -153,7 +153,6 @@ impl App {
             }
             Event::QueueChanged { queued } => self.status.queued = queued,
             Event::ModelChanged { model } => self.status.model = Some(model),
-            Event::TitleChanged { title } => self.status.title = title,
             Event::Compacted { messages, .. } => {
                 self.transcript.push(Block::Compacted(format!(
                     "compacted {messages} earlier messages"
@@ -181,7 +180,6 @@ impl App {
         self.session_id = configured.id;
         self.cwd = configured.cwd;
         self.status.model = configured.model;
-        self.status.title = configured.title;
         self.status.session_usage = configured.usage;
         self.status.items = configured.status;
         self.status.busy_since = None;
@@ -204,7 +202,6 @@ impl App {
             .collect();
         self.commands.sort_by(|a, b| a.name.cmp(&b.name));
         self.commands.dedup_by(|a, b| a.name == b.name);
-        self.command_info = configured.commands;
         self.keymap = Keymap::new(&configured.keymap);
         self.transcript.clear();
         self.viewport.to_bottom();
@@ -226,7 +223,7 @@ impl App {
         match pending {
             Pending::ListSessions => self.open_session_picker(&result),
             Pending::ListModels => self.open_model_picker(&result),
-            Pending::Command(_) => {
+            Pending::Command => {
                 let output = result["output"].as_str().unwrap_or("").trim();
                 if !output.is_empty() {
                     self.transcript.push(Block::Info(output.to_string()));

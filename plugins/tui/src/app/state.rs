@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use uji_protocol::frontend::{CommandInfo, ModelState};
+use uji_protocol::frontend::ModelState;
 use uji_protocol::wire::Usage;
 
 use super::Msg;
@@ -46,7 +46,8 @@ pub enum PickerKind {
 pub enum Pending {
     ListSessions,
     ListModels,
-    Command(String),
+    /// A slash command uji runs: its output is shown.
+    Command,
     Other,
 }
 
@@ -54,7 +55,6 @@ pub enum Pending {
 #[derive(Debug, Default)]
 pub struct Status {
     pub model: Option<ModelState>,
-    pub title: String,
     pub session_usage: Usage,
     pub context_used: u64,
     pub context_window: u64,
@@ -72,7 +72,6 @@ pub struct App {
     pub(super) composer: Composer,
     pub(super) suggestions: Suggestions,
     pub(super) commands: Vec<CommandEntry>,
-    pub(super) command_info: Vec<CommandInfo>,
     /// Tool name → its verb (`read_file` → `Read`), for history.
     pub(super) verbs: HashMap<String, String>,
     /// Open approval questions; the first is on screen.
@@ -103,7 +102,6 @@ impl App {
             composer: Composer::new(),
             suggestions: Suggestions::new(),
             commands: Vec::new(),
-            command_info: Vec::new(),
             verbs: HashMap::new(),
             approvals: Vec::new(),
             picker: None,

@@ -238,6 +238,8 @@ mod tests {
     use ratatui::layout::Rect;
     use ratatui::style::Modifier;
 
+    use crate::testing::buffer_rows;
+
     use super::{CommandEntry, Suggestions};
     use crate::theme::Theme;
 
@@ -326,18 +328,6 @@ mod tests {
         assert!(list.update("/m", &commands()));
     }
 
-    fn rows(buf: &Buffer) -> Vec<String> {
-        let area = buf.area;
-        (area.top()..area.bottom())
-            .map(|y| {
-                let row: String = (area.left()..area.right())
-                    .map(|x| buf[(x, y)].symbol())
-                    .collect();
-                row.trim_end().to_owned()
-            })
-            .collect()
-    }
-
     #[test]
     fn rows_show_name_and_description_with_the_selection_highlighted() {
         let mut list = Suggestions::new();
@@ -349,7 +339,7 @@ mod tests {
         let mut buf = Buffer::empty(area);
         list.render(area, &mut buf, &Theme::plain());
         assert_eq!(
-            rows(&buf),
+            buffer_rows(&buf),
             vec![
                 " /effort    Pick reasoning effort",
                 " /thinking  Show or hide reasoning",
@@ -369,10 +359,10 @@ mod tests {
         list.update("/", &commands());
         let mut buf = Buffer::empty(Rect::new(0, 0, 8, 2));
         list.render(Rect::new(0, 0, 8, 2), &mut buf, &Theme::plain());
-        assert_eq!(rows(&buf), vec![" /compac", " /models"]);
+        assert_eq!(buffer_rows(&buf), vec![" /compac", " /models"]);
         list.render(Rect::new(0, 0, 0, 0), &mut buf, &Theme::plain());
         let mut one = Buffer::empty(Rect::new(0, 0, 1, 1));
         list.render(Rect::new(0, 0, 1, 1), &mut one, &Theme::plain());
-        assert_eq!(rows(&one), vec![""]);
+        assert_eq!(buffer_rows(&one), vec![""]);
     }
 }

@@ -110,16 +110,9 @@ impl Transcript {
 
     /// Appends streamed answer text to the live answer, starting one.
     pub fn push_delta(&mut self, delta: &str) {
-        if let Some(Entry {
-            block: Block::Assistant(md),
-            live: true,
-            cache,
-            height,
-        }) = self.entries.last_mut()
-        {
+        let live = |b: &Block| matches!(b, Block::Assistant(_));
+        if let Some(Block::Assistant(md)) = self.live_newest_mut(live).map(|e| &mut e.block) {
             md.push_str(delta);
-            *cache = None;
-            *height = None;
             return;
         }
         let mut md = Markdown::new();
@@ -129,19 +122,28 @@ impl Transcript {
 
     /// Appends streamed reasoning to the live reasoning block.
     pub fn push_reasoning(&mut self, delta: &str) {
-        if let Some(Entry {
-            block: Block::Reasoning(text),
-            live: true,
-            cache,
-            height,
-        }) = self.entries.last_mut()
-        {
+        let live = |b: &Block| matches!(b, Block::Reasoning(_));
+        if let Some(Block::Reasoning(text)) = self.live_newest_mut(live).map(|e| &mut e.block) {
             text.push_str(delta);
-            *cache = None;
-            *height = None;
             return;
         }
         self.push_entry(Block::Reasoning(delta.to_string()), true);
+    }
+
+    /// The newest entry, when it still streams and is of the kind `is`
+    /// accepts; marked changed, since the caller is about to change it.
+    fn live_newest_mut(&mut self, is: impl Fn(&Block) -> bool) -> Option<&mut Entry> {
+        let entry = self.entries.last_mut().filter(|e| e.live && is(&e.block))?;
+        entry.changed();
+        Some(entry)
+    }
+
+    /// The newest entry `is` accepts; marked changed, since the caller is
+    /// about to change it.
+    fn newest_mut(&mut self, is: impl Fn(&Block) -> bool) -> Option<&mut Entry> {
+        let entry = self.entries.iter_mut().rev().find(|e| is(&e.block))?;
+        entry.changed();
+        Some(entry)
     }
 
     /// Drops the text streamed since the request began (a retry).
@@ -161,58 +163,28 @@ impl Transcript {
     }
 
     pub fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolBlock> {
-        self.entries.iter_mut().rev().find_map(
-            |Entry {
-                 block,
-                 cache,
-                 height,
-                 ..
-             }| match block {
-                Block::Tool(tool) if tool.call_id() == call_id => {
-                    (*cache, *height) = (None, None);
-                    Some(tool)
-                }
-                _ => None,
-            },
-        )
+        let is = |b: &Block| matches!(b, Block::Tool(t) if t.call_id() == call_id);
+        match &mut self.newest_mut(is)?.block {
+            Block::Tool(tool) => Some(tool),
+            _ => None,
+        }
     }
 
     pub fn shell_mut(&mut self, op_id: &str) -> Option<&mut ShellBlock> {
-        self.entries.iter_mut().rev().find_map(
-            |Entry {
-                 block,
-                 cache,
-                 height,
-                 ..
-             }| match block {
-                Block::Shell {
-                    op_id: id,
-                    block: shell,
-                } if id == op_id => {
-                    (*cache, *height) = (None, None);
-                    Some(shell)
-                }
-                _ => None,
-            },
-        )
+        let is = |b: &Block| matches!(b, Block::Shell { op_id: id, .. } if id == op_id);
+        match &mut self.newest_mut(is)?.block {
+            Block::Shell { block, .. } => Some(block),
+            _ => None,
+        }
     }
 
     /// The newest running shell block (a saved `shell` message ends it).
     pub fn running_shell_mut(&mut self) -> Option<&mut ShellBlock> {
-        self.entries.iter_mut().rev().find_map(
-            |Entry {
-                 block,
-                 cache,
-                 height,
-                 ..
-             }| match block {
-                Block::Shell { block: shell, .. } if shell.is_running() => {
-                    (*cache, *height) = (None, None);
-                    Some(shell)
-                }
-                _ => None,
-            },
-        )
+        let is = |b: &Block| matches!(b, Block::Shell { block, .. } if block.is_running());
+        match &mut self.newest_mut(is)?.block {
+            Block::Shell { block, .. } => Some(block),
+            _ => None,
+        }
     }
 
     /// Whether the newest block is a notice saying `text`.
@@ -256,7 +228,16 @@ impl Transcript {
 
     /// Rows of block `index` at `width` (0 for hidden blocks), drawing it
     /// only when its height is not known.
-    fn block_height(&mut self, index: usize, width: u16, theme: &Theme, frame: usize) -> usize {
+    /// `keep` says, given the rows, whether the caller draws the block now:
+    /// then its lines stay, and are not drawn twice.
+    fn block_height(
+        &mut self,
+        index: usize,
+        width: u16,
+        theme: &Theme,
+        frame: usize,
+        keep: impl FnOnce(usize) -> bool,
+    ) -> usize {
         if let Some(Entry {
             height: Some((w, rows)),
             ..
@@ -267,12 +248,13 @@ impl Transcript {
         }
         let rows = self.block_lines(index, width, theme, frame).len();
         let newest = index + 1 == self.entries.len();
+        let shown = keep(rows);
         if let Some(entry) = self.entries.get_mut(index) {
             entry.height = Some((width, rows));
-            // Measured, not shown (yet): the lines go at once, so counting
-            // a long session never holds all of it drawn. The newest block
-            // is kept: it is the one that streams.
-            if !newest {
+            // Measured, not shown: the lines go at once, so counting a long
+            // session never holds all of it drawn. The newest block is
+            // kept: it is the one that streams.
+            if !newest && !shown {
                 entry.forget_lines();
             }
         }

@@ -112,7 +112,7 @@ struct Pen<'a> {
 fn rows_from(transcript: &mut Transcript, (block, row): Origin, pen: &Pen<'_>) -> usize {
     let mut rows = 0;
     for index in (block..transcript.len()).rev() {
-        let len = transcript.block_height(index, pen.width, pen.theme, pen.frame);
+        let len = transcript.block_height(index, pen.width, pen.theme, pen.frame, |_| false);
         if len == 0 {
             continue;
         }
@@ -151,11 +151,14 @@ fn collect_window(
             visited_all = false;
             break;
         }
-        let len = transcript.block_height(index, pen.width, pen.theme, pen.frame);
+        let gap = usize::from(below > 0);
+        // A block reaching into the window is drawn right after: measuring
+        // it keeps its lines.
+        let reaches_in = |len: usize| len > 0 && below + len + gap > back;
+        let len = transcript.block_height(index, pen.width, pen.theme, pen.frame, reaches_in);
         if len == 0 {
             continue;
         }
-        let gap = usize::from(below > 0);
         let span = len + gap;
         if below + span > back {
             let lines = transcript.block_lines(index, pen.width, pen.theme, pen.frame);
@@ -184,6 +187,7 @@ mod tests {
     use ratatui::layout::Rect;
 
     use super::Viewport;
+    use crate::testing::buffer_rows;
     use crate::theme::Theme;
     use crate::transcript::{Block, Transcript};
 
@@ -195,20 +199,6 @@ mod tests {
         transcript
     }
 
-    fn rows(buf: &Buffer) -> Vec<String> {
-        let width = usize::from(buf.area.width);
-        buf.content
-            .chunks(width)
-            .map(|row| {
-                row.iter()
-                    .map(|c| c.symbol())
-                    .collect::<String>()
-                    .trim_end()
-                    .to_string()
-            })
-            .collect()
-    }
-
     #[test]
     fn only_the_blocks_on_screen_keep_their_lines() {
         let theme = Theme::plain();
@@ -218,10 +208,10 @@ mod tests {
         let mut buf = Buffer::empty(area);
         view.to_top();
         view.render(&mut transcript, area, &mut buf, &theme, 0);
-        assert_eq!(rows(&buf)[0], "› message 0");
+        assert_eq!(buffer_rows(&buf)[0], "› message 0");
         view.to_bottom();
         view.render(&mut transcript, area, &mut buf, &theme, 0);
-        assert_eq!(rows(&buf)[9], "› message 999");
+        assert_eq!(buffer_rows(&buf)[9], "› message 999");
         // Ten rows show five messages (a blank row between each); the
         // other 995 kept their heights but not their lines.
         assert!(
@@ -243,14 +233,14 @@ mod tests {
         view.scroll_up(2);
         buf = Buffer::empty(area);
         view.render(&mut transcript, area, &mut buf, &theme, 0);
-        assert_eq!(rows(&buf)[4], "› message 98");
+        assert_eq!(buffer_rows(&buf)[4], "› message 98");
         view.scroll_up(10_000);
         buf = Buffer::empty(area);
         view.render(&mut transcript, area, &mut buf, &theme, 0);
-        assert_eq!(rows(&buf)[0], "› message 0");
+        assert_eq!(buffer_rows(&buf)[0], "› message 0");
         view.to_bottom();
         buf = Buffer::empty(area);
         view.render(&mut transcript, area, &mut buf, &theme, 0);
-        assert_eq!(rows(&buf)[4], "› message 99");
+        assert_eq!(buffer_rows(&buf)[4], "› message 99");
     }
 }
