@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde_json::json;
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
+use uji_tests::Sandbox;
 use uji_tests::tty::{Tty, TtyCommand};
-use uji_tests::{Sandbox, artifact};
 
 const EXIT: Duration = Duration::from_secs(15);
 
@@ -36,16 +36,12 @@ fn call(id: &str, tool: &str, args: serde_json::Value) -> Script {
 }
 
 fn plugin_path() -> String {
-    [
+    uji_tests::plugin_path(&[
         "uji_plugin_tui",
         "uji_plugin_tools",
         "uji_plugin_openai_chat",
         "uji_plugin_lua",
-    ]
-    .iter()
-    .map(|lib| artifact(lib).display().to_string())
-    .collect::<Vec<_>>()
-    .join(":")
+    ])
 }
 
 /// A sandbox whose init.lua keeps uji's defaults, uses the fake model and

@@ -50,6 +50,15 @@ pub fn artifact(lib_name: &str) -> PathBuf {
     path
 }
 
+/// `UJI_PLUGIN_PATH` naming the built libraries `lib_names`.
+pub fn plugin_path(lib_names: &[&str]) -> String {
+    lib_names
+        .iter()
+        .map(|lib| artifact(lib).display().to_string())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 /// A fresh directory holding copies of the named libraries. Copies, so each
 /// test loads its own instance (dlopen shares one instance per path).
 pub fn plugin_dir(lib_names: &[&str]) -> tempfile::TempDir {

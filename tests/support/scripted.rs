@@ -11,7 +11,7 @@ use serde_json::Value;
 use uji_fake_model::Script;
 use uji_fake_model::chat::ChatEvents;
 
-use crate::{Sandbox, artifact, text};
+use crate::{Sandbox, text};
 
 /// A Chat Completions answer of model `m1`: `text` in three chunks, then
 /// the usage (100 in, 20 out).
@@ -28,17 +28,13 @@ pub fn answer(text: &str) -> Script {
 /// `UJI_PLUGIN_PATH` with the frontend fixtures and the plugins a session
 /// needs.
 pub fn plugin_path() -> String {
-    [
+    crate::plugin_path(&[
         "uji_fixture_scripted_frontend",
         "uji_fixture_legacy_frontend",
         "uji_plugin_tools",
         "uji_plugin_openai_chat",
         "uji_plugin_lua",
-    ]
-    .iter()
-    .map(|lib| artifact(lib).display().to_string())
-    .collect::<Vec<_>>()
-    .join(":")
+    ])
 }
 
 /// Runs `uji ARGS --frontend scripted` with `script`; returns the output
