@@ -24,7 +24,7 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
-pub fn render(status: &Status, _frame: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub fn render(status: &Status, area: Rect, buf: &mut Buffer, theme: &Theme) {
     if area.height == 0 || area.width == 0 {
         return;
     }

@@ -10,6 +10,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 use super::state::App;
+use crate::keys::Mode;
 use crate::status;
 use crate::terminal::Screen;
 
@@ -56,14 +57,14 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
         app.suggestions.render(suggest_area, buf, &app.theme);
     }
     let cursor = draw_bottom(app, bottom, buf);
-    status::render(&app.status, app.frame, status_area, buf, &app.theme);
+    status::render(&app.status, status_area, buf, &app.theme);
     if let Some((x, y)) = cursor {
         frame.set_cursor_position((x, y));
     }
 }
 
 fn suggestions_height(app: &App) -> u16 {
-    if app.mode_is_normal_like() && app.suggestions.is_open() {
+    if app.mode() == Mode::Suggest {
         app.suggestions.height()
     } else {
         0
@@ -147,11 +148,5 @@ fn draw_queue(app: &App, area: Rect, buf: &mut Buffer) {
         let line = Line::styled(format!("  ⏵ queued: {first_line}"), app.theme.dim);
         let y = area.y + u16::try_from(i).unwrap_or(0);
         buf.set_line(area.x, y, &line, area.width);
-    }
-}
-
-impl App {
-    fn mode_is_normal_like(&self) -> bool {
-        self.approvals.is_empty() && self.picker.is_none()
     }
 }
