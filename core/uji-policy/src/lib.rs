@@ -44,7 +44,6 @@ mod paths;
 mod policy;
 mod rules;
 mod shell;
-mod split;
 
 use std::fmt;
 use std::path::Path;
@@ -60,7 +59,6 @@ pub use rules::RuleProblem;
 pub use shell::{
     CommandPart, MAX_DEPTH as MAX_NESTING, MAX_PARTS as MAX_COMMAND_PARTS, command_parts,
 };
-pub use split::{MAX_DEPTH, MAX_PARTS, SplitError, split_command};
 
 /// What happens to a tool call.
 ///

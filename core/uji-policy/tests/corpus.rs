@@ -11,6 +11,9 @@ use serde_json::json;
 use uji_policy::Decision::{self, Allow, Ask, Deny};
 use uji_policy::{Policy, SubjectKind, ToolFacts, command_parts};
 
+mod common;
+use common::shown_parts;
+
 type Row = (&'static str, Decision, &'static [&'static str]);
 
 /// The fixed policy the corpus is decided under.
@@ -26,19 +29,6 @@ fn policy() -> Policy {
     );
     assert!(problems.is_empty(), "{problems:?}");
     p
-}
-
-fn shown_parts(line: &str) -> Vec<String> {
-    command_parts(line)
-        .into_iter()
-        .map(|p| {
-            if p.resolved {
-                p.text
-            } else {
-                format!("?{}", p.text)
-            }
-        })
-        .collect()
 }
 
 fn check(p: &Policy, line: &str, want: Decision, parts: Option<&[&str]>) {
@@ -236,6 +226,15 @@ const CORPUS: &[Row] = &[
     ("cat <<'EOF'\nx\nEOF\nrm y", Deny, &["cat <<'EOF'", "rm y"]),
     ("cat <<< hi", Allow, &["cat <<< hi"]),
     ("cat <<< $(rm x)", Deny, &["cat <<< $(rm x)", "rm x"]),
+    // Substitutions hidden in words, assignments and redirection targets.
+    ("ls > $(rm x)", Deny, &["ls > $(rm x)", "rm x"]),
+    ("x=$(rm v) ls", Deny, &["ls", "rm v"]),
+    ("ls \"$(rm x)\"", Deny, &["ls \"$(rm x)\"", "rm x"]),
+    ("ls a$(rm x)b", Deny, &["ls a$(rm x)b", "rm x"]),
+    ("echo ${x:-$(rm x)}", Deny, &["echo ${x:-$(rm x)}", "rm x"]),
+    ("ls 2>&1 >`rm x`", Deny, &["ls 2>&1 >`rm x`", "rm x"]),
+    ("a=`rm x`", Deny, &["rm x"]),
+    ("echo \"a`rm x`b\"", Deny, &["echo \"a`rm x`b\"", "rm x"]),
     ("cat <<-EOF\n\t$(rm x)\n\tEOF", Ask, &["cat <<EOF", "?$(rm x)"]),
     ("\\rm -rf v", Deny, &["\\rm -rf v"]),
     ("\"rm\" -rf v", Deny, &["\"rm\" -rf v"]),

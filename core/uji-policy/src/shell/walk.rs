@@ -2,7 +2,7 @@
 
 use std::cell::RefCell;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
 use super::words::{Word, text, unescape_backticks, word};
 use super::wrappers::{Inner, look_through};
@@ -96,6 +96,8 @@ fn parse_one(src: &str, depth: usize, col: &mut Collector) {
     // Depth-first with a cursor, not recursion, so a deeply nested line
     // cannot exhaust the call stack (and nothing is allocated per node).
     let mut cursor = root.walk();
+    // One cursor for reading each command's children, reset per command.
+    let mut scratch = root.walk();
     // The statement redirections of the command about to be visited.
     let mut outer: Option<(usize, String)> = None;
     loop {
@@ -103,7 +105,7 @@ fn parse_one(src: &str, depth: usize, col: &mut Collector) {
             return;
         }
         let node = cursor.node();
-        let descend = visit(node, src, depth, col, &mut outer);
+        let descend = visit(node, src, depth, col, &mut outer, &mut scratch);
         if descend && cursor.goto_first_child() {
             continue;
         }
@@ -116,12 +118,13 @@ fn parse_one(src: &str, depth: usize, col: &mut Collector) {
 }
 
 /// Handle one node; false when its children must not be walked.
-fn visit(
-    node: Node<'_>,
+fn visit<'t>(
+    node: Node<'t>,
     src: &str,
     depth: usize,
     col: &mut Collector,
     outer: &mut Option<(usize, String)>,
+    scratch: &mut TreeCursor<'t>,
 ) -> bool {
     match node.kind() {
         "command" => {
@@ -132,13 +135,30 @@ fn visit(
                     String::new()
                 }
             };
-            command(node, src, &extra, depth, col);
+            command(node, src, &extra, depth, col, scratch);
+            // Only a substitution can hide another command inside a simple
+            // command's words; most commands have none, and walking every
+            // token would cost as much as the parse.
+            return may_nest(text(node, src));
         }
         "redirected_statement" => match node.child_by_field_name("body") {
             Some(b) if b.kind() == "command" => *outer = Some((b.id(), redirections(node, src))),
             _ => compound_redirect(node, src, col),
         },
         "heredoc_body" => heredoc(node, src, depth, col),
+        // Words and redirections hold a command only inside a substitution.
+        "word"
+        | "string"
+        | "raw_string"
+        | "number"
+        | "concatenation"
+        | "file_redirect"
+        | "simple_expansion"
+        | "variable_assignment"
+        | "ansi_c_string"
+        | "comment" => {
+            return may_nest(text(node, src));
+        }
         "command_substitution" if text(node, src).starts_with('`') => {
             let t = text(node, src);
             let inner = t.get(1..t.len().saturating_sub(1)).unwrap_or("");
@@ -150,12 +170,25 @@ fn visit(
     true
 }
 
+/// Whether a command's text may contain another command: `$( )`,
+/// `${ }` (whose default may be a substitution), backticks, `<( )`, `>( )`.
+fn may_nest(t: &str) -> bool {
+    t.contains(['$', '`']) || t.contains("<(") || t.contains(">(")
+}
+
 /// A simple command: its words, and its redirections with those of its
 /// statement (`outer`).
-fn command(node: Node<'_>, src: &str, outer: &str, depth: usize, col: &mut Collector) {
+fn command<'t>(
+    node: Node<'t>,
+    src: &str,
+    outer: &str,
+    depth: usize,
+    col: &mut Collector,
+    c: &mut TreeCursor<'t>,
+) {
     let mut words = Vec::new();
     let mut redirects = String::new();
-    let mut c = node.walk();
+    c.reset(node);
     if c.goto_first_child() {
         loop {
             match c.field_name() {
@@ -165,6 +198,15 @@ fn command(node: Node<'_>, src: &str, outer: &str, depth: usize, col: &mut Colle
                         redirects.push(' ');
                     }
                     redirects.push_str(&redirection(c.node(), src));
+                }
+                _ if c.node().kind() == "variable_assignment" => {
+                    if let Some(bad) = not_an_assignment(c.node(), src) {
+                        col.push(CommandPart::unresolved(
+                            text(node, src),
+                            format!("the shell runs `{bad}` as a program, not an assignment"),
+                        ));
+                        return;
+                    }
                 }
                 _ => {}
             }
@@ -180,6 +222,22 @@ fn command(node: Node<'_>, src: &str, outer: &str, depth: usize, col: &mut Colle
         redirects.push_str(outer);
     }
     words_part(&words, &redirects, depth, col);
+}
+
+/// The name of a leading `NAME=value` the grammar accepts but the shell
+/// does not (`1A=x ls` runs a program called `1A=x`).
+fn not_an_assignment<'s>(assignment: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let name = assignment.child_by_field_name("name")?;
+    if name.kind() != "variable_name" {
+        return None;
+    }
+    let n = text(name, src);
+    let mut chars = n.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (!valid).then(|| text(assignment, src))
 }
 
 /// The grammar reads `$( )` in an unquoted here-document but not
@@ -274,7 +332,9 @@ fn redirection(r: Node<'_>, src: &str) -> String {
 
 /// Make the part for a command's words, then the parts of whatever it runs.
 pub(crate) fn words_part(words: &[Word], redirects: &str, depth: usize, col: &mut Collector) {
-    let Some(first) = words.first() else {
+    // A program name the grammar only invented to recover from an error
+    // (a missing node) is no command; the line is unresolved already.
+    let Some(first) = words.first().filter(|w| !w.raw.is_empty()) else {
         return;
     };
     if depth > MAX_DEPTH {
@@ -297,7 +357,8 @@ pub(crate) fn words_part(words: &[Word], redirects: &str, depth: usize, col: &mu
         }
         s
     };
-    let text = join(&|w| w.raw.as_str(), &first.raw);
+    // The grammar may leave a newline at the edge of a word.
+    let text = join(&|w| w.raw.as_str(), &first.raw).trim().to_string();
     let Some(prog) = first.value.as_deref() else {
         col.push(CommandPart::unresolved(
             &text,

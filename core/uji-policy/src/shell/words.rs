@@ -47,24 +47,26 @@ fn value(node: Node<'_>, src: &str) -> Option<String> {
         "word" | "number" => Some(unescape_word(t)),
         "raw_string" => Some(strip(t, 1, 1).to_string()),
         "string" | "translated_string" => {
-            let mut c = node.walk();
-            let only_text = node
-                .named_children(&mut c)
-                .all(|n| n.kind() == "string_content");
+            let only_text = named_children(node).all(|n| n.kind() == "string_content");
             let open = if node.kind() == "string" { 1 } else { 2 };
             only_text.then(|| unescape_double(strip(t, open, 1)))
         }
         "ansi_c_string" => Some(ansi_c(strip(t, 2, 1))),
         "concatenation" | "command_name" => {
-            let mut c = node.walk();
             let mut out = String::new();
-            for child in node.named_children(&mut c) {
+            for child in named_children(node) {
                 out.push_str(&value(child, src)?);
             }
             Some(out)
         }
         _ => None,
     }
+}
+
+/// A node's named children by index: words have a few, and a cursor would
+/// cost an allocation per word.
+fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    (0..node.named_child_count()).filter_map(move |i| node.named_child(i))
 }
 
 fn strip(t: &str, open: usize, close: usize) -> &str {
