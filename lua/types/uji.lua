@@ -398,3 +398,14 @@ uji.config = {}
 ---@param key string
 ---@param value any
 function uji.config.set(key, value) end
+
+---@class uji.plugins
+uji.plugins = {}
+
+---Lets native plugins replace these tools. Without it, a plugin that
+---registers a tool another plugin provides is refused (`uji plugins` shows
+---the refusal); with it, that registration replaces the tool. Returns the
+---tools a plugin's refused registration replaced now.
+---@param names string|string[]
+---@return string[]
+function uji.plugins.allow_replace(names) end

@@ -543,8 +543,12 @@ fn a_failed_init_puts_back_what_the_plugin_replaced() {
         )),
         config_plugins: None,
     };
+    // Allowed, so the failing plugin's read_file does replace the built-in.
+    registry.allow_replace(&["read_file".to_string()]);
     let set = uji_host::load_plugins(&search, &registry);
     assert_eq!(set.failed.len(), 1, "{:?}", set.failed);
+    assert!(registry.clashes().is_empty());
+    assert!(registry.replaced_from("read_file").is_none());
     let read = registry.tool("read_file").unwrap();
     assert_eq!(read.plugin(), "tools", "the built-in read_file is back");
     assert!(registry.tool("ghost_tool").is_none());

@@ -100,6 +100,7 @@ fn render_table(set: &PluginSet, registry: &Registry) -> String {
             shadowed.used.display()
         ));
     }
+    out.push_str(&render_tool_changes(registry));
     if !set.failed.is_empty() {
         out.push_str("\nfailed to load:\n");
         for failure in &set.failed {
@@ -111,6 +112,34 @@ fn render_table(set: &PluginSet, registry: &Registry) -> String {
         }
     }
     out
+}
+
+/// Tools that replaced another plugin's, and registrations refused for
+/// clashing with one.
+fn render_tool_changes(registry: &Registry) -> String {
+    let mut out = String::new();
+    for (tool, plugin, old) in replacements(registry) {
+        out.push_str(&format!(
+            "\nreplaced: tool {tool} of plugin {old}, by plugin {plugin}\n"
+        ));
+    }
+    for clash in registry.clashes() {
+        out.push_str(&format!("\nrefused: plugin {}: {clash}\n", clash.plugin));
+    }
+    out
+}
+
+/// (tool, its plugin, the plugin whose tool it replaced).
+fn replacements(registry: &Registry) -> Vec<(String, String, String)> {
+    registry
+        .tools()
+        .iter()
+        .filter_map(|tool| {
+            let name = tool.spec().name.clone();
+            let old = registry.replaced_from(&name)?;
+            Some((name, tool.plugin().to_string(), old))
+        })
+        .collect()
 }
 
 fn render_json(set: &PluginSet, registry: &Registry) -> String {
@@ -146,12 +175,23 @@ fn render_json(set: &PluginSet, registry: &Registry) -> String {
         .iter()
         .map(|s| json!({"name": s.name, "path": s.path, "used": s.used}))
         .collect();
+    let replaced: Vec<_> = replacements(registry)
+        .into_iter()
+        .map(|(tool, plugin, old)| json!({"tool": tool, "plugin": plugin, "replaced": old}))
+        .collect();
+    let refused: Vec<_> = registry
+        .clashes()
+        .iter()
+        .map(|c| json!({"tool": c.tool, "plugin": c.plugin, "provider": c.provider, "reason": c.to_string()}))
+        .collect();
     let doc = json!({
         "uji_version": uji_host::UJI_VERSION,
         "abi_version": uji_host::ABI_VERSION,
         "plugins": loaded,
         "failed": failed,
         "shadowed": shadowed,
+        "replaced_tools": replaced,
+        "refused_tools": refused,
         "load_micros": set.elapsed.as_micros() as u64,
     });
     format!("{doc}\n")

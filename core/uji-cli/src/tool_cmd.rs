@@ -40,8 +40,13 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<()
         } else {
             ""
         };
+        let replaces = booted
+            .registry
+            .replaced_from(&spec.name)
+            .map(|old| format!(" (replaces {old})"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{}\t{}\t{}{disabled}\t{first_line}\n",
+            "{}\t{}\t{}{replaces}{disabled}\t{first_line}\n",
             spec.name,
             spec.policy.map_or("-", |p| p.as_str()),
             tool.plugin()

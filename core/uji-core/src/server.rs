@@ -465,10 +465,14 @@ pub fn serve(
     (port, handle)
 }
 
-/// Tells the frontend which session runs, and, when there is no model yet,
-/// how to set one up (a warning right after).
+/// Tells the frontend which session runs, then (as warnings) what opening
+/// its file found damaged and, when there is no model yet, how to set one
+/// up.
 fn configured(shared: &Shared, agent: &Agent, resumed: bool) {
     shared.emit(shared.configured_event(agent, resumed));
+    for text in &agent.session.notices {
+        shared.emit(Event::notice(NoticeLevel::Warn, text.clone()));
+    }
     if let Err(missing) = &agent.settings.model {
         shared.emit(Event::notice(NoticeLevel::Warn, missing.clone()));
     }
@@ -623,6 +627,15 @@ async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
 
 /// Replaces the agent with one for another session.
 fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
+    // This process holds the running session's lock: opening it again
+    // would be refused, and it is already open.
+    if let Start::Resume(id) = start
+        && id == agent.session.id()
+    {
+        configured(shared, agent, true);
+        shared.reply(Some(op_id), Ok(Some(json!({"id": id}))));
+        return;
+    }
     match shared.sessions.start(start) {
         Ok((mut next, resumed)) => {
             live::remove(&shared.sessions, agent.session.id());

@@ -2,9 +2,15 @@
 //! `<data>/sessions/`.
 //!
 //! Every message is one line written with a single append as it happens, so
-//! a SIGKILL loses at most the line being written. A torn last line is cut
-//! off when the session is opened again; tool calls left without a result
-//! get an error result, so the history stays valid for the model APIs.
+//! a SIGKILL loses at most the line being written. Opening a session never
+//! drops a valid line: a damaged line is skipped (and left in the file) with
+//! a notice; a torn last line is moved to `<id>.torn` before it is cut off,
+//! so the next append starts on a line of its own. Tool calls left without a
+//! result get an error result, so the history stays valid for the model APIs.
+//!
+//! A session open for writing holds an advisory lock (`flock`) on its file:
+//! a second process gets [`StoreError::Locked`] instead of interleaving its
+//! messages with the first one's.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -29,35 +35,23 @@ enum Record {
 }
 
 /// Why a session could not be opened.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    #[error("invalid session id {0:?}; `uji list` shows the ids")]
     InvalidId(String),
+    #[error("no session with id {0}; `uji list` shows the saved sessions")]
     NotFound(String),
+    #[error("{} is not a readable uji session ({why}); move it away", path.display())]
     Corrupt { path: PathBuf, why: String },
+    /// Another process holds the session's lock: two writers would
+    /// interleave their messages.
+    #[error(
+        "session {id} is open in another uji process, and only one process at a time may write a session; quit uji there (or wait for its `uji run` to finish) and try again, or start a new session"
+    )]
+    Locked { id: String },
+    #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: io::Error },
 }
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StoreError::InvalidId(id) => {
-                write!(f, "invalid session id {id:?}; `uji list` shows the ids")
-            }
-            StoreError::NotFound(id) => write!(
-                f,
-                "no session with id {id}; `uji list` shows the saved sessions"
-            ),
-            StoreError::Corrupt { path, why } => write!(
-                f,
-                "{} is not a readable uji session ({why}); move it away or delete it",
-                path.display()
-            ),
-            StoreError::Io { path, error } => write!(f, "{}: {error}", path.display()),
-        }
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
     move |error| StoreError::Io {
@@ -146,11 +140,14 @@ pub struct Store {
     dir: PathBuf,
 }
 
-/// A session opened for appending, with its messages.
+/// A session opened for appending, with its messages. It holds the
+/// session's lock until it is dropped.
 #[derive(Debug)]
 pub struct SessionFile {
     pub header: SessionHeader,
     pub messages: Vec<StoredMessage>,
+    /// What opening found damaged and how it was handled, for the user.
+    pub notices: Vec<String>,
     path: PathBuf,
     file: File,
 }
@@ -195,48 +192,97 @@ impl Store {
                 .open(&path)
         }
         .map_err(io_error(&path))?;
+        lock(&file, &header.id, &path)?;
         write_record(&mut file, &Record::Header(header.clone())).map_err(io_error(&path))?;
         Ok(SessionFile {
             header,
             messages: Vec::new(),
+            notices: Vec::new(),
             path,
             file,
         })
     }
 
-    /// Opens a saved session: cuts a torn last line and gives orphaned tool
-    /// calls an error result.
+    /// Opens a saved session for writing: takes its lock, skips damaged
+    /// lines, moves a torn last line aside and gives orphaned tool calls an
+    /// error result.
     pub fn open(&self, id: &str) -> Result<SessionFile, StoreError> {
-        if !valid_id(id) {
-            return Err(StoreError::InvalidId(id.to_string()));
-        }
-        let path = self.path_of(id);
-        if !path.exists() {
-            return Err(StoreError::NotFound(id.to_string()));
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(io_error(&path))?;
-        let (mut header, messages, good_len) = read_records(&mut file, &path)?;
-        let total = file.metadata().map_err(io_error(&path))?.len();
-        if good_len < total {
-            // Torn write at the end (killed mid-line): drop it.
-            file.set_len(good_len).map_err(io_error(&path))?;
-        }
-        file.seek(SeekFrom::End(0)).map_err(io_error(&path))?;
-        if let Some(title) = messages.1 {
+        let (path, mut file) = self.open_locked(id)?;
+        let loaded = read_records(&mut file, &path)?;
+        let mut notices = Vec::new();
+        notices.extend(damaged_notice(id, &path, &loaded.damaged));
+        notices.extend(self.settle_tail(id, &mut file, &path, &loaded)?);
+        let mut header = loaded.header;
+        if let Some(title) = loaded.title {
             header.title = title;
         }
         let mut session = SessionFile {
             header,
-            messages: messages.0,
+            messages: loaded.messages,
+            notices,
             path,
             file,
         };
         session.repair().map_err(io_error(&session.path.clone()))?;
+        fill_lost_results(&mut session.messages);
         Ok(session)
+    }
+
+    /// The session's file, opened for reading and appending with its lock
+    /// held (taken before reading, so nobody appends while it is read).
+    fn open_locked(&self, id: &str) -> Result<(PathBuf, File), StoreError> {
+        if !valid_id(id) {
+            return Err(StoreError::InvalidId(id.to_string()));
+        }
+        let path = self.path_of(id);
+        let file = match OpenOptions::new().read(true).append(true).open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound(id.to_string()));
+            }
+            Err(error) => return Err(StoreError::Io { path, error }),
+        };
+        lock(&file, id, &path)?;
+        Ok((path, file))
+    }
+
+    /// Where the torn last lines of session `id` are kept.
+    fn torn_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.torn"))
+    }
+
+    /// Ends the file on a complete line. A last line that only lacks its
+    /// newline gets one; a torn one (uji was killed while writing it) is
+    /// appended to `<id>.torn` first and then cut off. Returns a notice when
+    /// something was cut.
+    fn settle_tail(
+        &self,
+        id: &str,
+        file: &mut File,
+        path: &Path,
+        loaded: &Loaded,
+    ) -> Result<Option<String>, StoreError> {
+        match &loaded.tail {
+            Tail::Clean => Ok(None),
+            Tail::MissingNewline => {
+                file.write_all(b"\n").map_err(io_error(path))?;
+                Ok(None)
+            }
+            Tail::Torn(bytes) => {
+                let backup = self.torn_path(id);
+                keep_torn(&backup, bytes).map_err(io_error(&backup))?;
+                file.set_len(loaded.complete_len).map_err(io_error(path))?;
+                tracing::warn!(
+                    "session {id}: cut a torn last line of {} bytes",
+                    bytes.len()
+                );
+                Ok(Some(format!(
+                    "session {id}: its last line was cut off while uji wrote it ({} bytes); it was moved to {}, and every complete message was kept",
+                    bytes.len(),
+                    backup.display()
+                )))
+            }
+        }
     }
 
     /// The newest session whose directory is `cwd`.
@@ -274,17 +320,27 @@ impl Store {
         sessions
     }
 
-    /// Deletes a session; false if there was none with that id.
+    /// Deletes a session; false if there was none with that id. A session
+    /// another process has open is not deleted ([`StoreError::Locked`]).
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        if !valid_id(id) {
-            return Err(StoreError::InvalidId(id.to_string()));
-        }
-        let path = self.path_of(id);
+        // Held until the file is gone: nobody opens it in between.
+        let (path, _locked) = match self.open_locked(id) {
+            Ok(opened) => opened,
+            Err(StoreError::NotFound(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        };
         match fs::remove_file(&path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(StoreError::Io { path, error: e }),
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(StoreError::Io { path, error: e }),
         }
+        let torn = self.torn_path(id);
+        if let Err(e) = fs::remove_file(&torn)
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!("could not remove {}: {e}", torn.display());
+        }
+        Ok(true)
     }
 }
 
@@ -320,49 +376,251 @@ fn summary_of(path: &Path, updated: u64) -> Option<SessionSummary> {
     })
 }
 
-type Messages = (Vec<StoredMessage>, Option<String>);
+/// Takes the session's lock without waiting: a second writer is refused.
+fn lock(file: &File, id: &str, path: &Path) -> Result<(), StoreError> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+            Err(StoreError::Locked { id: id.to_string() })
+        }
+        Err(e) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            error: e.into(),
+        }),
+    }
+}
 
-/// Reads every complete record; returns the byte length of the good prefix.
-fn read_records(
-    file: &mut File,
-    path: &Path,
-) -> Result<(SessionHeader, Messages, u64), StoreError> {
+/// Appends a torn line to the backup file, private like the session.
+fn keep_torn(backup: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(backup)?;
+    let mut line = bytes.to_vec();
+    line.push(b'\n');
+    file.write_all(&line)?;
+    file.sync_data()
+}
+
+/// A line that does not hold a record, by its 1-based number.
+#[derive(Debug)]
+struct Damaged {
+    line: usize,
+    why: String,
+}
+
+/// How the file ends.
+#[derive(Debug)]
+enum Tail {
+    Clean,
+    /// The last line is a whole record without its newline.
+    MissingNewline,
+    /// The last line was cut off mid-write; its bytes.
+    Torn(Vec<u8>),
+}
+
+/// What reading a session file found.
+#[derive(Debug)]
+struct Loaded {
+    header: SessionHeader,
+    messages: Vec<StoredMessage>,
+    title: Option<String>,
+    damaged: Vec<Damaged>,
+    /// Bytes up to the end of the last complete line.
+    complete_len: u64,
+    tail: Tail,
+}
+
+/// Reads every record. Damaged lines anywhere are skipped and listed (the
+/// lines after them are still read); only a damaged first line, which
+/// leaves no header, is an error.
+fn read_records(file: &mut File, path: &Path) -> Result<Loaded, StoreError> {
     file.seek(SeekFrom::Start(0)).map_err(io_error(path))?;
     let mut reader = BufReader::new(&*file);
-    let mut header = None;
-    let mut messages = Vec::new();
-    let mut title = None;
-    let mut good_len = 0u64;
+    let mut records = Records::default();
+    let mut complete_len = 0u64;
+    let mut tail = Tail::Clean;
     let mut line = Vec::new();
-    loop {
+    for number in 1.. {
         line.clear();
         let n = reader
             .read_until(b'\n', &mut line)
             .map_err(io_error(path))?;
-        if n == 0 || line.last() != Some(&b'\n') {
+        if n == 0 {
             break;
         }
-        match serde_json::from_slice::<Record>(&line) {
-            Ok(Record::Header(h)) if header.is_none() => header = Some(h),
-            Ok(Record::Message(m)) if header.is_some() => messages.push(m),
-            Ok(Record::Title { title: t }) => title = Some(t),
-            // A line that does not parse can only be the torn last one;
-            // anything after it is not trusted.
-            _ if header.is_some() => break,
-            _ => {
-                return Err(StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    why: "the first line is not a session header".to_string(),
-                });
-            }
+        let complete = line.last() == Some(&b'\n');
+        let parsed = serde_json::from_slice::<Record>(&line);
+        if !complete {
+            tail = match parsed {
+                Ok(record) => {
+                    records.take(record, number, path)?;
+                    Tail::MissingNewline
+                }
+                Err(_) => Tail::Torn(line.clone()),
+            };
+            break;
         }
-        good_len += n as u64;
+        complete_len += n as u64;
+        match parsed {
+            Ok(record) => records.take(record, number, path)?,
+            Err(e) => records.damaged(number, e.to_string(), path)?,
+        }
     }
-    let header = header.ok_or_else(|| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        why: "it is empty".to_string(),
-    })?;
-    Ok((header, (messages, title), good_len))
+    records.finish(path, complete_len, tail)
+}
+
+/// Records as they are read.
+#[derive(Default)]
+struct Records {
+    header: Option<SessionHeader>,
+    messages: Vec<StoredMessage>,
+    title: Option<String>,
+    damaged: Vec<Damaged>,
+}
+
+impl Records {
+    fn take(&mut self, record: Record, line: usize, path: &Path) -> Result<(), StoreError> {
+        match record {
+            Record::Header(h) if self.header.is_none() => self.header = Some(h),
+            Record::Message(m) if self.header.is_some() => self.messages.push(m),
+            Record::Title { title } if self.header.is_some() => self.title = Some(title),
+            _ => self.damaged(line, "a record out of place".to_string(), path)?,
+        }
+        Ok(())
+    }
+
+    fn damaged(&mut self, line: usize, why: String, path: &Path) -> Result<(), StoreError> {
+        if self.header.is_none() {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                why: "the first line is not a session header".to_string(),
+            });
+        }
+        tracing::warn!("{}: skipped damaged line {line}: {why}", path.display());
+        self.damaged.push(Damaged { line, why });
+        Ok(())
+    }
+
+    fn finish(self, path: &Path, complete_len: u64, tail: Tail) -> Result<Loaded, StoreError> {
+        let header = self.header.ok_or_else(|| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            why: "it is empty".to_string(),
+        })?;
+        Ok(Loaded {
+            header,
+            messages: self.messages,
+            title: self.title,
+            damaged: self.damaged,
+            complete_len,
+            tail,
+        })
+    }
+}
+
+/// Lines listed in a notice before "…".
+const DAMAGED_LISTED: usize = 5;
+
+/// One notice for every damaged line of a session.
+fn damaged_notice(id: &str, path: &Path, damaged: &[Damaged]) -> Option<String> {
+    let first = damaged.first()?;
+    let mut lines: Vec<String> = damaged
+        .iter()
+        .take(DAMAGED_LISTED)
+        .map(|d| d.line.to_string())
+        .collect();
+    if damaged.len() > DAMAGED_LISTED {
+        lines.push("…".to_string());
+    }
+    let (count, plural) = match damaged.len() {
+        1 => ("1 damaged line".to_string(), "line"),
+        n => (format!("{n} damaged lines"), "lines"),
+    };
+    Some(format!(
+        "session {id}: skipped {count} of {} ({plural} {}; line {}: {}); they stay in the file untouched, and every other message was kept",
+        path.display(),
+        lines.join(", "),
+        first.line,
+        first.why
+    ))
+}
+
+/// The result a tool call gets in memory when its saved result was on a
+/// damaged line.
+pub const LOST_RESULT: &str =
+    "error: this tool's result was lost (its line in the session file is damaged)";
+
+/// Gives tool calls whose result line was damaged an error result in
+/// memory (the file is append-only, and the newest exchange is repaired on
+/// disk by [`SessionFile::repair`]): the model APIs refuse a call without a
+/// result.
+fn fill_lost_results(messages: &mut Vec<StoredMessage>) {
+    let mut at = 0;
+    while at < messages.len() {
+        let missing = unanswered_calls(messages, at);
+        let seq = messages[at].seq;
+        let next = at + 1 + answers_after(messages, at);
+        for (offset, (id, name)) in missing.into_iter().enumerate() {
+            let lost = StoredMessage {
+                seq,
+                time: messages[at].time,
+                body: stopped_result(id, name, LOST_RESULT),
+            };
+            messages.insert(next + offset, lost);
+        }
+        at += 1;
+    }
+}
+
+/// How many tool results directly follow message `at`.
+fn answers_after(messages: &[StoredMessage], at: usize) -> usize {
+    messages[at + 1..]
+        .iter()
+        .take_while(|m| matches!(m.body, MessageBody::Tool { .. }))
+        .count()
+}
+
+/// The calls of the assistant message at `at` with no result before the
+/// next assistant message (ids repeat across turns: `call_0` from servers
+/// that send none).
+fn unanswered_calls(messages: &[StoredMessage], at: usize) -> Vec<(String, String)> {
+    let MessageBody::Assistant { tool_calls, .. } = &messages[at].body else {
+        return Vec::new();
+    };
+    let end = messages[at + 1..]
+        .iter()
+        .position(|m| matches!(m.body, MessageBody::Assistant { .. }))
+        .map_or(messages.len(), |i| at + 1 + i);
+    let answers = &messages[at + 1..end];
+    let answered: std::collections::HashSet<&str> = answers
+        .iter()
+        .filter_map(|m| match &m.body {
+            MessageBody::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    tool_calls
+        .iter()
+        .filter(|call| !answered.contains(call.id.as_str()))
+        .map(|call| (call.id.clone(), call.name.clone()))
+        .collect()
+}
+
+/// An error result for call `id` of tool `name`.
+fn stopped_result(id: String, name: String, text: &str) -> MessageBody {
+    MessageBody::Tool {
+        tool_call_id: id,
+        name,
+        content: text.to_string(),
+        is_error: true,
+        images: Vec::new(),
+        summary: None,
+        diff: None,
+        subject: None,
+    }
 }
 
 fn write_record(file: &mut File, record: &Record) -> io::Result<()> {
@@ -419,10 +677,8 @@ impl SessionFile {
         self.file.sync_data()
     }
 
-    /// Gives every tool call that has no result an error result.
     /// Gives the newest assistant message's tool calls that have no result
-    /// an error result. Results are matched within that exchange only: ids
-    /// repeat across turns (`call_0` from servers that send none).
+    /// an error result, saved.
     fn repair(&mut self) -> io::Result<Vec<StoredMessage>> {
         let Some(last) = self
             .messages
@@ -431,33 +687,10 @@ impl SessionFile {
         else {
             return Ok(Vec::new());
         };
-        let answered: std::collections::HashSet<&str> = self.messages[last + 1..]
-            .iter()
-            .filter_map(|m| match &m.body {
-                MessageBody::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
-                _ => None,
-            })
-            .collect();
-        let missing: Vec<(String, String)> = match &self.messages[last].body {
-            MessageBody::Assistant { tool_calls, .. } => tool_calls
-                .iter()
-                .filter(|call| !answered.contains(call.id.as_str()))
-                .map(|call| (call.id.clone(), call.name.clone()))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let missing = unanswered_calls(&self.messages, last);
         let mut added = Vec::new();
         for (id, name) in missing {
-            let (message, written) = self.append(MessageBody::Tool {
-                tool_call_id: id,
-                name,
-                content: STOPPED_RESULT.to_string(),
-                is_error: true,
-                images: Vec::new(),
-                summary: None,
-                diff: None,
-                subject: None,
-            });
+            let (message, written) = self.append(stopped_result(id, name, STOPPED_RESULT));
             written?;
             added.push(message);
         }
@@ -505,10 +738,56 @@ mod tests {
         assert_eq!(store.list()[0].title, "renamed");
         assert_eq!(store.latest_in(Path::new("/repo")).unwrap().id, id);
         assert!(store.latest_in(Path::new("/elsewhere")).is_none());
+        // Open here: another open or a delete is refused until it is dropped.
+        assert!(matches!(store.open(&id), Err(StoreError::Locked { .. })));
+        assert!(matches!(store.delete(&id), Err(StoreError::Locked { .. })));
+        drop(reopened);
         assert!(store.delete(&id).unwrap());
         assert!(!store.delete(&id).unwrap());
         assert!(matches!(store.open(&id), Err(StoreError::NotFound(_))));
         assert!(matches!(store.open("nope"), Err(StoreError::InvalidId(_))));
+    }
+
+    /// A closed session of user messages: its directory, store, id and file.
+    fn saved(texts: &[&str]) -> (tempfile::TempDir, Store, String, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let mut session = store.create(Path::new("/repo"), "t").unwrap();
+        for text in texts {
+            session.append(user(text)).1.unwrap();
+        }
+        let (id, path) = (session.id().to_string(), session.path().to_path_buf());
+        (dir, store, id, path)
+    }
+
+    #[test]
+    fn damaged_lines_are_skipped_kept_on_disk_and_named_in_one_notice() {
+        let (_dir, store, id, path) = saved(&["one", "two", "three"]);
+        let text = fs::read_to_string(&path).unwrap();
+        let damaged = text.replacen("\"seq\":2", "\"seq\":", 1);
+        fs::write(&path, &damaged).unwrap();
+
+        let reopened = store.open(&id).unwrap();
+        let seqs: Vec<u64> = reopened.messages.iter().map(|m| m.seq).collect();
+        assert_eq!(seqs, [1, 3]);
+        assert_eq!(reopened.notices.len(), 1, "{:?}", reopened.notices);
+        assert!(reopened.notices[0].contains("skipped 1 damaged line"));
+        assert!(reopened.notices[0].contains("line 3"));
+        drop(reopened);
+        assert_eq!(fs::read_to_string(&path).unwrap(), damaged);
+    }
+
+    #[test]
+    fn a_last_line_without_its_newline_is_kept_and_completed() {
+        let (_dir, store, id, path) = saved(&["one"]);
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, text.trim_end()).unwrap();
+        let mut reopened = store.open(&id).unwrap();
+        assert_eq!(reopened.messages.len(), 1);
+        assert!(reopened.notices.is_empty());
+        reopened.append(user("two")).1.unwrap();
+        drop(reopened);
+        assert_eq!(store.open(&id).unwrap().messages.len(), 2);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use uji_protocol::LogLevel;
 use crate::calls::{
     RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredTool, RegisteredWire,
 };
+use crate::loader::CONFIG_PLUGIN;
 use crate::registry::{PluginState, Registry, parse_hook_options};
 
 pub(crate) struct PluginHost {
@@ -39,12 +40,19 @@ fn check_name(kind: &str, name: &str) -> Result<(), RString> {
 
 impl uji_abi::Host for PluginHost {
     fn register_tool(&self, tool: ToolBox) -> RResult<(), RString> {
-        match RegisteredTool::new(tool, Arc::clone(&self.plugin)) {
-            Ok(tool) => {
-                self.registry.add_tool(tool);
-                RResult::ROk(())
-            }
-            Err(e) => RResult::RErr(RString::from(e.to_string())),
+        // The user's config (the Lua plugin) may replace any tool; other
+        // plugins only their own, unless the config allows it.
+        let may_replace = self.plugin.name() == CONFIG_PLUGIN;
+        let registered = RegisteredTool::new(tool, Arc::clone(&self.plugin))
+            .map_err(|e| e.to_string())
+            .and_then(|tool| {
+                self.registry
+                    .register_tool(tool, may_replace)
+                    .map_err(|clash| clash.to_string())
+            });
+        match registered {
+            Ok(()) => RResult::ROk(()),
+            Err(e) => RResult::RErr(RString::from(e)),
         }
     }
 

@@ -6,6 +6,7 @@
 //! modules.
 
 mod calls;
+mod checks;
 mod host_api;
 mod loader;
 pub mod paths;
@@ -16,9 +17,10 @@ pub use calls::{
     RegisteredTool, RegisteredWire, RunningCall, RunningStream, SessionPort, StreamError,
     WireEvents,
 };
+pub use checks::Refusal;
 pub use loader::{
     BUNDLED_PREFIX, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch, PluginSet,
     Shadowed, UJI_VERSION, load_module, load_plugin_file, load_plugins, version_line,
 };
-pub use registry::{Notice, PluginState, Provided, Registry, Service, Snapshot};
+pub use registry::{Clash, Notice, PluginState, Provided, Registry, Service, Snapshot};
 pub use uji_abi::{ABI_VERSION, LoadError, PluginModuleRef};

@@ -4,9 +4,14 @@
 //! `$UJI_PLUGIN_PATH` (a directory or a file), then `<config>/plugins/`, then
 //! the plugins shipped with uji (next to the executable, or in
 //! `<prefix>/lib/uji/plugins/` for an installed uji). Winners are initialised
-//! in the reverse order, shipped plugins first, so a user's plugin that
-//! registers a tool with a built-in name replaces the built-in one. The Lua
-//! plugin, which runs the user's init.lua, always comes last.
+//! in the reverse order, shipped plugins first. A plugin that registers a
+//! tool another plugin provides is refused (see
+//! [`Registry::register_tool`](crate::Registry::register_tool)) unless the
+//! user's config allows it. The Lua plugin, which runs the user's init.lua,
+//! always comes last, and may replace any tool.
+//!
+//! Each file passes [`crate::checks`] (nobody else can change it, and it is
+//! a whole library for this machine) before the dynamic loader maps it.
 //!
 //! Next to the executable only `libuji_plugin_*` files count (that directory
 //! is also cargo's target directory); in the other directories every shared
@@ -22,6 +27,7 @@ use uji_abi::{
 };
 use uji_protocol::Manifest;
 
+use crate::checks::{Refusal, check_plugin_file};
 use crate::host_api::host_for;
 use crate::registry::{PluginState, Provided, Registry};
 
@@ -102,6 +108,9 @@ pub enum FailureReason {
     },
     InitError(String),
     InitPanicked(String),
+    /// Refused before it was mapped: others could change it, or it is not
+    /// a whole library for this machine.
+    Refused(Refusal),
 }
 
 impl std::fmt::Display for FailureReason {
@@ -126,6 +135,7 @@ impl std::fmt::Display for FailureReason {
                 f,
                 "its init panicked: {why}; report the bug to its author or remove the file"
             ),
+            FailureReason::Refused(refusal) => write!(f, "{refusal}"),
         }
     }
 }
@@ -290,6 +300,7 @@ fn read_manifest(module: PluginModuleRef) -> Result<Manifest, FailureReason> {
 }
 
 fn open(path: &Path) -> Result<(PluginModuleRef, Manifest), FailureReason> {
+    check_plugin_file(path).map_err(FailureReason::Refused)?;
     let module = load_plugin_module(path).map_err(|e| match e {
         LoadError::IncompatibleAbi { plugin } => FailureReason::IncompatibleAbi { plugin },
         other => FailureReason::Load(other),

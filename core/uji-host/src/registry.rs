@@ -4,19 +4,21 @@
 //! failed, and every later call to anything it registered returns an error at
 //! once instead of calling into it again.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 use uji_protocol::frontend::NoticeLevel;
 use uji_protocol::services::{
-    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, WireList, WireRemove,
+    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, PluginsAllowReplace, Service as _,
+    WireList, WireRemove,
 };
 use uji_protocol::{HookOptions, LogLevel, ToolSpec, keymap};
 
 use crate::calls::{
     RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredTool, RegisteredWire,
 };
+use crate::loader::CONFIG_PLUGIN;
 
 /// Health of one loaded plugin, shared by everything it registered.
 #[derive(Debug)]
@@ -69,9 +71,33 @@ pub type Service = Arc<dyn Fn(&str, Value) -> Result<Value, String> + Send + Syn
 
 type NoticeSink = Arc<dyn Fn(&Notice) + Send + Sync>;
 
+/// A tool registration refused because another plugin provides the name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    pub tool: String,
+    /// The plugin whose registration was refused.
+    pub plugin: String,
+    /// The plugin that provides the tool.
+    pub provider: String,
+}
+
+impl std::fmt::Display for Clash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool {} is already provided by plugin {}, and a plugin cannot replace another plugin's tool; to let plugin {} replace it, add uji.plugins.allow_replace({{ \"{}\" }}) to init.lua",
+            self.tool, self.provider, self.plugin, self.tool
+        )
+    }
+}
+
 #[derive(Default, Clone)]
 struct Items {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
+    /// Tool name → the plugin whose tool it replaced.
+    replaced: BTreeMap<String, String>,
+    /// Refused registrations, kept so the config can still allow them.
+    refused: Vec<(Clash, Arc<RegisteredTool>)>,
     wires: BTreeMap<String, Arc<RegisteredWire>>,
     frontends: BTreeMap<String, Arc<RegisteredFrontend>>,
     hooks: BTreeMap<String, Vec<Arc<RegisteredHook>>>,
@@ -118,6 +144,8 @@ pub struct Registry {
     config: Arc<RwLock<serde_json::Map<String, Value>>>,
     notices: Arc<Mutex<Vec<Notice>>>,
     notice_sink: Arc<RwLock<Option<NoticeSink>>>,
+    /// Tools the config lets any plugin replace (`plugins.allow_replace`).
+    replaceable: Arc<RwLock<BTreeSet<String>>>,
 }
 
 impl Registry {
@@ -130,26 +158,87 @@ impl Registry {
     /// Adds a tool, replacing one with the same name (last registration wins,
     /// as `uji.tool.add` does).
     pub fn add_tool(&self, tool: RegisteredTool) {
-        let name = tool.spec().name.clone();
         if let Ok(mut items) = self.items.write() {
-            if let Some(old) = items.tools.get(&name)
-                && old.plugin() != tool.plugin()
-            {
-                tracing::info!(
-                    "tool {name} from plugin {} replaced by plugin {}",
-                    old.plugin(),
-                    tool.plugin()
-                );
-            }
-            items.tools.insert(name, Arc::new(tool));
+            install(&mut items, Arc::new(tool));
         }
+    }
+
+    /// Adds a plugin's tool. A name another plugin already provides is
+    /// refused (and kept, see [`Registry::allow_replace`]) unless
+    /// `may_replace` (the user's config) or the config allowed that name.
+    pub fn register_tool(&self, tool: RegisteredTool, may_replace: bool) -> Result<(), Clash> {
+        let name = tool.spec().name.clone();
+        let allowed = may_replace || self.replace_allowed(&name);
+        let Ok(mut items) = self.items.write() else {
+            return Ok(());
+        };
+        if let Some(old) = items.tools.get(&name)
+            && old.plugin() != tool.plugin()
+            && !allowed
+        {
+            let clash = Clash {
+                tool: name,
+                plugin: tool.plugin().to_string(),
+                provider: old.plugin().to_string(),
+            };
+            tracing::warn!("{clash}");
+            items.refused.push((clash.clone(), Arc::new(tool)));
+            return Err(clash);
+        }
+        install(&mut items, Arc::new(tool));
+        Ok(())
+    }
+
+    fn replace_allowed(&self, name: &str) -> bool {
+        self.replaceable
+            .read()
+            .map(|names| names.contains(name))
+            .unwrap_or(false)
+    }
+
+    /// Lets plugins replace the tools `names` (the user's config says so):
+    /// later registrations replace them, and registrations refused so far
+    /// are put in now. Returns the names put in.
+    pub fn allow_replace(&self, names: &[String]) -> Vec<String> {
+        if let Ok(mut replaceable) = self.replaceable.write() {
+            replaceable.extend(names.iter().cloned());
+        }
+        let Ok(mut items) = self.items.write() else {
+            return Vec::new();
+        };
+        let (now, still): (Vec<_>, Vec<_>) = std::mem::take(&mut items.refused)
+            .into_iter()
+            .partition(|(clash, _)| names.contains(&clash.tool));
+        items.refused = still;
+        now.into_iter()
+            .map(|(clash, tool)| {
+                install(&mut items, tool);
+                clash.tool
+            })
+            .collect()
+    }
+
+    /// Registrations refused because another plugin provides the tool.
+    pub fn clashes(&self) -> Vec<Clash> {
+        self.items
+            .read()
+            .map(|items| items.refused.iter().map(|(c, _)| c.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The plugin whose tool `name` replaced, if it replaced one.
+    pub fn replaced_from(&self, name: &str) -> Option<String> {
+        self.items.read().ok()?.replaced.get(name).cloned()
     }
 
     /// Removes a tool; true if it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
         self.items
             .write()
-            .map(|mut items| items.tools.remove(name).is_some())
+            .map(|mut items| {
+                items.replaced.remove(name);
+                items.tools.remove(name).is_some()
+            })
             .unwrap_or(false)
     }
 
@@ -373,6 +462,28 @@ impl Registry {
             registry.set_config(&request.key, request.value);
             Ok(())
         });
+        self.install_allow_replace();
+    }
+
+    /// `plugins.allow_replace`, for the user's config alone: a plugin must
+    /// not lift the rule that protects other plugins' tools from it.
+    fn install_allow_replace(&self) {
+        let registry = self.clone();
+        self.add_service(
+            PluginsAllowReplace::METHOD,
+            Arc::new(move |plugin, params| {
+                if plugin != CONFIG_PLUGIN {
+                    // The caller's side names the method.
+                    return Err(
+                        "only the user's config (init.lua) may allow replacing tools".to_string(),
+                    );
+                }
+                let request = services::decode_params::<PluginsAllowReplace>(params)
+                    .map_err(|e| e.to_string())?;
+                let replaced = registry.allow_replace(&request.names);
+                serde_json::to_value(replaced).map_err(|e| e.to_string())
+            }),
+        );
     }
 
     /// `keymap.add`: keeps `binding` with its canonical mode and key,
@@ -531,6 +642,24 @@ impl Registry {
             LogLevel::Error => tracing::error!(target: "plugin", plugin, "{message}"),
         }
     }
+}
+
+/// Puts `tool` in, noting which plugin's tool it replaces.
+fn install(items: &mut Items, tool: Arc<RegisteredTool>) {
+    let name = tool.spec().name.clone();
+    if let Some(old) = items.tools.get(&name)
+        && old.plugin() != tool.plugin()
+    {
+        tracing::info!(
+            "tool {name} from plugin {} replaced by plugin {}",
+            old.plugin(),
+            tool.plugin()
+        );
+        items
+            .replaced
+            .insert(name.clone(), old.plugin().to_string());
+    }
+    items.tools.insert(name, tool);
 }
 
 /// Options for a hook when the plugin sent none or bad ones.

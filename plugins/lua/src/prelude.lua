@@ -91,6 +91,10 @@ uji.config = {
   set = wrap(raw.config_set),
 }
 
+uji.plugins = {
+  allow_replace = wrap(raw.plugins_allow_replace),
+}
+
 uji.version = raw.version
 
 -- print goes to uji's log: the terminal belongs to the interface.

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::services::{
-    ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove, ToolRoots, ToolSandbox,
+    PluginsAllowReplace, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove,
+    ToolRoots, ToolSandbox,
 };
 use uji_sdk::{
     Canceller, DeclaredPolicy, Display, Image, SubjectKind, Tool, ToolCall, ToolContext,
@@ -768,7 +769,21 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
             lua_of(lua, API, &answer)
         })?,
     )?;
-    Ok(())
+    install_allow_replace(lua, t)
+}
+
+/// `uji.plugins.allow_replace(names)`: the user lets native plugins replace
+/// these tools; returns the tools a plugin replaced now.
+fn install_allow_replace(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    t.set(
+        "plugins_allow_replace",
+        raw(lua, |lua, state, names: Value| {
+            const API: &str = "uji.plugins.allow_replace";
+            let names = names_param(lua, &names, API)?;
+            let replaced = service(state, API, &PluginsAllowReplace { names })?;
+            string_list(lua, &replaced)
+        })?,
+    )
 }
 
 #[cfg(test)]

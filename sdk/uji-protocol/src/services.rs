@@ -173,6 +173,21 @@ pub struct ToolDisable {
 }
 service!(ToolDisable, "tool.disable", "{\"names\": [tool names]}", ());
 
+/// `plugins.allow_replace`: lets plugins replace these tools, which they
+/// otherwise cannot when another plugin provides them; answers the tools a
+/// refused registration replaced now. Only the user's config may call it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginsAllowReplace {
+    #[serde(deserialize_with = "one_or_many")]
+    pub names: Vec<String>,
+}
+service!(
+    PluginsAllowReplace,
+    "plugins.allow_replace",
+    "{\"names\": [tool names]}",
+    Vec<String>
+);
+
 /// `tool.enable`: undoes `tool.disable`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolEnable {
