@@ -447,6 +447,68 @@ fn a_returned_function_is_called_on_interrupt() {
     assert_eq!(env.notices(), ["stopped call_stoppable"]);
 }
 
+const RUNAWAY: &str = r#"
+uji.tool.add("spin", { policy = "allow", run = function(args, ctx)
+  ctx.progress("spinning")
+  while true do end
+end })
+uji.tool.add("stubborn", { policy = "allow", run = function(args, ctx)
+  ctx.progress("spinning")
+  pcall(function() while true do end end)
+  while true do local x = {} end
+end })
+uji.tool.add("free", { policy = "allow", run = function() return "the Lua thread is free" end })
+uji.notify("jit " .. tostring(jit.status()))
+local ok, err = pcall(jit.on)
+uji.notify(tostring(ok) .. " " .. err)
+"#;
+
+/// Runs `name` and interrupts it once it reports progress (so its Lua code
+/// is running): the result, and how long the interrupt took to end it.
+fn interrupt_when_running(env: &Env, name: &str, args: Value) -> (GateResult, Duration) {
+    let (interrupter, mut interrupt) = interrupt_pair();
+    let at = Arc::new(Mutex::new(None));
+    let seen = Arc::clone(&at);
+    let progress: ProgressSink = Arc::new(move |_| {
+        seen.lock().unwrap().get_or_insert_with(Instant::now);
+        interrupter.interrupt();
+    });
+    let result = runtime().block_on(env.booted.gate.run(
+        env.request(name, args),
+        &HeadlessApprover { yes: true },
+        progress,
+        &mut interrupt,
+    ));
+    let at = at.lock().unwrap().expect("the tool reported progress");
+    (result, at.elapsed())
+}
+
+#[test]
+fn runaway_lua_code_stops_on_the_first_interrupt() {
+    let env = init(RUNAWAY);
+    assert_eq!(
+        env.notices(),
+        [
+            "jit false",
+            "false jit.on: uji keeps LuaJIT's compiler off, because compiled loops cannot be interrupted"
+        ]
+    );
+    for name in ["spin", "stubborn", "spin"] {
+        let (result, took) = interrupt_when_running(&env, name, json!({}));
+        assert!(result.interrupted, "{name}");
+        assert_eq!(
+            result.output.text, "error: interrupted by the user while this tool ran",
+            "{name}"
+        );
+        // The gate gives up waiting after a grace of 5 s; stopping the code
+        // itself is far quicker.
+        assert!(took < Duration::from_secs(4), "{name}: {took:?}");
+        let free = env.call("free", json!({}));
+        assert_eq!(free.output.text, "the Lua thread is free", "after {name}");
+    }
+    assert!(env.notices().is_empty(), "an interrupt is not a failure");
+}
+
 #[test]
 fn a_table_result_carries_images_and_bad_images_are_left_out_with_a_note() {
     let env = init(FORMS);

@@ -434,6 +434,21 @@ fn sigint_mid_stream_stops_at_once_and_records_the_turn_as_interrupted() {
     );
 }
 
+/// The tool result the model gets says the user interrupted the tool.
+fn assert_tool_interrupted(events: &[Value]) {
+    let tool = events
+        .iter()
+        .find(|e| e["type"] == "message" && e["message"]["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["message"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by the user while this tool ran"),
+        "{tool}"
+    );
+}
+
 #[test]
 fn sigint_mid_command_kills_it_and_the_session_stays_valid() {
     let sandbox = Sandbox::new();
@@ -457,18 +472,7 @@ fn sigint_mid_command_kills_it_and_the_session_stays_valid() {
         started.elapsed()
     );
     assert_eq!(status.code(), Some(130));
-    let events = rest(reader);
-    let tool = events
-        .iter()
-        .find(|e| e["type"] == "message" && e["message"]["role"] == "tool")
-        .unwrap();
-    assert!(
-        tool["message"]["content"]
-            .as_str()
-            .unwrap()
-            .contains("interrupted by the user while this tool ran"),
-        "{tool}"
-    );
+    assert_tool_interrupted(&rest(reader));
 
     // The session resumes: the next request is valid and carries that result.
     model.push(answer("resumed fine"));
@@ -481,6 +485,38 @@ fn sigint_mid_command_kills_it_and_the_session_stays_valid() {
             .any(|m| m["role"] == "tool" && m["tool_call_id"] == "c_sleep")
     );
     assert_eq!(sent.last().unwrap()["content"], "carry on");
+}
+
+/// The first SIGINT stops a Lua tool stuck in `while true do end`: the
+/// turn ends well before the gate's 5 s grace for tools that ignore an
+/// interrupt, and without a second SIGINT.
+#[test]
+fn sigint_stops_a_runaway_lua_tool_on_the_first_interrupt() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"require("uji.defaults")
+uji.tool.add("spin", { policy = "allow", run = function(args, ctx)
+  ctx.progress("spinning")
+  while true do end
+end })
+"#,
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    model.push(call("c_spin", "spin", json!({})));
+    let mut child = spawn_run(&sandbox, &model, &["spin"]);
+    let (_, reader) = read_until(&mut child, |e| e["type"] == "progress");
+    let started = Instant::now();
+    signal(&child, "-INT");
+    let status = child.wait().unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert_eq!(status.code(), Some(130));
+    assert_tool_interrupted(&rest(reader));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!stderr.contains("interrupted again"), "{stderr}");
 }
 
 #[test]

@@ -118,6 +118,8 @@ pub fn string_list(lua: &Lua, items: &[String]) -> Result<Value, String> {
 pub fn new_state(setup: Setup) -> Result<Rc<State>, String> {
     let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default())
         .map_err(|e| format!("cannot create the Lua state: {e}"))?;
+    crate::interrupt::install(&lua)
+        .map_err(|e| format!("cannot set up stopping runaway Lua code: {}", lerr(e)))?;
     lua.set_named_registry_value(ARRAY_MT, lua.create_table().map_err(lerr)?)
         .map_err(lerr)?;
     let Setup {
@@ -141,6 +143,7 @@ pub fn new_state(setup: Setup) -> Result<Rc<State>, String> {
         timers: RefCell::new(Timers::default()),
         timer_seq: Cell::new(0),
         later: RefCell::new(Vec::new()),
+        running: RefCell::new(Vec::new()),
     });
     install(&state).map_err(|e| format!("cannot set up the uji Lua API: {}", lerr(e)))?;
     Ok(state)

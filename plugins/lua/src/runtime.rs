@@ -27,6 +27,7 @@ use mlua::{Function, Lua};
 use uji_sdk::{Host, LogLevel, Reply, ToolContext};
 
 use crate::errors::{LuaFailure, describe};
+use crate::interrupt::Interrupts;
 
 /// How long the Lua thread keeps polling for the next job after one ran,
 /// before it sleeps.
@@ -40,6 +41,8 @@ pub struct Link {
     tx: Sender<Job>,
     thread: ThreadId,
     next: AtomicU64,
+    /// Calls whose Lua code must stop ([`crate::interrupt`]).
+    pub interrupts: Interrupts,
 }
 
 impl Link {
@@ -150,6 +153,9 @@ pub struct State {
     /// Work that found something busy (ctx.done called from inside
     /// ctx.progress, say); it runs right after the current job.
     pub later: RefCell<Vec<Later>>,
+    /// Tokens of the calls whose Lua code runs now, innermost last: an
+    /// interrupt of one of them stops the code ([`crate::interrupt`]).
+    pub running: RefCell<Vec<u64>>,
 }
 
 /// Work queued with [`State::later`].
@@ -168,6 +174,21 @@ impl State {
         self.notify(&format!("{what} failed: {}", failure.full()));
         self.host.log(LogLevel::Debug, &format!("{what}: {err}"));
         failure
+    }
+
+    /// Runs `f` as the Lua code of call `token`, which an interrupt of that
+    /// call stops.
+    pub fn run_for<R>(&self, token: u64, f: impl FnOnce() -> R) -> R {
+        /// Pops the token also when `f` panics.
+        struct Pop<'a>(&'a RefCell<Vec<u64>>);
+        impl Drop for Pop<'_> {
+            fn drop(&mut self) {
+                self.0.borrow_mut().pop();
+            }
+        }
+        self.running.borrow_mut().push(token);
+        let _pop = Pop(&self.running);
+        f()
     }
 
     /// Runs `f` right after the current job.
@@ -247,6 +268,7 @@ pub fn start(host: Host, config_dir: Option<PathBuf>) -> Result<Arc<Link>, Strin
         tx,
         thread: thread.thread().id(),
         next: AtomicU64::new(1),
+        interrupts: Interrupts::default(),
     });
     setup_tx
         .send(Setup {

@@ -10,12 +10,13 @@ use uji_sdk::services::{
     ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove, ToolRoots, ToolSandbox,
 };
 use uji_sdk::{
-    Canceller, DeclaredPolicy, Display, Image, SubjectKind, Tool, ToolCall, ToolContext,
+    Canceller, DeclaredPolicy, Display, Image, LogLevel, SubjectKind, Tool, ToolCall, ToolContext,
     ToolOutput, ToolSpec,
 };
 
 use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg, string_list};
 use crate::convert;
+use crate::interrupt;
 use crate::runtime::{CallSlot, Link, State, ToolEntry, current};
 
 /// Images larger than this (decoded) are left out of a result.
@@ -117,6 +118,8 @@ impl Tool for LuaTool {
         }
         let link = Arc::clone(&self.link);
         Some(Box::new(move || {
+            // Mark first: the Lua thread may be stuck in this very call.
+            link.interrupts.request(seq);
             link.post(Box::new(move |state| cancel_call(state, seq)));
         }))
     }
@@ -171,6 +174,10 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
         ctx.finish(ToolOutput::error("this Lua tool was removed"));
         return;
     };
+    if state.link.interrupts.is_requested(seq) {
+        ctx.finish(ToolOutput::error(INTERRUPTED));
+        return;
+    }
     let slot = Rc::new(CallSlot {
         tool: name.clone(),
         ctx: RefCell::new(Some(ctx)),
@@ -187,7 +194,7 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
             return;
         }
     };
-    match run.call::<Value>((args, ctx_table)) {
+    match state.run_for(seq, || run.call::<Value>((args, ctx_table))) {
         Ok(Value::Nil) => {}
         Ok(Value::Function(cancel)) => {
             if state.calls.borrow().contains_key(&seq) {
@@ -197,6 +204,13 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
         Ok(value) => {
             let output = output_of(lua, value, &name).unwrap_or_else(ToolOutput::error);
             finish(state, seq, output);
+        }
+        Err(e) if interrupt::is_interrupted(&e) => {
+            state.host.log(
+                LogLevel::Debug,
+                &format!("tool {name}: its Lua code was stopped by an interrupt"),
+            );
+            finish(state, seq, ToolOutput::error(INTERRUPTED));
         }
         Err(e) => {
             let failure = state.report(&format!("tool {name}"), &e);
@@ -288,6 +302,7 @@ pub fn finish(state: &State, seq: u64, output: ToolOutput) {
 }
 
 fn cancel_call(state: &Rc<State>, seq: u64) {
+    state.link.interrupts.clear(seq);
     let slot = state.calls.borrow().get(&seq).cloned();
     let Some(slot) = slot else {
         return;
