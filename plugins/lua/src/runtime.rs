@@ -130,7 +130,8 @@ pub struct KeyBinding {
 #[derive(Default)]
 pub struct Timers {
     heap: BinaryHeap<Reverse<(Instant, u64)>>,
-    callbacks: HashMap<u64, Function>,
+    /// Each callback with the function that scheduled it, for messages.
+    callbacks: HashMap<u64, (Function, &'static str)>,
 }
 
 /// Everything the Lua thread owns. Only ever touched on that thread; never
@@ -196,13 +197,14 @@ impl State {
         self.later.borrow_mut().push(f);
     }
 
-    /// Runs `f` after `delay` on this thread; returns the timer's id.
-    pub fn add_timer(&self, delay: Duration, f: Function) -> u64 {
+    /// Runs `f` after `delay` on this thread; returns the timer's id. `api`
+    /// (`uji.defer`, `uji.schedule`) names it when it fails.
+    pub fn add_timer(&self, delay: Duration, f: Function, api: &'static str) -> u64 {
         let id = self.timer_seq.get() + 1;
         self.timer_seq.set(id);
         let mut timers = self.timers.borrow_mut();
         timers.heap.push(Reverse((Instant::now() + delay, id)));
-        timers.callbacks.insert(id, f);
+        timers.callbacks.insert(id, (f, api));
         id
     }
 
@@ -239,10 +241,10 @@ impl State {
                     _ => break,
                 }
             };
-            if let Some(callback) = due
+            if let Some((callback, api)) = due
                 && let Err(e) = callback.call::<()>(())
             {
-                self.report("a uji.defer callback", &e);
+                self.report(&format!("a {api} callback"), &e);
             }
         }
     }

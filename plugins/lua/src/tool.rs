@@ -14,8 +14,11 @@ use uji_sdk::{
     ToolOutput, ToolSpec,
 };
 
-use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg, string_list};
+use crate::api::{
+    a_type, check_fields, json_of, lerr, lua_of, raw, service, string_arg, string_list,
+};
 use crate::convert;
+use crate::errors::{LuaFailure, called_at, defined_at};
 use crate::interrupt;
 use crate::runtime::{CallSlot, Link, State, ToolEntry, current};
 
@@ -202,7 +205,7 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
             }
         }
         Ok(value) => {
-            let output = output_of(lua, value, &name).unwrap_or_else(ToolOutput::error);
+            let output = checked_output(state, value, &name, defined_at(&run));
             finish(state, seq, output);
         }
         Err(e) if interrupt::is_interrupted(&e) => {
@@ -232,7 +235,7 @@ fn ctx_table(lua: &Lua, seq: u64, name: &str, call: &ToolCall) -> mlua::Result<T
             if !state.calls.borrow().contains_key(&seq) {
                 return Ok(()); // already finished: later calls are ignored
             }
-            let output = output_of(lua, result, &tool).unwrap_or_else(ToolOutput::error);
+            let output = checked_output(&state, result, &tool, called_at(lua, 1));
             finish(&state, seq, output);
             Ok(())
         })?,
@@ -316,6 +319,20 @@ fn cancel_call(state: &Rc<State>, seq: u64) {
     finish(state, seq, ToolOutput::error(INTERRUPTED));
 }
 
+/// A run's (or `ctx.done`'s) result as a tool output. A result of the wrong
+/// shape is an error result for the model and a notice for the user naming
+/// `at`, the `file:line` to fix.
+fn checked_output(state: &State, value: Value, tool: &str, at: Option<String>) -> ToolOutput {
+    output_of(&state.lua, value, tool).unwrap_or_else(|message| {
+        let failure = LuaFailure {
+            message: message.clone(),
+            location: at,
+        };
+        state.notify(&format!("tool {tool} failed: {failure}"));
+        ToolOutput::error(message)
+    })
+}
+
 /// A run's (or `ctx.done`'s) result as a tool output; `Err` explains a
 /// result of the wrong type.
 fn output_of(lua: &Lua, value: Value, tool: &str) -> Result<ToolOutput, String> {
@@ -333,7 +350,11 @@ fn output_of(lua: &Lua, value: Value, tool: &str) -> Result<ToolOutput, String> 
 fn output_of_table(lua: &Lua, table: &Table, tool: &str) -> Result<ToolOutput, String> {
     let text = match table.raw_get::<Value>("text").map_err(lerr)? {
         Value::String(s) => s.to_string_lossy(),
-        Value::Nil => String::new(),
+        Value::Nil => {
+            return Err(format!(
+                "tool {tool} gave a table without text; a result table is {{text = \"...\", images = {{...}}}}"
+            ));
+        }
         other => {
             return Err(format!(
                 "tool {tool} gave a table whose text is {}; text must be a string",
@@ -448,6 +469,17 @@ fn check_image(item: &Json) -> Result<Image, String> {
 
 // ---- uji.tool.* ------------------------------------------------------------------
 
+/// The fields of a `uji.tool.add` spec.
+const SPEC_FIELDS: [&str; 7] = [
+    "description",
+    "parameters",
+    "run",
+    "subject",
+    "policy",
+    "path",
+    "display",
+];
+
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
@@ -478,6 +510,7 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
             a_type(&spec)
         ));
     };
+    check_fields(&spec, &SPEC_FIELDS, &who)?;
     let field = |key: &str| spec.get::<Value>(key).map_err(lerr);
     let run = match field("run")? {
         Value::Function(f) => f,
@@ -565,6 +598,7 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
     let display = match field("display")? {
         Value::Nil => Display::default(),
         Value::Table(t) => {
+            check_fields(&t, &["verb", "question"], &format!("{who}: display"))?;
             let text = |key: &str| -> Result<Option<String>, String> {
                 match t.get::<Value>(key).map_err(lerr)? {
                     Value::Nil => Ok(None),
