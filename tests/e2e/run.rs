@@ -213,6 +213,111 @@ fn text_mode_prints_only_the_answer_on_stdout() {
     );
 }
 
+/// Text mode says on stderr which calls were denied and why, and never
+/// shows a denied call as if it ran.
+#[test]
+fn text_mode_shows_denied_calls_as_denied() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "run_command", json!({"command": "rm -rf /"})))
+        .push(answer("gave up"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["clean", "up"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "gave up\n");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("uji: denied run_command rm -rf /: ")),
+        "{stderr}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("rm -rf /") && !l.contains("denied")),
+        "a denied call never looks like it ran: {stderr}"
+    );
+}
+
+/// The reader of stdout goes away before uji writes (`uji list | head -1`
+/// at its worst): every command that prints ends quietly with status 141,
+/// as one killed by SIGPIPE would, and never panics.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    for text in ["one", "two", "three"] {
+        model.push(answer(text));
+    }
+    let (output, _, stderr) = run(&sandbox, &model, &["a", "session", "to", "list"]);
+    assert!(output.status.success(), "{stderr}");
+    let commands: [&[&str]; 9] = [
+        &["list"],
+        &["list", "--all"],
+        &["plugins"],
+        &["plugins", "--json"],
+        &["tool", "list"],
+        &["tool", "run", "read_file", r#"{"path": "missing.txt"}"#],
+        &["policy", "check", "run_command", "ls"],
+        &["run", "--model", MODEL, "text", "mode"],
+        &["run", "--model", MODEL, "--json", "json", "mode"],
+    ];
+    for args in commands {
+        let output = uji(&sandbox, &model)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(closed_pipe())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "uji {args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "uji {args:?}: {stderr}");
+        assert_eq!(output.status.code(), Some(141), "uji {args:?}: {stderr}");
+    }
+    // And as typed in a shell.
+    let output = Command::new("sh")
+        .env_clear()
+        .envs(sandbox.env())
+        .env("UJI", uji_tests::uji_bin())
+        .current_dir(sandbox.work())
+        .args([
+            "-c",
+            "\"$UJI\" list | head -1; \"$UJI\" tool list | head -1",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(stdout.starts_with("TITLE"), "{stdout}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// With stderr closed as well, the notices of a broken init.lua have
+/// nowhere to go: still no panic.
+#[test]
+fn closed_stdout_and_stderr_do_not_panic() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config().join("init.lua"), "local = 1").unwrap();
+    let model = FakeModel::start();
+    let status = uji(&sandbox, &model)
+        .args(["policy", "check", "run_command", "ls"])
+        .stdin(Stdio::null())
+        .stdout(closed_pipe())
+        .stderr(closed_pipe())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(141));
+}
+
+/// A pipe whose reader is gone before the child starts. (Closing the
+/// reader after spawning races with other tests' children, which hold a
+/// copy of it until they exec.)
+fn closed_pipe() -> Stdio {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Stdio::from(writer)
+}
+
 #[test]
 fn ask_calls_are_refused_without_yes_and_the_model_is_told_how_to_allow_them() {
     let sandbox = Sandbox::new();
@@ -227,6 +332,10 @@ fn ask_calls_are_refused_without_yes_and_the_model_is_told_how_to_allow_them() {
     let (output, _, stderr) = run(&sandbox, &model, &["write", "x"]);
     assert!(output.status.success(), "{stderr}");
     assert!(!sandbox.work().join("x.txt").exists());
+    assert!(
+        stderr.contains("uji: denied write_file x.txt: write_file needs approval"),
+        "text mode says it was denied: {stderr}"
+    );
     let result = messages(&model.requests()[1])
         .into_iter()
         .find(|m| m["role"] == "tool")
