@@ -1051,6 +1051,22 @@ fn the_session_event_comes_first_even_after_a_config_error() {
         notice["text"].as_str().unwrap().contains("init.lua:1"),
         "{notice}"
     );
+
+    // Text mode says it on stderr, and the shipped defaults still deny.
+    model
+        .push(call("c1", "run_command", json!({"command": "rm -rf /"})))
+        .push(answer("done"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--yes", "hi"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "done\n");
+    assert!(
+        stderr.contains("uji: lua: error: ") && stderr.contains("init.lua:1: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("uji: denied run_command rm -rf /: "),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -90,9 +90,9 @@ fn json_line(out: &mut impl Write, kind: &str, event: &Value) -> Result<(), Writ
 /// Text mode: the answer on stdout, what happens on stderr.
 #[derive(Default)]
 struct TextMode {
-    /// What each call acts on (`run_command ls`), by call id, for the line
-    /// saying it was denied.
-    calls: HashMap<String, String>,
+    /// Each call (`run_command ls`) by id, with the reason the gate gave
+    /// when it denied the call, for the line saying so.
+    calls: HashMap<String, (String, Option<String>)>,
 }
 
 impl TextMode {
@@ -100,7 +100,20 @@ impl TextMode {
         match kind {
             "tool_started" => self.started(event),
             "message" => self.denied(&event["message"]),
-            "notice" => say!("uji: {}", notice_text(event)),
+            "notice" => {
+                // As `uji tool list` prints them: `uji: lua: error: …`.
+                let level = if event["level"] == "error" {
+                    "error: "
+                } else {
+                    ""
+                };
+                let source = event["source"]
+                    .as_str()
+                    .map(|s| format!("{s}: "))
+                    .unwrap_or_default();
+                let text = event["text"].as_str().unwrap_or_default();
+                say!("uji: {source}{level}{text}");
+            }
             "turn_finished" => {
                 if let Some(text) = event["text"].as_str() {
                     write_to(out, &format!("{}\n", text.trim_end_matches('\n')))?;
@@ -112,37 +125,40 @@ impl TextMode {
     }
 
     /// A call the gate let through (or asks about) is shown as it starts;
-    /// a denied one only once its result says why.
+    /// a denied one only once its result comes.
     fn started(&mut self, event: &Value) {
         let text = |key: &str| event[key].as_str().unwrap_or_default();
-        if text("decision") != "deny" {
+        let denied = text("decision") == "deny";
+        if !denied {
             let verb = event["verb"].as_str().unwrap_or(text("name"));
             say!("uji: {verb} {}", text("subject"));
         }
-        self.calls.insert(
-            text("call_id").to_string(),
-            format!("{} {}", text("name"), text("subject")),
-        );
+        let call = format!("{} {}", text("name"), text("subject"));
+        let because = denied.then(|| text("because").to_string());
+        self.calls
+            .insert(text("call_id").to_string(), (call, because));
     }
 
-    /// A tool result the gate refused: `uji: denied run_command rm -rf /: why`.
+    /// A tool result the gate refused: `uji: denied run_command rm -rf /:
+    /// deny rule … matched`, the rule that denied it or else the result's
+    /// reason (an ask nobody could answer, a hook's denial).
     fn denied(&mut self, message: &Value) {
         if message["role"] != "tool" {
             return;
         }
         let content = message["content"].as_str().unwrap_or_default();
-        let Some(why) = content.strip_prefix("denied: ") else {
+        let Some(reason) = content.strip_prefix("denied: ") else {
             return;
         };
         let call_id = message["tool_call_id"].as_str().unwrap_or_default();
-        let call = self
-            .calls
-            .remove(call_id)
-            .unwrap_or_else(|| message["name"].as_str().unwrap_or_default().to_string());
-        say!(
-            "uji: denied {call}: {}",
-            why.lines().next().unwrap_or_default()
-        );
+        let (call, because) = self.calls.remove(call_id).unwrap_or_else(|| {
+            let name = message["name"].as_str().unwrap_or_default();
+            (name.to_string(), None)
+        });
+        let why = because
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| reason.lines().next().unwrap_or_default().to_string());
+        say!("uji: denied {call}: {why}");
     }
 }
 
