@@ -559,6 +559,17 @@ fn any_other_result_type_is_an_error_explaining_the_forms() {
     );
     assert!(text.contains("return a string"), "{text}");
     assert!(text.contains("ctx.done"), "{text}");
+    let notices = env.notices();
+    assert!(
+        any_contains(
+            &notices,
+            &[
+                "tool number failed: ",
+                "init.lua:51: tool number gave a number"
+            ]
+        ),
+        "where run is defined: {notices:?}"
+    );
 }
 
 // ---- errors ------------------------------------------------------------------------------

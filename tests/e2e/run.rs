@@ -229,7 +229,7 @@ fn text_mode_shows_denied_calls_as_denied() {
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("uji: denied run_command rm -rf /: ")),
+            .any(|l| l.starts_with("uji: denied run_command rm -rf /: deny rule ")),
         "{stderr}"
     );
     assert!(
