@@ -447,6 +447,68 @@ fn a_returned_function_is_called_on_interrupt() {
     assert_eq!(env.notices(), ["stopped call_stoppable"]);
 }
 
+const RUNAWAY: &str = r#"
+uji.tool.add("spin", { policy = "allow", run = function(args, ctx)
+  ctx.progress("spinning")
+  while true do end
+end })
+uji.tool.add("stubborn", { policy = "allow", run = function(args, ctx)
+  ctx.progress("spinning")
+  pcall(function() while true do end end)
+  while true do local x = {} end
+end })
+uji.tool.add("free", { policy = "allow", run = function() return "the Lua thread is free" end })
+uji.notify("jit " .. tostring(jit.status()))
+local ok, err = pcall(jit.on)
+uji.notify(tostring(ok) .. " " .. err)
+"#;
+
+/// Runs `name` and interrupts it once it reports progress (so its Lua code
+/// is running): the result, and how long the interrupt took to end it.
+fn interrupt_when_running(env: &Env, name: &str, args: Value) -> (GateResult, Duration) {
+    let (interrupter, mut interrupt) = interrupt_pair();
+    let at = Arc::new(Mutex::new(None));
+    let seen = Arc::clone(&at);
+    let progress: ProgressSink = Arc::new(move |_| {
+        seen.lock().unwrap().get_or_insert_with(Instant::now);
+        interrupter.interrupt();
+    });
+    let result = runtime().block_on(env.booted.gate.run(
+        env.request(name, args),
+        &HeadlessApprover { yes: true },
+        progress,
+        &mut interrupt,
+    ));
+    let at = at.lock().unwrap().expect("the tool reported progress");
+    (result, at.elapsed())
+}
+
+#[test]
+fn runaway_lua_code_stops_on_the_first_interrupt() {
+    let env = init(RUNAWAY);
+    assert_eq!(
+        env.notices(),
+        [
+            "jit false",
+            "false jit.on: uji keeps LuaJIT's compiler off, because compiled loops cannot be interrupted"
+        ]
+    );
+    for name in ["spin", "stubborn", "spin"] {
+        let (result, took) = interrupt_when_running(&env, name, json!({}));
+        assert!(result.interrupted, "{name}");
+        assert_eq!(
+            result.output.text, "error: interrupted by the user while this tool ran",
+            "{name}"
+        );
+        // The gate gives up waiting after a grace of 5 s; stopping the code
+        // itself is far quicker.
+        assert!(took < Duration::from_secs(4), "{name}: {took:?}");
+        let free = env.call("free", json!({}));
+        assert_eq!(free.output.text, "the Lua thread is free", "after {name}");
+    }
+    assert!(env.notices().is_empty(), "an interrupt is not a failure");
+}
+
 #[test]
 fn a_table_result_carries_images_and_bad_images_are_left_out_with_a_note() {
     let env = init(FORMS);
@@ -497,6 +559,17 @@ fn any_other_result_type_is_an_error_explaining_the_forms() {
     );
     assert!(text.contains("return a string"), "{text}");
     assert!(text.contains("ctx.done"), "{text}");
+    let notices = env.notices();
+    assert!(
+        any_contains(
+            &notices,
+            &[
+                "tool number failed: ",
+                "init.lua:51: tool number gave a number"
+            ]
+        ),
+        "where run is defined: {notices:?}"
+    );
 }
 
 // ---- errors ------------------------------------------------------------------------------
@@ -514,10 +587,24 @@ try(function() uji.tool.add("badpolicy", { policy = "maybe", run = function() en
 try(function() uji.tool.add("badsubject", { subject = 42, run = function() end }) end)
 try(function() uji.tool.add("notatable", "run") end)
 try(function() uji.tool.add("badrun", { run = "print" }) end)
+try(function() uji.tool.add("typo", { polcy = "deny", run = function() end }) end)
+try(function() uji.tool.add("typo2", { run = function() end, display = { verbb = "Ran" } }) end)
 "#,
     );
     let notices = env.notices();
-    assert_eq!(notices.len(), 5, "{notices:?}");
+    assert_eq!(notices.len(), 7, "{notices:?}");
+    assert!(
+        notices[5].contains(
+            "init.lua:11: uji.tool.add(\"typo\"): unknown field polcy (did you mean policy?); the fields are description, parameters, run, subject, policy, path, display"
+        ),
+        "{notices:?}"
+    );
+    assert!(
+        notices[6].contains(
+            "init.lua:12: uji.tool.add(\"typo2\"): display: unknown field verbb (did you mean verb?); the fields are verb, question"
+        ),
+        "{notices:?}"
+    );
     assert!(
         notices[0].starts_with("false ")
             && notices[0].contains("init.lua:6: uji.tool.add(\"norun\"): run is missing"),
@@ -540,7 +627,15 @@ try(function() uji.tool.add("badrun", { run = "print" }) end)
         notices[4].contains("run must be a function, got a string"),
         "{notices:?}"
     );
-    for name in ["norun", "badpolicy", "badsubject", "notatable", "badrun"] {
+    for name in [
+        "norun",
+        "badpolicy",
+        "badsubject",
+        "notatable",
+        "badrun",
+        "typo",
+        "typo2",
+    ] {
         assert!(
             env.booted.registry.tool(name).is_none(),
             "{name} registered"
@@ -585,6 +680,74 @@ uji.tool.add("broken", {
     let notices = env.notices();
     assert!(
         any_contains(&notices, &["tool broken failed", "init.lua:6:"]),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn a_result_table_without_text_is_an_error_naming_file_and_line() {
+    let env = init(
+        r#"uji.tool.add("returned", { policy = "allow", run = function()
+  return { images = {} }
+end })
+uji.tool.add("done", { policy = "allow", run = function(_, ctx)
+  uji.schedule(function()
+    ctx.done({ txt = "typo" })
+  end)
+end })
+"#,
+    );
+    let why = "gave a table without text; a result table is {text = \"...\", images = {...}}";
+    for (name, at) in [("returned", "init.lua:1"), ("done", "init.lua:6")] {
+        let result = env.call(name, json!({}));
+        assert!(result.output.is_error, "{name}");
+        assert_eq!(
+            result.output.text,
+            format!("error: tool {name} {why}"),
+            "{name}"
+        );
+        let notices = env.notices();
+        assert!(
+            any_contains(
+                &notices,
+                &[
+                    &format!("tool {name} failed: "),
+                    &format!("{at}: tool {name} {why}")
+                ]
+            ),
+            "{notices:?}"
+        );
+    }
+}
+
+#[test]
+fn json_encode_returns_one_value_and_a_schedule_callback_error_names_uji_schedule() {
+    let env = init(
+        r##"uji.notify(select("#", uji.json.encode({ a = 1 })))
+uji.notify(select("#", uji.notify("counted")))
+uji.schedule(function() error("scheduled boom") end)
+uji.defer(0, function() error("deferred boom") end)
+"##,
+    );
+    // The timers run on the Lua thread after init; a call behind them waits.
+    env.call("read_file", json!({"path": "."}));
+    let notices = env.notices();
+    assert_eq!(notices[..3], ["1", "counted", "1"], "{notices:?}");
+    assert!(
+        any_contains(
+            &notices,
+            &[
+                "a uji.schedule callback failed: ",
+                "init.lua:3: scheduled boom"
+            ]
+        ),
+        "{notices:?}"
+    );
+    assert!(
+        any_contains(
+            &notices,
+            &["a uji.defer callback failed: ", "init.lua:4: deferred boom"]
+        ),
         "{notices:?}"
     );
 }
@@ -698,6 +861,53 @@ fn a_failing_before_tool_hook_denies_the_call_and_says_where() {
         ),
         "{notices:?}"
     );
+}
+
+#[test]
+fn a_hook_answer_that_is_no_decision_is_an_error_naming_file_and_line() {
+    let env = init(
+        r#"uji.tool.add("probe", { policy = "allow", run = function() return "ran" end })
+uji.on("before_tool", function(e)
+  if e.args.mode == "typo" then return { allwo = true } end
+  if e.args.mode == "word" then return "allow" end
+  if e.args.mode == "type" then return { deny = 42 } end
+end, { name = "checker" })
+uji.on("after_tool", function(e)
+  if e.args.mode == "table" then return { text = "x" } end
+end)
+"#,
+    );
+    for mode in ["typo", "word", "type"] {
+        let result = env.call("probe", json!({"mode": mode}));
+        assert!(!result.ran, "{mode}: fails closed");
+        let notices = env.notices();
+        assert!(
+            any_contains(
+                &notices,
+                &[
+                    "before_tool hook checker failed, so the probe call was denied: ",
+                    "init.lua:2: the before_tool handler checker returned ",
+                    "it must return { allow = true }, { deny = \"reason\" }, { ask = true }, { ask = \"question\" } or nothing"
+                ]
+            ),
+            "{mode}: {notices:?}"
+        );
+    }
+    let result = env.call("probe", json!({"mode": "table"}));
+    assert_eq!(result.output.text, "ran", "left unchanged");
+    let notices = env.notices();
+    assert!(
+        any_contains(
+            &notices,
+            &[
+                "after_tool hook init.lua:7 failed",
+                "init.lua:7: the after_tool handler init.lua:7 returned {\"text\":\"x\"}; it must return a string or nothing"
+            ]
+        ),
+        "{notices:?}"
+    );
+    let result = env.call("probe", json!({}));
+    assert!(result.ran, "no answer is fine");
 }
 
 #[test]

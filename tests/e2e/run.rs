@@ -213,6 +213,111 @@ fn text_mode_prints_only_the_answer_on_stdout() {
     );
 }
 
+/// Text mode says on stderr which calls were denied and why, and never
+/// shows a denied call as if it ran.
+#[test]
+fn text_mode_shows_denied_calls_as_denied() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "run_command", json!({"command": "rm -rf /"})))
+        .push(answer("gave up"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["clean", "up"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "gave up\n");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("uji: denied run_command rm -rf /: deny rule ")),
+        "{stderr}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("rm -rf /") && !l.contains("denied")),
+        "a denied call never looks like it ran: {stderr}"
+    );
+}
+
+/// The reader of stdout goes away before uji writes (`uji list | head -1`
+/// at its worst): every command that prints ends quietly with status 141,
+/// as one killed by SIGPIPE would, and never panics.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    for text in ["one", "two", "three"] {
+        model.push(answer(text));
+    }
+    let (output, _, stderr) = run(&sandbox, &model, &["a", "session", "to", "list"]);
+    assert!(output.status.success(), "{stderr}");
+    let commands: [&[&str]; 9] = [
+        &["list"],
+        &["list", "--all"],
+        &["plugins"],
+        &["plugins", "--json"],
+        &["tool", "list"],
+        &["tool", "run", "read_file", r#"{"path": "missing.txt"}"#],
+        &["policy", "check", "run_command", "ls"],
+        &["run", "--model", MODEL, "text", "mode"],
+        &["run", "--model", MODEL, "--json", "json", "mode"],
+    ];
+    for args in commands {
+        let output = uji(&sandbox, &model)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(closed_pipe())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "uji {args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "uji {args:?}: {stderr}");
+        assert_eq!(output.status.code(), Some(141), "uji {args:?}: {stderr}");
+    }
+    // And as typed in a shell.
+    let output = Command::new("sh")
+        .env_clear()
+        .envs(sandbox.env())
+        .env("UJI", uji_tests::uji_bin())
+        .current_dir(sandbox.work())
+        .args([
+            "-c",
+            "\"$UJI\" list | head -1; \"$UJI\" tool list | head -1",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(stdout.starts_with("TITLE"), "{stdout}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// With stderr closed as well, the notices of a broken init.lua have
+/// nowhere to go: still no panic.
+#[test]
+fn closed_stdout_and_stderr_do_not_panic() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config().join("init.lua"), "local = 1").unwrap();
+    let model = FakeModel::start();
+    let status = uji(&sandbox, &model)
+        .args(["policy", "check", "run_command", "ls"])
+        .stdin(Stdio::null())
+        .stdout(closed_pipe())
+        .stderr(closed_pipe())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(141));
+}
+
+/// A pipe whose reader is gone before the child starts. (Closing the
+/// reader after spawning races with other tests' children, which hold a
+/// copy of it until they exec.)
+fn closed_pipe() -> Stdio {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Stdio::from(writer)
+}
+
 #[test]
 fn ask_calls_are_refused_without_yes_and_the_model_is_told_how_to_allow_them() {
     let sandbox = Sandbox::new();
@@ -227,6 +332,10 @@ fn ask_calls_are_refused_without_yes_and_the_model_is_told_how_to_allow_them() {
     let (output, _, stderr) = run(&sandbox, &model, &["write", "x"]);
     assert!(output.status.success(), "{stderr}");
     assert!(!sandbox.work().join("x.txt").exists());
+    assert!(
+        stderr.contains("uji: denied write_file x.txt: write_file needs approval"),
+        "text mode says it was denied: {stderr}"
+    );
     let result = messages(&model.requests()[1])
         .into_iter()
         .find(|m| m["role"] == "tool")
@@ -434,6 +543,21 @@ fn sigint_mid_stream_stops_at_once_and_records_the_turn_as_interrupted() {
     );
 }
 
+/// The tool result the model gets says the user interrupted the tool.
+fn assert_tool_interrupted(events: &[Value]) {
+    let tool = events
+        .iter()
+        .find(|e| e["type"] == "message" && e["message"]["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["message"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by the user while this tool ran"),
+        "{tool}"
+    );
+}
+
 #[test]
 fn sigint_mid_command_kills_it_and_the_session_stays_valid() {
     let sandbox = Sandbox::new();
@@ -457,18 +581,7 @@ fn sigint_mid_command_kills_it_and_the_session_stays_valid() {
         started.elapsed()
     );
     assert_eq!(status.code(), Some(130));
-    let events = rest(reader);
-    let tool = events
-        .iter()
-        .find(|e| e["type"] == "message" && e["message"]["role"] == "tool")
-        .unwrap();
-    assert!(
-        tool["message"]["content"]
-            .as_str()
-            .unwrap()
-            .contains("interrupted by the user while this tool ran"),
-        "{tool}"
-    );
+    assert_tool_interrupted(&rest(reader));
 
     // The session resumes: the next request is valid and carries that result.
     model.push(answer("resumed fine"));
@@ -481,6 +594,38 @@ fn sigint_mid_command_kills_it_and_the_session_stays_valid() {
             .any(|m| m["role"] == "tool" && m["tool_call_id"] == "c_sleep")
     );
     assert_eq!(sent.last().unwrap()["content"], "carry on");
+}
+
+/// The first SIGINT stops a Lua tool stuck in `while true do end`: the
+/// turn ends well before the gate's 5 s grace for tools that ignore an
+/// interrupt, and without a second SIGINT.
+#[test]
+fn sigint_stops_a_runaway_lua_tool_on_the_first_interrupt() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"require("uji.defaults")
+uji.tool.add("spin", { policy = "allow", run = function(args, ctx)
+  ctx.progress("spinning")
+  while true do end
+end })
+"#,
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    model.push(call("c_spin", "spin", json!({})));
+    let mut child = spawn_run(&sandbox, &model, &["spin"]);
+    let (_, reader) = read_until(&mut child, |e| e["type"] == "progress");
+    let started = Instant::now();
+    signal(&child, "-INT");
+    let status = child.wait().unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert_eq!(status.code(), Some(130));
+    assert_tool_interrupted(&rest(reader));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!stderr.contains("interrupted again"), "{stderr}");
 }
 
 #[test]
@@ -905,6 +1050,22 @@ fn the_session_event_comes_first_even_after_a_config_error() {
     assert!(
         notice["text"].as_str().unwrap().contains("init.lua:1"),
         "{notice}"
+    );
+
+    // Text mode says it on stderr, and the shipped defaults still deny.
+    model
+        .push(call("c1", "run_command", json!({"command": "rm -rf /"})))
+        .push(answer("done"));
+    let (output, stdout, stderr) = run(&sandbox, &model, &["--yes", "hi"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "done\n");
+    assert!(
+        stderr.contains("uji: lua: error: ") && stderr.contains("init.lua:1: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("uji: denied run_command rm -rf /: "),
+        "{stderr}"
     );
 }
 

@@ -3,6 +3,7 @@
 use uji_core::logging::{self, LogOptions};
 use uji_host::paths::{Dirs, ProcessEnv};
 
+use crate::out::say;
 use crate::{Cli, Command};
 
 /// Installs the log for this process; a bad `UJI_LOG` is also reported on
@@ -23,7 +24,7 @@ pub fn start(cli: &Cli) {
         && !interactive
         && !cli.log_stderr
     {
-        eprintln!("uji: warning: {warning}");
+        say!("uji: warning: {warning}");
     }
 }
 

@@ -5,8 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::out::say;
+
 mod headless;
 mod logs;
+mod out;
 mod plugins_cmd;
 mod policy_cmd;
 mod run_cmd;
@@ -157,7 +160,7 @@ pub(crate) fn print_notices(registry: &uji_host::Registry) {
             uji_protocol::frontend::NoticeLevel::Error => "error: ",
             _ => "",
         };
-        eprintln!("uji: {}: {level}{}", notice.source, notice.text);
+        say!("uji: {}: {level}{}", notice.source, notice.text);
     }
 }
 
@@ -257,7 +260,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("uji: error: {message}");
+            say!("uji: error: {message}");
             ExitCode::FAILURE
         }
     }

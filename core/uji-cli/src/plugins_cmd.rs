@@ -1,6 +1,5 @@
 //! `uji plugins`: what loaded, what it provides, and what failed and why.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -23,11 +22,7 @@ pub fn run(
     } else {
         render_table(&set, &registry)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| format!("cannot write to stdout: {e}"))
+    crate::out::print(&text)
 }
 
 fn provides_list(provided: &uji_host::Provided) -> String {

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use uji_core::DecidedBy;
+
+use crate::out::say;
 use uji_host::paths::{Dirs, ProcessEnv};
 
 pub fn check(
@@ -24,7 +26,7 @@ pub fn check(
         .extend(uji_core::live::running_rules(&booted.dirs.data, &here));
     crate::print_notices(&registry);
     for failure in &set.failed {
-        eprintln!(
+        say!(
             "uji: plugin {} failed to load: {}",
             failure.path.display(),
             failure.reason
@@ -37,43 +39,46 @@ pub fn check(
         DecidedBy::Policy(because) if because.starts_with("session rule") => "session",
         _ => "policy",
     };
-    println!("{} ({source}) {}", verdict.decision, verdict.because);
+    let mut report = format!("{} ({source}) {}\n", verdict.decision, verdict.because);
     if verdict.unresolved {
         // The gate fails closed when nobody can answer.
-        println!(
-            "with --yes or in a headless run: deny (uji cannot tell what it runs, and {tool} has deny rules)"
-        );
+        report.push_str(&format!(
+            "with --yes or in a headless run: deny (uji cannot tell what it runs, and {tool} has deny rules)\n"
+        ));
     }
     if registry.tool(tool).is_none() {
-        println!("note: no loaded plugin provides a tool named {tool}");
+        report.push_str(&format!(
+            "note: no loaded plugin provides a tool named {tool}\n"
+        ));
     }
     if let Some(message) = verdict.message {
-        println!("the model reads: {message}");
+        report.push_str(&format!("the model reads: {message}\n"));
     }
     if let Some(kind) = registry.tool(tool).map(|t| t.spec().subject) {
-        print_sandbox(&gate, kind, verdict.decision, &cwd);
+        report.push_str(&sandbox_line(&gate, kind, verdict.decision, &cwd));
     }
-    Ok(())
+    crate::out::print(&report)
 }
 
-/// The sandbox a command would run in, attended and with `--yes`.
-fn print_sandbox(
+/// The sandbox a command would run in, attended and with `--yes` (a line,
+/// or nothing for tools that run no command).
+fn sandbox_line(
     gate: &uji_core::Gate,
     kind: uji_protocol::SubjectKind,
     decision: uji_policy::Decision,
     cwd: &std::path::Path,
-) {
+) -> String {
     let describe = |unattended| {
         gate.call_sandbox(kind, decision, unattended, cwd)
             .map_or_else(|| "none".to_string(), |s| s.describe())
     };
     if kind != uji_protocol::SubjectKind::Command {
-        return;
+        return String::new();
     }
     let (attended, unattended) = (describe(false), describe(true));
     if attended == unattended {
-        println!("sandbox: {attended}");
+        format!("sandbox: {attended}\n")
     } else {
-        println!("sandbox: {attended} (with --yes: {unattended})");
+        format!("sandbox: {attended} (with --yes: {unattended})\n")
     }
 }

@@ -9,6 +9,8 @@ use uji_core::sessions::{Approvals, SessionOptions, Sessions, Start};
 use uji_core::store::{SessionSummary, Store};
 use uji_host::paths::{Dirs, ProcessEnv};
 
+use crate::out::say;
+
 pub struct RunOptions {
     pub prompt: Vec<String>,
     pub json: bool,
@@ -34,7 +36,7 @@ fn cwd() -> Result<PathBuf, String> {
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("uji: error: {message}");
+    say!("uji: error: {message}");
     ExitCode::FAILURE
 }
 
@@ -46,7 +48,7 @@ pub fn run(
 ) -> ExitCode {
     let prompt = options.prompt.join(" ");
     if prompt.trim().is_empty() {
-        eprintln!(
+        say!(
             "uji: error: no prompt: pass what uji should do, e.g. uji run \"fix the failing test\""
         );
         return ExitCode::from(2);
@@ -99,9 +101,13 @@ pub fn run(
     let outcome = Sessions::new(&booted, session_options)
         .map_err(LaunchError::from)
         .and_then(|sessions| run_frontend(&sessions, launch));
+    if crate::out::stdout_closed() {
+        // The reader has gone; the turn was stopped for want of one.
+        return ExitCode::from(crate::out::EXIT_CLOSED_PIPE);
+    }
     match outcome {
         Ok(Some(outcome)) if outcome.interrupted => {
-            eprintln!("uji: interrupted");
+            say!("uji: interrupted");
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Ok(Some(outcome)) => match outcome.error {
@@ -117,12 +123,12 @@ pub fn run(
 }
 
 fn say_quitting() {
-    eprintln!("uji: interrupted again; quitting now");
+    say!("uji: interrupted again; quitting now");
 }
 
 fn report_failed_plugins(booted: &uji_core::Booted) {
     for failure in &booted.plugins.failed {
-        eprintln!(
+        say!(
             "uji: plugin {} failed to load: {}",
             failure.path.display(),
             failure.reason
@@ -208,7 +214,7 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
         .filter(|s| all || s.cwd == cwd)
         .collect();
     if sessions.is_empty() {
-        eprintln!(
+        say!(
             "uji: no saved sessions{}",
             if all {
                 ""
@@ -224,8 +230,8 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
         .max()
         .unwrap_or(5)
         .clamp(5, 60);
-    println!(
-        "{:width$}  {:10}  ID{}",
+    let mut table = format!(
+        "{:width$}  {:10}  ID{}\n",
         "TITLE",
         "UPDATED",
         if all {
@@ -241,18 +247,17 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
         } else {
             title
         };
+        let row = format!("{title:width$}  {:10}  {}", when(s.updated), s.id);
+        table.push_str(&row);
         if all {
-            println!(
-                "{title:width$}  {:10}  {}  {}",
-                when(s.updated),
-                s.id,
-                s.cwd
-            );
-        } else {
-            println!("{title:width$}  {:10}  {}", when(s.updated), s.id);
+            table.push_str(&format!("  {}", s.cwd));
         }
+        table.push('\n');
     }
-    ExitCode::SUCCESS
+    match crate::out::print(&table) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
 }
 
 /// `uji delete ID`.
@@ -263,7 +268,7 @@ pub fn delete(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: &str) 
     };
     match Store::new(&dirs.data).delete(id) {
         Ok(true) => {
-            eprintln!("uji: deleted session {id}");
+            say!("uji: deleted session {id}");
             ExitCode::SUCCESS
         }
         Ok(false) => fail(format!(

@@ -1,7 +1,6 @@
 //! `uji tool list` and `uji tool run`: call a tool by hand, through the same
 //! gate (rules, confinement, hooks) a model's call goes through.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -9,6 +8,8 @@ use serde_json::Value;
 use uji_core::{HeadlessApprover, ToolRequest, interrupt_pair};
 use uji_host::ProgressSink;
 use uji_host::paths::{Dirs, ProcessEnv};
+
+use crate::out::say;
 
 fn boot(
     config_dir: Option<PathBuf>,
@@ -19,7 +20,7 @@ fn boot(
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
     for failure in &booted.plugins.failed {
-        eprintln!(
+        say!(
             "uji: plugin {} failed to load: {}",
             failure.path.display(),
             failure.reason
@@ -52,9 +53,7 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<()
             tool.plugin()
         ));
     }
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .map_err(|e| format!("cannot write to stdout: {e}"))
+    crate::out::print(&out)
 }
 
 pub struct RunOptions {
@@ -94,7 +93,7 @@ pub fn run(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let progress: ProgressSink = if options.progress {
-        Arc::new(|line: &str| eprintln!("  {line}"))
+        Arc::new(|line: &str| say!("  {line}"))
     } else {
         Arc::new(|_: &str| {})
     };
@@ -119,17 +118,13 @@ pub fn run(
         }
     });
     crate::print_notices(&booted.registry);
-    let mut stdout = std::io::stdout().lock();
     let mut text = result.output.text.clone();
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| format!("cannot write to stdout: {e}"))?;
+    crate::out::print(&text)?;
     if let Some(summary) = &result.output.summary {
-        eprintln!("uji: {summary}");
+        say!("uji: {summary}");
     }
     Ok(result.ran && !result.output.is_error)
 }

@@ -11,6 +11,7 @@ use mlua::{
 };
 use serde_json::Value as Json;
 use uji_sdk::LogLevel;
+use uji_sdk::protocol::keymap::edit_distance;
 use uji_sdk::serde::Serialize;
 use uji_sdk::services::{Service, ServiceError};
 
@@ -54,6 +55,41 @@ pub fn string_arg(value: &Value, api: &str, what: &str) -> Result<String, String
             a_type(other)
         )),
     }
+}
+
+/// Checks that `table` has no field outside `known`: a misspelt field
+/// (`polcy = "deny"`) would otherwise be dropped without a word. `Err`
+/// names the field, the closest known one and all of them.
+pub fn check_fields(table: &Table, known: &[&str], who: &str) -> Result<(), String> {
+    for pair in table.pairs::<Value, Value>() {
+        let (key, _) = pair.map_err(lerr)?;
+        let name = match &key {
+            Value::String(s) => s.to_string_lossy(),
+            Value::Integer(i) => format!("[{i}]"),
+            other => format!("[{}]", a_type(other)),
+        };
+        if known.contains(&name.as_str()) {
+            continue;
+        }
+        let hint = closest(&name, known)
+            .map(|k| format!(" (did you mean {k}?)"))
+            .unwrap_or_default();
+        return Err(format!(
+            "{who}: unknown field {name}{hint}; the fields are {}",
+            known.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The known name within two edits of `name`, if any.
+fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| k)
 }
 
 /// Creates a raw function: `f`'s `Ok` becomes `true, results...`, its `Err`
@@ -118,6 +154,8 @@ pub fn string_list(lua: &Lua, items: &[String]) -> Result<Value, String> {
 pub fn new_state(setup: Setup) -> Result<Rc<State>, String> {
     let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default())
         .map_err(|e| format!("cannot create the Lua state: {e}"))?;
+    crate::interrupt::install(&lua)
+        .map_err(|e| format!("cannot set up stopping runaway Lua code: {}", lerr(e)))?;
     lua.set_named_registry_value(ARRAY_MT, lua.create_table().map_err(lerr)?)
         .map_err(lerr)?;
     let Setup {
@@ -141,6 +179,7 @@ pub fn new_state(setup: Setup) -> Result<Rc<State>, String> {
         timers: RefCell::new(Timers::default()),
         timer_seq: Cell::new(0),
         later: RefCell::new(Vec::new()),
+        running: RefCell::new(Vec::new()),
     });
     install(&state).map_err(|e| format!("cannot set up the uji Lua API: {}", lerr(e)))?;
     Ok(state)
@@ -214,7 +253,7 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
         "schedule",
         raw(lua, |_, state, f: Value| match f {
             Value::Function(f) => {
-                state.add_timer(Duration::ZERO, f);
+                state.add_timer(Duration::ZERO, f, "uji.schedule");
                 Ok(())
             }
             other => Err(format!(
@@ -247,7 +286,7 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
                     a_type(&f)
                 ));
             };
-            let id = state.add_timer(Duration::from_secs_f64(seconds.min(1.0e9)), f);
+            let id = state.add_timer(Duration::from_secs_f64(seconds.min(1.0e9)), f, "uji.defer");
             lua.create_function(move |_, ()| {
                 Ok(current().is_some_and(|state| state.cancel_timer(id)))
             })
@@ -313,4 +352,17 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
         })?,
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misspellings_find_the_field_meant() {
+        let known = ["description", "run", "policy", "display"];
+        assert_eq!(closest("polcy", &known), Some("policy"));
+        assert_eq!(closest("Run", &known), Some("run"));
+        assert_eq!(closest("colour", &known), None);
+    }
 }

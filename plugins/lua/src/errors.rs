@@ -73,6 +73,34 @@ fn from_message(text: &str) -> LuaFailure {
     LuaFailure { message, location }
 }
 
+/// The file a chunk came from: its name without the `@`, else Lua's
+/// printable form of it.
+fn chunk_file(source: Option<&str>, short_src: Option<&str>) -> Option<String> {
+    source
+        .and_then(|s| s.strip_prefix('@'))
+        .or(short_src)
+        .map(str::to_string)
+}
+
+/// `file:line` where Lua function `f` is defined (for a value it returned,
+/// which has no line of its own once returned).
+pub fn defined_at(f: &mlua::Function) -> Option<String> {
+    let info = f.info();
+    let file = chunk_file(info.source.as_deref(), info.short_src.as_deref())?;
+    Some(format!("{file}:{}", info.line_defined?))
+}
+
+/// `file:line` of the Lua code `level` frames up the stack (1: whoever
+/// called the running Rust function).
+pub fn called_at(lua: &mlua::Lua, level: usize) -> Option<String> {
+    lua.inspect_stack(level, |debug| {
+        let source = debug.source();
+        let file = chunk_file(source.source.as_deref(), source.short_src.as_deref())?;
+        Some(format!("{file}:{}", debug.current_line()?))
+    })
+    .flatten()
+}
+
 /// Describes an mlua error.
 pub fn describe(err: &mlua::Error) -> LuaFailure {
     match err {

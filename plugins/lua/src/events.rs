@@ -11,6 +11,7 @@ use uji_sdk::services::{Emit, HookRemove, KeymapAdd, KeymapList, ServiceError};
 
 use crate::api::{a_type, lerr, lua_of, lua_value, raw, service, string_arg};
 use crate::convert;
+use crate::errors::{LuaFailure, defined_at};
 use crate::runtime::{KeyBinding, Link, State};
 
 /// Forgets the Lua side of a registration when uji drops it (replaced by a
@@ -84,15 +85,57 @@ fn run_hook(
     let lua = &state.lua;
     let payload = convert::to_lua_nil(lua, &payload).map_err(lerr)?;
     match handler.call::<Value>(payload) {
-        Ok(answer) => convert::to_json(lua, &answer).map_err(|e| {
-            let message =
-                format!("the {event} handler {name} returned a value uji cannot use: {e}");
-            state.notify(&message);
-            message
-        }),
+        Ok(answer) => {
+            let answer = convert::to_json(lua, &answer).map_err(|e| {
+                let message =
+                    format!("the {event} handler {name} returned a value uji cannot use: {e}");
+                state.notify(&message);
+                message
+            })?;
+            // uji reports the error (and a before_tool error denies the call).
+            check_answer(event, &answer).map_err(|why| {
+                let message = format!("the {event} handler {name} returned {answer}; {why}");
+                LuaFailure {
+                    message,
+                    location: defined_at(&handler),
+                }
+                .full()
+            })?;
+            Ok(answer)
+        }
         Err(e) => Err(state
             .report(&format!("the {event} handler {name}"), &e)
             .full()),
+    }
+}
+
+/// What a before_tool handler may answer.
+const DECISIONS: &str = "it must return { allow = true }, { deny = \"reason\" }, { ask = true }, { ask = \"question\" } or nothing";
+
+/// Checks a handler's answer to one of uji's own events; `Err` says what
+/// it must return. Answers to other events are the emitter's business.
+fn check_answer(event: &str, answer: &Json) -> Result<(), String> {
+    match (event, answer) {
+        (_, Json::Null) => Ok(()),
+        ("before_tool", Json::Array(items)) if items.is_empty() => Ok(()),
+        ("before_tool", Json::Object(fields)) => {
+            let valid = fields.iter().all(|(key, value)| match key.as_str() {
+                "allow" | "all_parts" => value.is_boolean(),
+                "deny" | "ask" => value.is_boolean() || value.is_string(),
+                _ => false,
+            });
+            if valid {
+                Ok(())
+            } else {
+                Err(DECISIONS.to_string())
+            }
+        }
+        ("before_tool", _) => Err(DECISIONS.to_string()),
+        ("after_tool" | "before_turn" | "before_stop", Json::String(_)) => Ok(()),
+        ("after_tool" | "before_turn" | "before_stop", _) => {
+            Err("it must return a string or nothing".to_string())
+        }
+        _ => Ok(()),
     }
 }
 

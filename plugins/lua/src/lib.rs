@@ -10,6 +10,7 @@ mod api;
 mod convert;
 mod errors;
 mod events;
+mod interrupt;
 mod load;
 mod runtime;
 mod session;

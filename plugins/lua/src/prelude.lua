@@ -4,13 +4,15 @@
 -- "init.lua:12: uji.tool.add("x"): run is missing".
 local raw, config_lua = ...
 
+-- Every raw function has at most one result, and its wrapper returns
+-- exactly one: `select("#", uji.json.encode(t))` is 1.
 local function wrap(f)
   return function(...)
-    local ok, a, b = f(...)
+    local ok, a = f(...)
     if not ok then
       error(a, 2)
     end
-    return a, b
+    return a
   end
 end
 

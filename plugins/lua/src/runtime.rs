@@ -27,6 +27,7 @@ use mlua::{Function, Lua};
 use uji_sdk::{Host, LogLevel, Reply, ToolContext};
 
 use crate::errors::{LuaFailure, describe};
+use crate::interrupt::Interrupts;
 
 /// How long the Lua thread keeps polling for the next job after one ran,
 /// before it sleeps.
@@ -40,6 +41,8 @@ pub struct Link {
     tx: Sender<Job>,
     thread: ThreadId,
     next: AtomicU64,
+    /// Calls whose Lua code must stop ([`crate::interrupt`]).
+    pub interrupts: Interrupts,
 }
 
 impl Link {
@@ -127,7 +130,8 @@ pub struct KeyBinding {
 #[derive(Default)]
 pub struct Timers {
     heap: BinaryHeap<Reverse<(Instant, u64)>>,
-    callbacks: HashMap<u64, Function>,
+    /// Each callback with the function that scheduled it, for messages.
+    callbacks: HashMap<u64, (Function, &'static str)>,
 }
 
 /// Everything the Lua thread owns. Only ever touched on that thread; never
@@ -150,6 +154,9 @@ pub struct State {
     /// Work that found something busy (ctx.done called from inside
     /// ctx.progress, say); it runs right after the current job.
     pub later: RefCell<Vec<Later>>,
+    /// Tokens of the calls whose Lua code runs now, innermost last: an
+    /// interrupt of one of them stops the code ([`crate::interrupt`]).
+    pub running: RefCell<Vec<u64>>,
 }
 
 /// Work queued with [`State::later`].
@@ -170,18 +177,34 @@ impl State {
         failure
     }
 
+    /// Runs `f` as the Lua code of call `token`, which an interrupt of that
+    /// call stops.
+    pub fn run_for<R>(&self, token: u64, f: impl FnOnce() -> R) -> R {
+        /// Pops the token also when `f` panics.
+        struct Pop<'a>(&'a RefCell<Vec<u64>>);
+        impl Drop for Pop<'_> {
+            fn drop(&mut self) {
+                self.0.borrow_mut().pop();
+            }
+        }
+        self.running.borrow_mut().push(token);
+        let _pop = Pop(&self.running);
+        f()
+    }
+
     /// Runs `f` right after the current job.
     pub fn later(&self, f: Later) {
         self.later.borrow_mut().push(f);
     }
 
-    /// Runs `f` after `delay` on this thread; returns the timer's id.
-    pub fn add_timer(&self, delay: Duration, f: Function) -> u64 {
+    /// Runs `f` after `delay` on this thread; returns the timer's id. `api`
+    /// (`uji.defer`, `uji.schedule`) names it when it fails.
+    pub fn add_timer(&self, delay: Duration, f: Function, api: &'static str) -> u64 {
         let id = self.timer_seq.get() + 1;
         self.timer_seq.set(id);
         let mut timers = self.timers.borrow_mut();
         timers.heap.push(Reverse((Instant::now() + delay, id)));
-        timers.callbacks.insert(id, f);
+        timers.callbacks.insert(id, (f, api));
         id
     }
 
@@ -218,10 +241,10 @@ impl State {
                     _ => break,
                 }
             };
-            if let Some(callback) = due
+            if let Some((callback, api)) = due
                 && let Err(e) = callback.call::<()>(())
             {
-                self.report("a uji.defer callback", &e);
+                self.report(&format!("a {api} callback"), &e);
             }
         }
     }
@@ -247,6 +270,7 @@ pub fn start(host: Host, config_dir: Option<PathBuf>) -> Result<Arc<Link>, Strin
         tx,
         thread: thread.thread().id(),
         next: AtomicU64::new(1),
+        interrupts: Interrupts::default(),
     });
     setup_tx
         .send(Setup {

@@ -11,12 +11,16 @@ use uji_sdk::services::{
     ToolRoots, ToolSandbox,
 };
 use uji_sdk::{
-    Canceller, DeclaredPolicy, Display, Image, SubjectKind, Tool, ToolCall, ToolContext,
+    Canceller, DeclaredPolicy, Display, Image, LogLevel, SubjectKind, Tool, ToolCall, ToolContext,
     ToolOutput, ToolSpec,
 };
 
-use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg, string_list};
+use crate::api::{
+    a_type, check_fields, json_of, lerr, lua_of, raw, service, string_arg, string_list,
+};
 use crate::convert;
+use crate::errors::{LuaFailure, called_at, defined_at};
+use crate::interrupt;
 use crate::runtime::{CallSlot, Link, State, ToolEntry, current};
 
 /// Images larger than this (decoded) are left out of a result.
@@ -118,6 +122,8 @@ impl Tool for LuaTool {
         }
         let link = Arc::clone(&self.link);
         Some(Box::new(move || {
+            // Mark first: the Lua thread may be stuck in this very call.
+            link.interrupts.request(seq);
             link.post(Box::new(move |state| cancel_call(state, seq)));
         }))
     }
@@ -172,6 +178,10 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
         ctx.finish(ToolOutput::error("this Lua tool was removed"));
         return;
     };
+    if state.link.interrupts.is_requested(seq) {
+        ctx.finish(ToolOutput::error(INTERRUPTED));
+        return;
+    }
     let slot = Rc::new(CallSlot {
         tool: name.clone(),
         ctx: RefCell::new(Some(ctx)),
@@ -188,7 +198,7 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
             return;
         }
     };
-    match run.call::<Value>((args, ctx_table)) {
+    match state.run_for(seq, || run.call::<Value>((args, ctx_table))) {
         Ok(Value::Nil) => {}
         Ok(Value::Function(cancel)) => {
             if state.calls.borrow().contains_key(&seq) {
@@ -196,8 +206,15 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
             }
         }
         Ok(value) => {
-            let output = output_of(lua, value, &name).unwrap_or_else(ToolOutput::error);
+            let output = checked_output(state, value, &name, defined_at(&run));
             finish(state, seq, output);
+        }
+        Err(e) if interrupt::is_interrupted(&e) => {
+            state.host.log(
+                LogLevel::Debug,
+                &format!("tool {name}: its Lua code was stopped by an interrupt"),
+            );
+            finish(state, seq, ToolOutput::error(INTERRUPTED));
         }
         Err(e) => {
             let failure = state.report(&format!("tool {name}"), &e);
@@ -219,7 +236,7 @@ fn ctx_table(lua: &Lua, seq: u64, name: &str, call: &ToolCall) -> mlua::Result<T
             if !state.calls.borrow().contains_key(&seq) {
                 return Ok(()); // already finished: later calls are ignored
             }
-            let output = output_of(lua, result, &tool).unwrap_or_else(ToolOutput::error);
+            let output = checked_output(&state, result, &tool, called_at(lua, 1));
             finish(&state, seq, output);
             Ok(())
         })?,
@@ -289,6 +306,7 @@ pub fn finish(state: &State, seq: u64, output: ToolOutput) {
 }
 
 fn cancel_call(state: &Rc<State>, seq: u64) {
+    state.link.interrupts.clear(seq);
     let slot = state.calls.borrow().get(&seq).cloned();
     let Some(slot) = slot else {
         return;
@@ -300,6 +318,20 @@ fn cancel_call(state: &Rc<State>, seq: u64) {
         state.report(&format!("stopping tool {}", slot.tool), &e);
     }
     finish(state, seq, ToolOutput::error(INTERRUPTED));
+}
+
+/// A run's (or `ctx.done`'s) result as a tool output. A result of the wrong
+/// shape is an error result for the model and a notice for the user naming
+/// `at`, the `file:line` to fix.
+fn checked_output(state: &State, value: Value, tool: &str, at: Option<String>) -> ToolOutput {
+    output_of(&state.lua, value, tool).unwrap_or_else(|message| {
+        let failure = LuaFailure {
+            message: message.clone(),
+            location: at,
+        };
+        state.notify(&format!("tool {tool} failed: {failure}"));
+        ToolOutput::error(message)
+    })
 }
 
 /// A run's (or `ctx.done`'s) result as a tool output; `Err` explains a
@@ -319,7 +351,11 @@ fn output_of(lua: &Lua, value: Value, tool: &str) -> Result<ToolOutput, String> 
 fn output_of_table(lua: &Lua, table: &Table, tool: &str) -> Result<ToolOutput, String> {
     let text = match table.raw_get::<Value>("text").map_err(lerr)? {
         Value::String(s) => s.to_string_lossy(),
-        Value::Nil => String::new(),
+        Value::Nil => {
+            return Err(format!(
+                "tool {tool} gave a table without text; a result table is {{text = \"...\", images = {{...}}}}"
+            ));
+        }
         other => {
             return Err(format!(
                 "tool {tool} gave a table whose text is {}; text must be a string",
@@ -434,6 +470,17 @@ fn check_image(item: &Json) -> Result<Image, String> {
 
 // ---- uji.tool.* ------------------------------------------------------------------
 
+/// The fields of a `uji.tool.add` spec.
+const SPEC_FIELDS: [&str; 7] = [
+    "description",
+    "parameters",
+    "run",
+    "subject",
+    "policy",
+    "path",
+    "display",
+];
+
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
@@ -464,6 +511,7 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
             a_type(&spec)
         ));
     };
+    check_fields(&spec, &SPEC_FIELDS, &who)?;
     let field = |key: &str| spec.get::<Value>(key).map_err(lerr);
     let run = match field("run")? {
         Value::Function(f) => f,
@@ -551,6 +599,7 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
     let display = match field("display")? {
         Value::Nil => Display::default(),
         Value::Table(t) => {
+            check_fields(&t, &["verb", "question"], &format!("{who}: display"))?;
             let text = |key: &str| -> Result<Option<String>, String> {
                 match t.get::<Value>(key).map_err(lerr)? {
                     Value::Nil => Ok(None),

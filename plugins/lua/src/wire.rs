@@ -13,6 +13,9 @@ use crate::api::{a_type, lerr, raw, service, string_arg, string_list};
 use crate::convert;
 use crate::runtime::{Link, State, StreamSlot, current};
 
+/// How a cancelled request ends.
+const CANCELLED: &str = "the request was cancelled";
+
 /// A wire whose `stream` is a Lua function (in the state's `wires` map).
 pub struct LuaWire {
     id: u64,
@@ -30,6 +33,8 @@ impl Wire for LuaWire {
         }
         let link = Arc::clone(&self.link);
         Some(Box::new(move || {
+            // Mark first: the Lua thread may be stuck in this very stream.
+            link.interrupts.request(seq);
             link.post(Box::new(move |state| cancel_stream(state, seq)));
         }))
     }
@@ -79,7 +84,7 @@ fn start_stream(
             return;
         }
     };
-    match stream.call::<Value>((request, reply)) {
+    match state.run_for(seq, || stream.call::<Value>((request, reply))) {
         Ok(Value::Nil) => {}
         Ok(Value::Function(cancel)) => {
             if state.streams.borrow().contains_key(&seq) {
@@ -94,6 +99,13 @@ fn start_stream(
                     "the Lua wire {name} returned {} from stream; return nothing or a function that cancels the request",
                     a_type(&other)
                 ),
+            },
+        ),
+        Err(e) if crate::interrupt::is_interrupted(&e) => fail(
+            state,
+            seq,
+            Failure::Provider {
+                message: CANCELLED.to_string(),
             },
         ),
         Err(e) => {
@@ -134,6 +146,7 @@ fn fail(state: &State, seq: u64, failure: Failure) {
 }
 
 fn cancel_stream(state: &Rc<State>, seq: u64) {
+    state.link.interrupts.clear(seq);
     let slot = state.streams.borrow().get(&seq).cloned();
     let Some(slot) = slot else {
         return;
@@ -148,7 +161,7 @@ fn cancel_stream(state: &Rc<State>, seq: u64) {
         state,
         seq,
         Failure::Provider {
-            message: "the request was cancelled".to_string(),
+            message: CANCELLED.to_string(),
         },
     );
 }

@@ -130,7 +130,9 @@ pub fn similar_actions(name: &str) -> Vec<&'static str> {
     close.into_iter().take(3).map(|(_, a)| a).collect()
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance by characters: how close a misspelt name (an
+/// action here, a spec field in the Lua plugin) is to a known one.
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
