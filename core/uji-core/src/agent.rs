@@ -4,16 +4,19 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use uji_host::{ProgressSink, Registry, WireEvents};
+use uji_host::{ProgressSink, Registry, StreamError, WireEvents};
 use uji_protocol::frontend::{Event, ModelState, NoticeLevel};
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::{
     Answer, Auth, Message, ProviderInfo, ToolCallRequest, Usage, WireRequest, WireTool,
+    answer_too_long,
 };
 use uji_protocol::{Image, ToolOutput};
 
+use crate::answer_sink::AnswerSink;
 pub use crate::control::EventSink;
 use crate::control::{MessageQueue, SessionControl};
 use crate::gate::{Approver, Gate, GateResult, Started, ToolRequest};
@@ -50,19 +53,7 @@ pub fn offered(only: &Option<Vec<String>>, name: &str) -> bool {
         .is_none_or(|only| only.iter().any(|n| n == name))
 }
 
-/// What replaces a key in saved and shown text.
-pub const REDACTED: &str = "<redacted>";
-
-/// Replaces every secret (8 characters or more) in `text`.
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for secret in secrets.iter().filter(|s| s.len() >= 8) {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), REDACTED);
-        }
-    }
-    out
-}
+pub use crate::redact::{REDACTED, redact};
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,22 +126,6 @@ pub(crate) fn add_usage(total: &mut Usage, more: &Usage) {
     total.output += more.output;
     total.cache_read += more.cache_read;
     total.cache_write += more.cache_write;
-}
-
-struct StreamToEvents(EventSink);
-
-impl WireEvents for StreamToEvents {
-    fn text(&self, delta: &str) {
-        (self.0)(Event::Delta {
-            text: delta.to_string(),
-        });
-    }
-
-    fn reasoning(&self, delta: &str) {
-        (self.0)(Event::Reasoning {
-            text: delta.to_string(),
-        });
-    }
 }
 
 /// How the model sees the saved history: errors are left out, and the
@@ -419,6 +394,7 @@ impl Agent {
         let provider = &self.settings.resolved()?.provider;
         let wire_name = &provider.wire;
         let mut attempt = 0;
+        let (mut stalls, mut stalled_for) = (0, Duration::ZERO);
         loop {
             let wire = self.registry.wire(wire_name).ok_or_else(|| {
                 format!(
@@ -426,23 +402,44 @@ impl Agent {
                     provider.id
                 )
             })?;
-            let sink: Arc<dyn WireEvents> = if show {
-                Arc::new(StreamToEvents(Arc::clone(&self.events)))
+            let events: EventSink = if show {
+                Arc::clone(&self.events)
             } else {
-                Arc::new(StreamToEvents(Arc::new(|_| {})))
+                Arc::new(|_| {})
             };
-            let mut running = wire.stream(request, sink).map_err(|e| e.to_string())?;
+            let sink = Arc::new(AnswerSink::new(events, &self.settings.secrets));
+            let started = Instant::now();
+            let mut running = wire
+                .stream(request, Arc::clone(&sink) as Arc<dyn WireEvents>)
+                .map_err(|e| e.to_string())?;
             let result = tokio::select! {
                 result = running.finished() => result,
+                () = sink.too_long() => {
+                    running.cancel();
+                    return Err(StreamError::Failure(answer_too_long()).to_string());
+                }
                 () = interrupt.wait() => {
                     running.cancel();
                     return Ok(None);
                 }
             };
             let error = match result {
-                Ok(answer) => return Ok(Some(answer)),
+                Ok(answer) => {
+                    sink.flush();
+                    return Ok(Some(answer));
+                }
                 Err(error) => error,
             };
+            if retry::is_stall(&error) {
+                stalls += 1;
+                stalled_for += started.elapsed();
+            }
+            if stalls >= retry::MAX_STALLS {
+                return Err(format!(
+                    "{error}; gave up after {stalls} stalls ({}s without data in all)",
+                    stalled_for.as_secs()
+                ));
+            }
             if !retry::retryable(&error) || attempt >= retry::MAX_RETRIES {
                 return Err(error.to_string());
             }
@@ -680,13 +677,22 @@ impl Agent {
     /// usable ids).
     fn save_answer(&mut self, answer: Answer) -> (String, Vec<ToolCallRequest>) {
         let mut tool_calls = answer.tool_calls;
+        let mut seen = std::collections::HashSet::new();
         for call in &mut tool_calls {
-            // Blank ids, and ids no API would take back, get a fresh one.
-            if call.id.trim().is_empty() || call.id.chars().any(char::is_control) {
+            // Blank ids, ids no API would take back, and an id a call of
+            // this answer has already (results are matched by id) get a
+            // fresh one.
+            if call.id.trim().is_empty()
+                || call.id.chars().any(char::is_control)
+                || seen.contains(&call.id)
+            {
                 call.id = new_call_id();
             }
+            seen.insert(call.id.clone());
         }
-        let final_text = answer.text.clone();
+        // The model may repeat a key it saw: what is shown is redacted like
+        // what is saved.
+        let final_text = redact(&answer.text, &self.settings.secrets);
         self.save(MessageBody::Assistant {
             text: answer.text,
             reasoning: answer.reasoning,

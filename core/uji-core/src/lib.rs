@@ -3,6 +3,7 @@
 //! `uji-protocol` types; plugins through `uji-host`.
 
 pub mod agent;
+mod answer_sink;
 pub mod approvals;
 pub mod boot;
 pub mod compaction;
@@ -14,6 +15,7 @@ pub mod live;
 pub mod logging;
 pub mod prompt;
 pub mod providers;
+pub mod redact;
 pub mod retry;
 pub mod server;
 pub mod sessions;

@@ -7,6 +7,10 @@ use uji_protocol::wire::Failure;
 
 /// Retries after the first attempt.
 pub const MAX_RETRIES: u32 = 5;
+/// Stalls (no data for the idle timeout) one request may have before uji
+/// gives up, whatever retries are left: about 4 minutes with the default
+/// 120 s idle timeout.
+pub const MAX_STALLS: u32 = 2;
 /// A server's `Retry-After` is honoured up to this.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
@@ -25,6 +29,16 @@ pub fn retryable(error: &StreamError) -> bool {
         }) => matches!(status, 408 | 409 | 425 | 429) || (500..600).contains(status),
         _ => false,
     }
+}
+
+/// The stream stalled: no data for the idle timeout (the wires' own
+/// message for it).
+pub fn is_stall(error: &StreamError) -> bool {
+    matches!(
+        error,
+        StreamError::Failure(Failure::Http { status: None, message, .. })
+            if message.starts_with("stream stalled")
+    )
 }
 
 /// The wait before retry number `attempt` (1-based): the server's

@@ -313,6 +313,23 @@ impl StreamParser for AnthropicStream {
             replay: (!replay.is_empty()).then(|| json!({"model": self.model, "thinking": replay})),
         })
     }
+
+    fn held_bytes(&self) -> usize {
+        let blocks: usize = self
+            .blocks
+            .iter()
+            .map(|(_, block)| match block {
+                Block::Thinking {
+                    signature,
+                    thinking,
+                } => signature.len() + thinking.len(),
+                Block::Redacted { data } => data.len(),
+                Block::ToolUse { id, name, json, .. } => id.len() + name.len() + json.len(),
+                Block::Text | Block::Other => 0,
+            })
+            .sum();
+        self.text.len() + self.reasoning.len() + blocks
+    }
 }
 
 /// An `error` event: overloaded, rate-limited and server errors keep an HTTP

@@ -243,6 +243,15 @@ impl StreamParser for ChatStream {
             replay: None,
         })
     }
+
+    fn held_bytes(&self) -> usize {
+        let calls: usize = self
+            .calls
+            .iter()
+            .map(|c| c.id.len() + c.name.len() + c.arguments.len())
+            .sum();
+        self.text.len() + self.reasoning.len() + calls
+    }
 }
 
 fn number(value: Option<&Value>) -> u64 {

@@ -282,7 +282,7 @@ async fn stream_response<P: StreamParser>(
             }
         }
     }
-    state.end(on_delta)
+    state.end_of_body(on_delta)
 }
 
 /// Reads what is left of a finished stream (usually just the end of the

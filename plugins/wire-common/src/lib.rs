@@ -14,6 +14,7 @@ pub mod http;
 pub mod sse;
 pub mod testing;
 
+use uji_sdk::protocol::wire::{MAX_ANSWER_BYTES, answer_too_long};
 use uji_sdk::{Answer, Failure};
 
 pub use errors::{parse_retry_after, status_failure, transport_failure, trim_body};
@@ -40,6 +41,10 @@ pub trait StreamParser: Send + 'static {
 
     /// The answer, or why there is none (also when the stream ended early).
     fn finish(self) -> Result<Answer, Failure>;
+
+    /// Bytes of answer held so far (text, reasoning, tool-call arguments):
+    /// past [`MAX_ANSWER_BYTES`] the stream is stopped.
+    fn held_bytes(&self) -> usize;
 }
 
 /// How many bytes of a stream are kept to explain a body that held no
@@ -52,6 +57,8 @@ pub struct StreamState<P> {
     parser: P,
     events: u64,
     prefix: Vec<u8>,
+    /// The answer passed [`MAX_ANSWER_BYTES`]: nothing more is read.
+    too_long: bool,
 }
 
 impl<P: StreamParser> StreamState<P> {
@@ -61,6 +68,7 @@ impl<P: StreamParser> StreamState<P> {
             parser,
             events: 0,
             prefix: Vec::new(),
+            too_long: false,
         }
     }
 
@@ -74,27 +82,32 @@ impl<P: StreamParser> StreamState<P> {
         }
         let parser = &mut self.parser;
         let events = &mut self.events;
+        let too_long = &mut self.too_long;
         self.reader.push(bytes, &mut |event, data| {
             *events += 1;
-            if parser.is_done() {
+            if *too_long || parser.is_done() {
                 return;
             }
             for delta in parser.feed(event, data) {
                 on_delta(delta);
             }
+            *too_long = parser.held_bytes() > MAX_ANSWER_BYTES;
         });
-        self.parser.is_done()
+        self.is_done()
     }
 
-    /// True once the parser is done.
+    /// True once the parser is done, or the answer grew too long.
     pub fn is_done(&self) -> bool {
-        self.parser.is_done()
+        self.too_long || self.parser.is_done()
     }
 
     /// The stream ended (or the parser is done): the answer or the failure.
     /// A body without a single event is reported with its start, since it
     /// was not an event stream at all (an error page, a JSON error).
     pub fn end(mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Answer, Failure> {
+        if self.too_long {
+            return Err(answer_too_long());
+        }
         if !self.parser.is_done() {
             let parser = &mut self.parser;
             let events = &mut self.events;
@@ -121,6 +134,31 @@ impl<P: StreamParser> StreamState<P> {
                     ),
                 })
             }
+            other => other,
+        }
+    }
+}
+
+impl<P: StreamParser> StreamState<P> {
+    /// The body ended as it should, maybe before the answer did. When it
+    /// held events but nothing of an answer (no text, reasoning or tool
+    /// call), the server sent something else than this API's stream:
+    /// that is the server's failure, which retrying would only repeat,
+    /// rather than a connection that broke.
+    pub fn end_of_body(self, on_delta: &mut dyn FnMut(Delta)) -> Result<Answer, Failure> {
+        let events = self.events;
+        let nothing = !self.is_done() && events > 0 && self.parser.held_bytes() == 0;
+        match self.end(on_delta) {
+            Err(Failure::Http {
+                status: None,
+                message,
+                ..
+            }) if nothing => Err(Failure::Provider {
+                message: format!(
+                    "the server's event stream ended without any answer ({events} events, none this API sends): {message}; \
+                     check the provider's base_url and wire"
+                ),
+            }),
             other => other,
         }
     }

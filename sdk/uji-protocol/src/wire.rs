@@ -104,6 +104,22 @@ pub struct Usage {
     pub cache_write: u64,
 }
 
+/// The most one answer may hold: its text, reasoning and tool-call
+/// arguments together. A model's output limit is far below it (128k tokens
+/// are about 0.5 MB); a stream past it is a runaway and is stopped.
+pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
+/// The failure of a stream stopped at [`MAX_ANSWER_BYTES`].
+pub fn answer_too_long() -> Failure {
+    Failure::Provider {
+        message: format!(
+            "the model's answer grew past {} MiB (text, reasoning and tool-call arguments) and was stopped; \
+             ask for a shorter answer, or split the work into smaller steps",
+            MAX_ANSWER_BYTES / (1024 * 1024)
+        ),
+    }
+}
+
 /// A finished model answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Answer {

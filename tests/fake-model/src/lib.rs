@@ -352,6 +352,16 @@ impl Connection<'_> {
                 let _ = self.stream.shutdown(Shutdown::Both);
                 Outcome::Stopped
             }
+            End::Endless => {
+                // Unpaced: the client's reading is what slows it down.
+                let frame = self.script.repeat.clone();
+                while !self.shared.stop.load(Ordering::SeqCst) {
+                    if !self.chunk(&frame) {
+                        return Outcome::ClientLeft;
+                    }
+                }
+                Outcome::Stopped
+            }
             End::Stall => {
                 if self.wait(self.script.stall_limit) {
                     let _ = self.stream.shutdown(Shutdown::Both);

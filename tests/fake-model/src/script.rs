@@ -12,6 +12,9 @@ pub(crate) enum End {
     Stall,
     /// The connection is closed mid-body (no end of the chunked body).
     Drop,
+    /// [`Script::repeat`] is sent again and again until the client leaves
+    /// (or the server stops): a model that never stops talking.
+    Endless,
 }
 
 #[derive(Debug, Clone)]
@@ -29,6 +32,8 @@ pub struct Script {
     pub(crate) garbage: bool,
     pub(crate) crlf: bool,
     pub(crate) stall_limit: Duration,
+    /// The event an [`End::Endless`] stream repeats.
+    pub(crate) repeat: String,
 }
 
 /// The longest a stall lasts unless [`Script::stall_limit`] says otherwise.
@@ -43,6 +48,7 @@ impl Script {
             garbage: false,
             crlf: false,
             stall_limit: DEFAULT_STALL_LIMIT,
+            repeat: String::new(),
         }
     }
 
@@ -70,6 +76,16 @@ impl Script {
     /// Sends `events`, then closes the connection in the middle of the body.
     pub fn drop_after(events: impl IntoIterator<Item = impl Into<String>>) -> Script {
         Script::events(events, End::Drop)
+    }
+
+    /// Sends `events`, then `repeat` over and over until the client leaves.
+    pub fn endless(
+        events: impl IntoIterator<Item = impl Into<String>>,
+        repeat: impl Into<String>,
+    ) -> Script {
+        let mut script = Script::events(events, End::Endless);
+        script.repeat = repeat.into();
+        script
     }
 
     /// A plain response: `code`, `body` (content-type application/json
