@@ -17,6 +17,7 @@ pub mod providers;
 pub mod retry;
 pub mod server;
 pub mod sessions;
+pub mod spills;
 pub mod store;
 
 pub use boot::{Booted, boot, boot_process, boot_with};

@@ -198,8 +198,13 @@ impl Sessions {
     }
 
     /// Deletes a saved session; false if there was none with that id.
+    /// Its spill files go with it.
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        self.store.delete(id)
+        let deleted = self.store.delete(id)?;
+        if let Err(e) = crate::spills::remove_session(&self.data, id) {
+            tracing::warn!(session = id, error = %e, "cannot remove the session's spill files");
+        }
+        Ok(deleted)
     }
 
     fn open(&self, start: &Start) -> Result<(SessionFile, bool), SessionError> {
@@ -231,6 +236,11 @@ impl Sessions {
         };
         let (session, resumed) = self.open(start)?;
         self.gate.session_rules().reset(session.id());
+        let secrets = self.providers.secret_values();
+        self.gate.set_spill(
+            crate::spills::session_dir(&self.data, session.id()),
+            secrets.clone(),
+        );
         let approver: Arc<dyn Approver> = match self.options.approvals {
             Approvals::Automatic { yes } => Arc::new(HeadlessApprover { yes }),
             // The session server installs the frontend's approver.
@@ -250,7 +260,7 @@ impl Sessions {
                 append_prompt: self.options.append_prompt.clone(),
                 effort: self.options.effort.clone(),
                 cwd: self.cwd.clone(),
-                secrets: self.providers.secret_values(),
+                secrets,
             },
             approver,
             events: Arc::new(|_| {}),

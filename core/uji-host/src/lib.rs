@@ -9,6 +9,7 @@ mod calls;
 mod host_api;
 mod loader;
 pub mod paths;
+pub mod progress;
 mod registry;
 
 pub use calls::{
