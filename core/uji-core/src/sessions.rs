@@ -198,13 +198,8 @@ impl Sessions {
     }
 
     /// Deletes a saved session; false if there was none with that id.
-    /// Its spill files go with it.
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        let deleted = self.store.delete(id)?;
-        if let Err(e) = crate::spills::remove_session(&self.data, id) {
-            tracing::warn!(session = id, error = %e, "cannot remove the session's spill files");
-        }
-        Ok(deleted)
+        self.store.delete(id)
     }
 
     fn open(&self, start: &Start) -> Result<(SessionFile, bool), SessionError> {

@@ -274,10 +274,16 @@ impl Store {
         sessions
     }
 
-    /// Deletes a session; false if there was none with that id.
+    /// Deletes a session, and its spill files; false if there was none
+    /// with that id.
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
         if !valid_id(id) {
             return Err(StoreError::InvalidId(id.to_string()));
+        }
+        if let Some(data) = self.dir.parent()
+            && let Err(e) = crate::spills::remove_session(data, id)
+        {
+            tracing::warn!(session = id, error = %e, "cannot remove the session's spill files");
         }
         let path = self.path_of(id);
         match fs::remove_file(&path) {
