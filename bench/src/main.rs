@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod bounds;
 mod examples;
 mod run;
 mod startup;
@@ -180,13 +181,14 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 9] = [
+    let areas: [Area; 10] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
         ("sandbox", examples::sandbox),
         ("wire", run::wire),
         ("run", run::run),
+        ("bounds", bounds::run),
         ("lua", examples::lua),
         ("tui", tui_frames::run),
         ("tui-live", tui_live::run),

@@ -10,7 +10,7 @@ use uji_fake_model::{FakeModel, Script};
 
 use crate::{Row, Run, measure, median, uji};
 
-fn run_cmd(home: &Path, work: &Path, model: &FakeModel, prompt: &str) -> Command {
+pub(crate) fn run_cmd(home: &Path, work: &Path, model: &FakeModel, prompt: &str) -> Command {
     let mut cmd = uji(home);
     cmd.current_dir(work)
         .env("OPENAI_API_KEY", "bench-key")
@@ -19,7 +19,7 @@ fn run_cmd(home: &Path, work: &Path, model: &FakeModel, prompt: &str) -> Command
     cmd
 }
 
-fn text_answer(text: &str, pieces: usize) -> Script {
+pub(crate) fn text_answer(text: &str, pieces: usize) -> Script {
     Script::sse(
         ChatEvents::new("m")
             .text(text, pieces)
@@ -29,7 +29,7 @@ fn text_answer(text: &str, pieces: usize) -> Script {
     )
 }
 
-fn tool_call(id: &str, name: &str, args: serde_json::Value) -> Script {
+pub(crate) fn tool_call(id: &str, name: &str, args: serde_json::Value) -> Script {
     Script::sse(
         ChatEvents::new("m")
             .tool_call(0, id, name, &args.to_string(), 2)
@@ -38,7 +38,7 @@ fn tool_call(id: &str, name: &str, args: serde_json::Value) -> Script {
     )
 }
 
-fn ok(run: Run, what: &str) -> Run {
+pub(crate) fn ok(run: Run, what: &str) -> Run {
     assert!(run.success, "uji run failed during the {what} benchmark");
     run
 }

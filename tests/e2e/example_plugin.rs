@@ -70,6 +70,7 @@ fn the_example_plugin_is_listed_from_uji_plugin_path_and_its_tool_runs() {
         cwd: sandbox.work().to_string_lossy().into_owned(),
         roots: None,
         sandbox: None,
+        spill: None,
     };
     let output = tool
         .start(&call, Arc::new(|_: &str| {}))

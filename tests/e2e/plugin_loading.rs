@@ -40,6 +40,7 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
         cwd: std::env::temp_dir().to_string_lossy().into_owned(),
         roots: None,
         sandbox: None,
+        spill: None,
     }
 }
 

@@ -11,37 +11,14 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, RecordedRequest, Script};
+use uji_tests::chat::{answer, call, events, uji_with_model};
 use uji_tests::{Sandbox, text};
 
 const MODEL: &str = "openai/test-model";
 const KEY: &str = "sk-e2e-secret-key-42";
 
-fn answer(text: &str) -> Script {
-    Script::sse(
-        ChatEvents::new("test-model")
-            .text(text, 3)
-            .finish("stop")
-            .usage(120, 30, 20)
-            .done(),
-    )
-}
-
-fn call(id: &str, name: &str, args: Value) -> Script {
-    Script::sse(
-        ChatEvents::new("test-model")
-            .tool_call(0, id, name, &args.to_string(), 4)
-            .finish("tool_calls")
-            .usage(100, 10, 0)
-            .done(),
-    )
-}
-
 fn uji(sandbox: &Sandbox, model: &FakeModel) -> Command {
-    let mut cmd = sandbox.uji();
-    cmd.env("OPENAI_API_KEY", KEY)
-        .env("OPENAI_BASE_URL", model.base_url())
-        .env_remove("ANTHROPIC_API_KEY");
-    cmd
+    uji_with_model(sandbox, model, KEY)
 }
 
 fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> (Output, String, String) {
@@ -53,13 +30,6 @@ fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> (Output, String, 
         .unwrap();
     let (stdout, stderr) = text(&output);
     (output, stdout, stderr)
-}
-
-fn events(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
 }
 
 /// The messages a request carried.
@@ -1097,8 +1067,8 @@ fn a_tool_call_id_with_control_characters_is_replaced() {
     );
 }
 
-/// A command's long output is saved to a spill file in the temporary
-/// directory; the model may read it back with read_file although file
+/// A command's long output is saved to a spill file in the session's
+/// spill directory; the model may read it back with read_file although file
 /// tools are confined to the workspace, and only that file.
 #[test]
 fn the_model_reads_a_spill_file_back_under_confinement() {
@@ -1109,7 +1079,7 @@ fn the_model_reads_a_spill_file_back_under_confinement() {
     model.push(call(
         "c1",
         "run_command",
-        json!({"command": "seq 1 200000; sleep 1"}),
+        json!({"command": "seq 1 200000; sleep 2"}),
     ));
     let child = uji(&sandbox, &model)
         .args(["run", "--yes", "--model", MODEL, "count"])
@@ -1118,9 +1088,9 @@ fn the_model_reads_a_spill_file_back_under_confinement() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The spill file is named after the uji process: the next answers are
-    // scripted now that its pid is known (the command sleeps meanwhile).
-    let spill = std::env::temp_dir().join(format!("uji-output-{}-0.log", child.id()));
+    // The next answers are scripted once the spill file exists (the
+    // command sleeps meanwhile).
+    let spill = uji_tests::wait_for_spill_file(&sandbox);
     model.push(call(
         "c2",
         "read_file",
@@ -1135,10 +1105,12 @@ fn the_model_reads_a_spill_file_back_under_confinement() {
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "{:?}", text(&output));
     let requests = model.requests();
-    let after_read = requests[2].body_text();
+    let after_read = messages(&requests[2]);
+    let read = after_read.last().unwrap()["content"].as_str().unwrap();
     assert!(
-        after_read.contains("199999"),
-        "the spill file was read back"
+        read.starts_with("    1| 1\n"),
+        "the spill file was read back from its start: {}",
+        &read[..read.len().min(200)]
     );
     let after_stranger = requests[3].body_text();
     assert!(

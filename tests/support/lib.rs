@@ -144,5 +144,28 @@ pub fn copy_into(file: &Path, dir: &Path) -> PathBuf {
     to
 }
 
+/// The first spill file a `uji run` in `sandbox` writes, once it exists
+/// (within ten seconds).
+pub fn wait_for_spill_file(sandbox: &Sandbox) -> PathBuf {
+    let root = sandbox.root.path().join("data/spill");
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        let found = std::fs::read_dir(&root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|session| std::fs::read_dir(session.path()).into_iter().flatten())
+            .flatten()
+            .map(|file| file.path())
+            .find(|path| path.extension().is_some_and(|e| e == "log"));
+        if let Some(path) = found {
+            return path;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("no spill file appeared under {}", root.display());
+}
+
+pub mod chat;
 pub mod scripted;
 pub mod tty;

@@ -56,6 +56,9 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<()
     crate::out::print(&out)
 }
 
+/// The spill directory of `uji tool run` calls (no session id looks like it).
+const TOOL_RUN_SPILL: &str = "tool-run";
+
 pub struct RunOptions {
     pub name: String,
     pub args: Option<String>,
@@ -88,6 +91,12 @@ pub fn run(
     };
     let booted = boot(config_dir, data_dir)?;
     crate::set_sandbox(&booted.gate, options.sandbox.as_deref());
+    // No session: long output goes to a spill directory of its own, under
+    // the same retention as the sessions' ones.
+    booted.gate.set_spill(
+        uji_core::spills::session_dir(&booted.dirs.data, TOOL_RUN_SPILL),
+        booted.providers.secret_values(),
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

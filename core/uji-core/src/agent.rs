@@ -465,11 +465,14 @@ impl Agent {
         let events = Arc::clone(&self.events);
         let (call_id, tool) = (call_id.to_string(), tool.to_string());
         let secrets = self.settings.secrets.clone();
+        // The host paces the lines; here each is redacted, then cut to
+        // what a frontend shows (in that order, so no key is cut in half).
         Arc::new(move |line: &str| {
+            let line = redact(line, &secrets);
             events(Event::Progress {
                 call_id: call_id.clone(),
                 tool: tool.clone(),
-                line: redact(line, &secrets),
+                line: uji_host::progress::shorten(&line, uji_host::progress::WIDTH).into_owned(),
             })
         })
     }

@@ -46,6 +46,8 @@ pub fn boot_with(
     search: PluginSearch,
     builtins: &[(PluginModuleRef, &str)],
 ) -> Booted {
+    // Spill files past their retention go at every start.
+    crate::spills::clean_old(&dirs.data, crate::spills::RETENTION);
     let registry = Registry::new();
     registry.set_config(
         CONFIG_DIR_KEY,

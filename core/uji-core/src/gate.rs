@@ -10,6 +10,7 @@
 //! refuse. They are switched off explicitly (`confine(false)`, `enable`).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -155,9 +156,13 @@ pub struct Gate {
     policy: Arc<RwLock<Policy>>,
     session_rules: SessionRules,
     sandbox: Arc<RwLock<SandboxSettings>>,
+    spill: Arc<RwLock<spill::SpillPlace>>,
+    /// Numbers the calls' spill files.
+    spill_counter: Arc<AtomicUsize>,
 }
 
 mod call_env;
+mod spill;
 
 /// What a call looks like once the gate decided it: what a frontend shows
 /// as the call starting (`tool_started`).
@@ -324,6 +329,8 @@ impl Gate {
             policy: Arc::new(RwLock::new(Policy::default())),
             session_rules: SessionRules::default(),
             sandbox: Arc::default(),
+            spill: Arc::default(),
+            spill_counter: Arc::default(),
         }
     }
 
@@ -452,7 +459,7 @@ impl Gate {
             return (verdict, DecidedBy::Disabled);
         }
         if kind == SubjectKind::Path
-            && call_env::own_spill_file(tool, subject, cwd).is_none()
+            && self.own_spill_file(tool, subject, cwd).is_none()
             && let Some(Err(e)) = self.with_policy(|p| p.check_path(subject, cwd))
         {
             let mut verdict = Verdict::new(
@@ -634,6 +641,7 @@ impl Gate {
                 approver.unattended(),
                 &request.cwd,
             ),
+            spill: Some(self.next_spill_path().to_string_lossy().into_owned()),
         };
         if let Err(result) = self
             .approve(&request, &call, &decided, approver, interrupt)
@@ -683,7 +691,9 @@ impl Gate {
             return Err(refused(output, DecidedBy::Disabled, subject, verb));
         }
         if spec.subject == SubjectKind::Path
-            && call_env::own_spill_file(&request.name, &subject, &request.cwd).is_none()
+            && self
+                .own_spill_file(&request.name, &subject, &request.cwd)
+                .is_none()
             && let Some(Err(e)) = self.with_policy(|p| p.check_path(&subject, &request.cwd))
         {
             let output = denied(e.to_string());
@@ -905,7 +915,10 @@ impl Gate {
         if interrupted && !output.text.contains("interrupted") {
             output = ToolOutput::error("interrupted by the user while this tool ran");
         }
+        self.bound_output(call.spill.as_deref(), &mut output);
         self.after_tool(request, &call.args, &subject, &mut output);
+        // What a hook put there is bounded too.
+        self.bound_output(None, &mut output);
         GateResult {
             output,
             decision,

@@ -90,6 +90,7 @@ pub fn run_frontend(
     }
     let for_frontend: Arc<dyn SessionPort> = port.clone();
     let ran = frontend.run(for_frontend);
+    port.stop_reading();
     // A frontend that returns without saying so still ends the session.
     let _ = port.submit_op(Op::Shutdown);
     let outcome = runtime.block_on(handle).ok().flatten();

@@ -19,6 +19,7 @@ pub mod redact;
 pub mod retry;
 pub mod server;
 pub mod sessions;
+pub mod spills;
 pub mod store;
 
 pub use boot::{Booted, boot, boot_process, boot_with};

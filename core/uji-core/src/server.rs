@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -32,6 +32,7 @@ use crate::providers::{MODEL_USE_NEEDS, Resolved};
 use crate::sessions::{Approvals, Sessions, Start};
 
 mod commands;
+mod outbox;
 mod shell;
 
 use crate::live;
@@ -39,7 +40,7 @@ use crate::live;
 /// The frontend's handle on a running session.
 pub struct ServerPort {
     ops: tmpsc::UnboundedSender<Submission>,
-    events: Mutex<mpsc::Receiver<Event>>,
+    events: outbox::Reader,
     next_id: AtomicU64,
 }
 
@@ -60,15 +61,13 @@ impl ServerPort {
 
     /// The next event, typed (`Ok(None)` on timeout).
     pub fn next(&self, timeout: Duration) -> Result<Option<Event>, String> {
-        let events = self
-            .events
-            .lock()
-            .map_err(|_| "the session has ended".to_string())?;
-        match events.recv_timeout(timeout) {
-            Ok(event) => Ok(Some(event)),
-            Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err("the session has ended".to_string()),
-        }
+        self.events.next(timeout)
+    }
+
+    /// The frontend returned: later events are dropped instead of waiting
+    /// for room in the bounded queue.
+    pub fn stop_reading(&self) {
+        self.events.close();
     }
 }
 
@@ -106,7 +105,7 @@ enum Work {
 /// What the router and the worker share.
 struct Shared {
     sessions: Sessions,
-    events: Mutex<mpsc::Sender<Event>>,
+    events: outbox::Sender,
     /// The running work's interrupter; `Some` while busy.
     current: Mutex<Option<Interrupter>>,
     /// An interrupt between two pieces of work applies to the next one.
@@ -137,9 +136,7 @@ enum Reply {
 
 impl Shared {
     fn emit(&self, event: Event) {
-        if let Ok(events) = self.events.lock() {
-            let _ = events.send(event);
-        }
+        self.events.send(event);
     }
 
     /// `session_configured` for `agent`, with the status-line items.
@@ -420,7 +417,7 @@ pub fn serve(
     tokio::task::JoinHandle<Option<TurnOutcome>>,
 ) {
     let (ops_tx, ops_rx) = tmpsc::unbounded_channel::<Submission>();
-    let (events_tx, events_rx) = mpsc::channel::<Event>();
+    let (events_tx, events_rx) = outbox::queue();
     let (work_tx, work_rx) = tmpsc::unbounded_channel::<Work>();
     let shared = Arc::new_cyclic(|weak: &std::sync::Weak<Shared>| {
         let weak = weak.clone();
@@ -431,7 +428,7 @@ pub fn serve(
         });
         let approvals = sessions.options().approvals;
         Shared {
-            events: Mutex::new(events_tx),
+            events: events_tx,
             current: Mutex::new(None),
             pending_interrupt: AtomicBool::new(false),
             closing: AtomicBool::new(false),
@@ -457,7 +454,7 @@ pub fn serve(
     live::mirror_session_rules(&shared.sessions);
     let port = Arc::new(ServerPort {
         ops: ops_tx,
-        events: Mutex::new(events_rx),
+        events: events_rx,
         next_id: AtomicU64::new(1),
     });
     tokio::spawn(route(Arc::clone(&shared), ops_rx));

@@ -231,6 +231,11 @@ impl Sessions {
         };
         let (session, resumed) = self.open(start)?;
         self.gate.session_rules().reset(session.id());
+        let secrets = self.providers.secret_values();
+        self.gate.set_spill(
+            crate::spills::session_dir(&self.data, session.id()),
+            secrets.clone(),
+        );
         let approver: Arc<dyn Approver> = match self.options.approvals {
             Approvals::Automatic { yes } => Arc::new(HeadlessApprover { yes }),
             // The session server installs the frontend's approver.
@@ -250,7 +255,7 @@ impl Sessions {
                 append_prompt: self.options.append_prompt.clone(),
                 effort: self.options.effort.clone(),
                 cwd: self.cwd.clone(),
-                secrets: self.providers.secret_values(),
+                secrets,
             },
             approver,
             events: Arc::new(|_| {}),

@@ -320,8 +320,9 @@ impl Store {
         sessions
     }
 
-    /// Deletes a session; false if there was none with that id. A session
-    /// another process has open is not deleted ([`StoreError::Locked`]).
+    /// Deletes a session, and its spill files; false if there was none
+    /// with that id. A session another process has open is not deleted
+    /// ([`StoreError::Locked`]).
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
         // Held until the file is gone: nobody opens it in between.
         let (path, _locked) = match self.open_locked(id) {
@@ -329,6 +330,11 @@ impl Store {
             Err(StoreError::NotFound(_)) => return Ok(false),
             Err(e) => return Err(e),
         };
+        if let Some(data) = self.dir.parent()
+            && let Err(e) = crate::spills::remove_session(data, id)
+        {
+            tracing::warn!(session = id, error = %e, "cannot remove the session's spill files");
+        }
         match fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),

@@ -19,6 +19,7 @@ use uji_abi::{
 use uji_protocol::wire::{Answer, Failure, WireRequest};
 use uji_protocol::{FileDiff, HookOptions, ToolCall, ToolOutput, ToolSpec};
 
+use crate::progress::{self, Paced};
 use crate::registry::PluginState;
 
 /// Why a call into a plugin produced no result.
@@ -197,14 +198,17 @@ impl RegisteredTool {
             .map_err(|e| bad_output(&self.plugin, format!("preview: {e}")))
     }
 
-    /// Starts a call. The result arrives through the returned [`RunningCall`].
+    /// Starts a call. The result arrives through the returned [`RunningCall`];
+    /// progress lines reach `progress` paced ([`progress::Paced`]) while
+    /// [`RunningCall::finished`] is awaited.
     pub fn start(&self, call: &ToolCall, progress: ProgressSink) -> Result<RunningCall, CallError> {
         check_health(&self.plugin)?;
         let call_json = to_json_exact(call).map_err(|e| bad_output(&self.plugin, e))?;
         let (tx, rx) = oneshot::channel();
         let flag = Arc::new(AtomicBool::new(false));
+        let paced = Arc::new(Paced::new(progress));
         let handle = ToolCallSlot {
-            progress,
+            progress: Arc::clone(&paced),
             cancelled: Arc::clone(&flag),
             done: Mutex::new(Some(tx)),
             plugin: Arc::clone(&self.plugin),
@@ -221,6 +225,7 @@ impl RegisteredTool {
                 flag,
             },
             plugin: Arc::clone(&self.plugin),
+            progress: paced,
         })
     }
 }
@@ -230,6 +235,7 @@ pub struct RunningCall {
     rx: oneshot::Receiver<Result<ToolOutput, CallError>>,
     canceller: Canceller,
     plugin: Arc<PluginState>,
+    progress: Arc<Paced>,
 }
 
 impl RunningCall {
@@ -238,27 +244,36 @@ impl RunningCall {
         self.canceller.cancel();
     }
 
-    /// Waits for the result.
+    /// Waits for the result, meanwhile sending the latest progress line
+    /// that waited for its interval.
     pub async fn finished(&mut self) -> Result<ToolOutput, CallError> {
-        match (&mut self.rx).await {
-            Ok(result) => result,
-            Err(_) => Err(CallError::Dropped {
+        let mut tick = tokio::time::interval(progress::INTERVAL);
+        let received = loop {
+            tokio::select! {
+                received = &mut self.rx => break received,
+                _ = tick.tick() => self.progress.flush(false),
+            }
+        };
+        self.progress.flush(true);
+        received.unwrap_or_else(|_| {
+            Err(CallError::Dropped {
                 plugin: self.plugin.name().to_string(),
-            }),
-        }
+            })
+        })
     }
 
-    /// Waits for the result on a thread that is not running async code.
+    /// Waits for the result on a thread that is not running async code
+    /// (progress that waited is sent at the end).
     pub fn wait_blocking(self) -> Result<ToolOutput, CallError> {
         let plugin = self.plugin.name().to_string();
-        self.rx
-            .blocking_recv()
-            .unwrap_or(Err(CallError::Dropped { plugin }))
+        let received = self.rx.blocking_recv();
+        self.progress.flush(true);
+        received.unwrap_or(Err(CallError::Dropped { plugin }))
     }
 }
 
 struct ToolCallSlot {
-    progress: ProgressSink,
+    progress: Arc<Paced>,
     cancelled: Arc<AtomicBool>,
     done: Mutex<Option<oneshot::Sender<Result<ToolOutput, CallError>>>>,
     plugin: Arc<PluginState>,
@@ -276,7 +291,7 @@ impl ToolCallSlot {
 
 impl uji_abi::ToolCallHandle for ToolCallSlot {
     fn progress(&self, line: RStr<'_>) {
-        (self.progress)(line.as_str());
+        self.progress.line(line.as_str());
     }
 
     fn is_cancelled(&self) -> bool {

@@ -10,6 +10,7 @@ mod checks;
 mod host_api;
 mod loader;
 pub mod paths;
+pub mod progress;
 mod registry;
 
 pub use calls::{

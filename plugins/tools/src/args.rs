@@ -1,10 +1,11 @@
 //! Validation of the arguments a model sends. Every failure is a one-line
 //! message naming the argument; nothing here panics on any JSON value.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+// Shared with the core, which bounds every tool's output the same way.
+pub use uji_sdk::protocol::spill::{cut_at_char_boundary, os_error};
 
 pub type Args = Map<String, Value>;
 
@@ -101,15 +102,6 @@ pub fn resolve(cwd: &str, path: &str) -> PathBuf {
     Path::new(cwd).join(path)
 }
 
-/// The OS error text without Rust's " (os error N)" suffix.
-pub fn os_error(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(i) if text.ends_with(')') => text[..i].to_string(),
-        _ => text,
-    }
-}
-
 /// "1 line", "2 lines".
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
@@ -117,39 +109,6 @@ pub fn plural(n: usize, word: &str) -> String {
     } else {
         format!("{n} {word}s")
     }
-}
-
-/// The longest prefix of `bytes` of at most `max` bytes that does not end in
-/// the middle of a UTF-8 character (when the bytes are UTF-8).
-pub fn cut_at_char_boundary(bytes: &[u8], max: usize) -> &[u8] {
-    if bytes.len() <= max {
-        return bytes;
-    }
-    let is_continuation = |i: usize| bytes.get(i).is_some_and(|b| b & 0xC0 == 0x80);
-    let mut end = max;
-    // Step back over at most three continuation bytes to a char start.
-    for _ in 0..3 {
-        if end > 0 && is_continuation(end) {
-            end -= 1;
-        } else {
-            break;
-        }
-    }
-    if is_continuation(end) {
-        // Not UTF-8 anyway: cut where asked.
-        end = max;
-    }
-    bytes.get(..end).unwrap_or(bytes)
-}
-
-/// The longest suffix of `bytes` that does not start in the middle of a
-/// UTF-8 character.
-pub fn skip_partial_char(bytes: &[u8]) -> &[u8] {
-    let mut start = 0;
-    while start < 3 && bytes.get(start).is_some_and(|b| b & 0xC0 == 0x80) {
-        start += 1;
-    }
-    bytes.get(start..).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -2,18 +2,15 @@
 //! stdout and stderr merged into one pipe, a bounded tail of the output for
 //! the model and the full output spilled to a file when it is too long.
 
-use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use uji_sdk::protocol::spill::Capture;
 use uji_sdk::{SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
 use crate::args::{self, os_error, plural};
@@ -23,12 +20,6 @@ use crate::sandbox::{self, Prepared};
 const NAME: &str = "run_command";
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
 const MAX_TIMEOUT_SECS: u64 = 600;
-/// The model sees at most this many of the last lines…
-const MAX_LINES: usize = 2000;
-/// …and at most this many of the last bytes.
-const MAX_BYTES: usize = 50 * 1024;
-/// Progress lines are cut to this many bytes.
-const PROGRESS_BYTES: usize = 1000;
 /// How often cancellation and the deadline are checked.
 const POLL: Duration = Duration::from_millis(50);
 /// After a kill, how long to collect output still in the pipe.
@@ -85,7 +76,8 @@ impl Tool for RunCommand {
             Ok(prepared) => prepared,
             Err(e) => return ToolOutput::error(format!("could not set up the sandbox: {e}")),
         };
-        match execute(command, timeout, Path::new(&call.cwd), &sandbox, ctx) {
+        let spill = call.spill.as_ref().map(PathBuf::from);
+        match execute(command, timeout, Path::new(&call.cwd), &sandbox, spill, ctx) {
             Ok(output) => output,
             Err(message) => ToolOutput::error(message),
         }
@@ -208,6 +200,7 @@ fn execute(
     timeout_secs: u64,
     cwd: &Path,
     sandbox: &Prepared,
+    spill: Option<PathBuf>,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, String> {
     if !cwd.is_dir() {
@@ -229,8 +222,8 @@ fn execute(
     let started = Instant::now();
     let deadline = started + Duration::from_secs(timeout_secs);
     let fd = reader.as_raw_fd();
-    let mut capture = Capture::new();
-    let mut progress = |line: &str| ctx.progress(line);
+    let mut capture = Capture::new(spill);
+    let mut progress = |head: &[u8]| ctx.progress(&String::from_utf8_lossy(head));
     let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
     let mut status: Option<ExitStatus> = None;
@@ -313,7 +306,7 @@ fn execute(
         push("");
         push(note);
     }
-    let lines = plural(capture.total_lines, "line");
+    let lines = plural(capture.total_lines(), "line");
     let elapsed = started.elapsed().as_secs_f64();
     let (is_error, summary) = match stop {
         Some(Stop::Timeout) => {
@@ -354,268 +347,4 @@ fn execute(
         is_error,
         ..Default::default()
     })
-}
-
-/// One output line kept for the model.
-struct Line {
-    /// The line without its newline; only its last MAX_BYTES when longer.
-    bytes: Vec<u8>,
-    full_len: usize,
-    number: usize,
-}
-
-impl Line {
-    /// What it costs in the byte budget: the line and its newline.
-    fn cost(&self) -> usize {
-        self.bytes.len() + 1
-    }
-}
-
-enum Spill {
-    /// Everything so far is still in memory.
-    None,
-    File(PathBuf, BufWriter<File>),
-    Failed(String),
-}
-
-static SPILL_COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-fn create_spill_file() -> io::Result<(PathBuf, File)> {
-    let dir = std::env::temp_dir();
-    let pid = std::process::id();
-    let mut last = None;
-    for _ in 0..64 {
-        let n = SPILL_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = uji_sdk::protocol::spill::spill_path(&dir, pid, n);
-        // Output can hold secrets: only the user may read it.
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-        {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::other("no free file name")))
-}
-
-/// The bounded tail of a command's output. Until the output exceeds the
-/// limits, every byte is also kept in `pending`; when it first does, the
-/// spill file is created with `pending` and from then on gets every chunk,
-/// while memory keeps only the tail.
-struct Capture {
-    lines: VecDeque<Line>,
-    /// Sum of `Line::cost` over `lines`.
-    lines_cost: usize,
-    /// Completed lines so far.
-    total_lines: usize,
-    /// The line being read: its start (for progress), its last bytes, its length.
-    cur_head: Vec<u8>,
-    cur_tail: Vec<u8>,
-    cur_len: usize,
-    pending: Vec<u8>,
-    spill: Spill,
-}
-
-/// What the model sees of the output.
-struct Rendered {
-    output: String,
-    note: Option<String>,
-    /// No visible output at all.
-    blank: bool,
-}
-
-impl Capture {
-    fn new() -> Self {
-        Capture {
-            lines: VecDeque::new(),
-            lines_cost: 0,
-            total_lines: 0,
-            cur_head: Vec::new(),
-            cur_tail: Vec::new(),
-            cur_len: 0,
-            pending: Vec::new(),
-            spill: Spill::None,
-        }
-    }
-
-    fn push(&mut self, chunk: &[u8], progress: &mut dyn FnMut(&str)) {
-        match &mut self.spill {
-            Spill::None => self.pending.extend_from_slice(chunk),
-            Spill::File(_, file) => {
-                if let Err(e) = file.write_all(chunk) {
-                    self.spill = Spill::Failed(os_error(&e));
-                }
-            }
-            Spill::Failed(_) => {}
-        }
-        let mut rest = chunk;
-        while let Some(i) = memchr::memchr(b'\n', rest) {
-            self.extend_line(&rest[..i]);
-            self.end_line(progress);
-            rest = &rest[i + 1..];
-        }
-        self.extend_line(rest);
-    }
-
-    fn extend_line(&mut self, part: &[u8]) {
-        if part.is_empty() {
-            return;
-        }
-        self.cur_len += part.len();
-        if self.cur_head.len() < PROGRESS_BYTES + 4 {
-            let room = PROGRESS_BYTES + 4 - self.cur_head.len();
-            self.cur_head
-                .extend_from_slice(&part[..part.len().min(room)]);
-        }
-        self.cur_tail.extend_from_slice(part);
-        if self.cur_len > MAX_BYTES {
-            // This line alone is over the limit: it is shown cut, if at all.
-            self.start_spill();
-            if self.cur_tail.len() > 2 * MAX_BYTES {
-                let cut = self.cur_tail.len() - MAX_BYTES;
-                self.cur_tail.drain(..cut);
-            }
-        }
-    }
-
-    fn end_line(&mut self, progress: &mut dyn FnMut(&str)) {
-        let head = args::cut_at_char_boundary(&self.cur_head, PROGRESS_BYTES);
-        let head = head.strip_suffix(b"\r").unwrap_or(head);
-        progress(&String::from_utf8_lossy(head));
-
-        self.total_lines += 1;
-        let mut bytes = std::mem::take(&mut self.cur_tail);
-        if bytes.len() > MAX_BYTES {
-            let cut = bytes.len() - MAX_BYTES;
-            bytes.drain(..cut);
-        }
-        let line = Line {
-            bytes,
-            full_len: self.cur_len,
-            number: self.total_lines,
-        };
-        self.cur_head.clear();
-        self.cur_len = 0;
-        self.lines_cost += line.cost();
-        self.lines.push_back(line);
-        while self.lines.len() > MAX_LINES || (self.lines_cost > MAX_BYTES && self.lines.len() > 1)
-        {
-            self.start_spill();
-            if let Some(dropped) = self.lines.pop_front() {
-                self.lines_cost -= dropped.cost();
-            }
-        }
-    }
-
-    /// Creates the spill file with everything read so far, once.
-    fn start_spill(&mut self) {
-        if !matches!(self.spill, Spill::None) {
-            return;
-        }
-        let pending = std::mem::take(&mut self.pending);
-        self.spill = match create_spill_file() {
-            Ok((path, file)) => {
-                let mut writer = BufWriter::with_capacity(64 * 1024, file);
-                match writer.write_all(&pending) {
-                    Ok(()) => Spill::File(path, writer),
-                    Err(e) => Spill::Failed(os_error(&e)),
-                }
-            }
-            Err(e) => Spill::Failed(os_error(&e)),
-        };
-    }
-
-    /// Ends a last line without a newline and flushes the spill file.
-    fn finish(&mut self, progress: &mut dyn FnMut(&str)) {
-        if self.cur_len > 0 {
-            self.end_line(progress);
-        }
-        if let Spill::File(_, writer) = &mut self.spill
-            && let Err(e) = writer.flush()
-        {
-            self.spill = Spill::Failed(os_error(&e));
-        }
-        self.pending = Vec::new();
-    }
-
-    fn spill_note(&self) -> String {
-        match &self.spill {
-            Spill::File(path, _) => format!(" Full output: {}", path.display()),
-            Spill::Failed(e) => format!(" The full output could not be saved: {e}"),
-            Spill::None => String::new(),
-        }
-    }
-
-    fn render(&self) -> Rendered {
-        let text_of = |bytes: &[u8]| {
-            let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-            String::from_utf8_lossy(bytes).into_owned()
-        };
-        let (Some(first), Some(last)) = (self.lines.front(), self.lines.back()) else {
-            return Rendered {
-                output: String::new(),
-                note: None,
-                blank: true,
-            };
-        };
-        let total = self.total_lines;
-        if self.lines.len() == 1 && last.full_len > MAX_BYTES {
-            let tail = args::skip_partial_char(&last.bytes);
-            return Rendered {
-                output: text_of(tail),
-                note: Some(format!(
-                    "[Showing last {} of line {} (line is {}).{}]",
-                    size(MAX_BYTES),
-                    last.number,
-                    size(last.full_len),
-                    self.spill_note()
-                )),
-                blank: false,
-            };
-        }
-        let mut output = String::with_capacity(self.lines_cost);
-        for (i, line) in self.lines.iter().enumerate() {
-            if i > 0 {
-                output.push('\n');
-            }
-            output.push_str(&text_of(&line.bytes));
-        }
-        let note = (first.number > 1).then(|| {
-            let limit = if self.lines.len() < MAX_LINES {
-                format!(" ({} limit)", size(MAX_BYTES))
-            } else {
-                String::new()
-            };
-            format!(
-                "[Showing lines {}-{} of {total}{limit}.{}]",
-                first.number,
-                last.number,
-                self.spill_note()
-            )
-        });
-        let blank = note.is_none() && output.trim().is_empty();
-        if blank {
-            output.clear();
-        }
-        Rendered {
-            output,
-            note,
-            blank,
-        }
-    }
-}
-
-/// "50.0KB", "10.0MB".
-fn size(bytes: usize) -> String {
-    const MB: f64 = 1024.0 * 1024.0;
-    let b = bytes as f64;
-    if b >= MB {
-        format!("{:.1}MB", b / MB)
-    } else {
-        format!("{:.1}KB", b / 1024.0)
-    }
 }

@@ -172,6 +172,12 @@ pub struct ToolCall {
     /// Landlock); absent means none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<CallSandbox>,
+    /// Where the call's full output goes when it is too long for the
+    /// model ([`spill`]): a file that does not exist yet, in a directory of
+    /// the session's that `read_file` may reach. Absent: a fresh name in
+    /// the temporary directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spill: Option<String>,
 }
 
 /// How far the OS sandbox confines a command.

@@ -103,6 +103,7 @@ impl TestCall {
             cwd: cwd.to_string_lossy().into_owned(),
             roots: None,
             sandbox: None,
+            spill: None,
         };
         let canceller = tool.start(call, ctx);
         TestCall {

@@ -21,8 +21,8 @@ impl Gate {
 
     /// The canonical directories a confined file tool may reach (`cwd`
     /// first), handed to the tool in its call; `None` when not confined.
-    /// A `read_file` of this process's spill file also reaches the
-    /// temporary directory, where that file is.
+    /// A `read_file` of the session's spill file also reaches the spill
+    /// directory, where that file is.
     pub(super) fn confinement_roots(
         &self,
         cwd: &Path,
@@ -33,7 +33,7 @@ impl Gate {
             return None;
         }
         let mut roots = self.workspace_roots(cwd);
-        if let Some(spill) = own_spill_file(tool, subject, cwd)
+        if let Some(spill) = self.own_spill_file(tool, subject, cwd)
             && let Some(dir) = spill.parent()
         {
             roots.push(dir.to_path_buf());
@@ -109,19 +109,4 @@ pub(super) fn with_sandbox(question: String, sandbox: Option<&CallSandbox>) -> S
         Some(sandbox) => format!("{question} (sandbox: {})", sandbox.describe()),
         None => question,
     }
-}
-
-/// `subject`, when `tool` is `read_file` and the path is a spill file this
-/// uji process wrote (a command's long output): the model is told to read
-/// it back, so confinement lets `read_file`, and only `read_file`, reach it.
-pub(super) fn own_spill_file(tool: &str, subject: &str, cwd: &Path) -> Option<PathBuf> {
-    if tool != "read_file" {
-        return None;
-    }
-    let path = canonicalize_lenient(&cwd.join(expand_home(subject))).ok()?;
-    let temp = canonicalize_lenient(&std::env::temp_dir()).ok()?;
-    let name = path.file_name()?.to_str()?;
-    (path.parent() == Some(temp.as_path())
-        && uji_protocol::spill::is_spill_name(name, std::process::id()))
-    .then_some(path)
 }

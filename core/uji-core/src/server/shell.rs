@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
+use uji_host::progress::{self, Paced};
 use uji_protocol::frontend::Event;
 use uji_protocol::session::MessageBody;
 
@@ -97,13 +98,16 @@ impl Shared {
         tokio::spawn(async move {
             let call_id = format!("shell-{}", op_id.as_deref().unwrap_or("service"));
             let secrets = shared.sessions.providers.secret_values();
-            let progress = |line: &str| {
-                shared.emit(Event::Progress {
+            let emitter = Arc::clone(&shared);
+            // Paced like a tool's progress, redacted, then cut.
+            let progress = Paced::new(Arc::new(move |line: &str| {
+                let line = redact(line, &secrets);
+                emitter.emit(Event::Progress {
                     call_id: call_id.clone(),
                     tool: "shell".to_string(),
-                    line: redact(line, &secrets),
+                    line: progress::shorten(&line, progress::WIDTH).into_owned(),
                 });
-            };
+            }));
             let result = run(&command, shared.sessions.cwd(), interrupt, &progress).await;
             shared.shells.done(id);
             match result {
@@ -129,7 +133,7 @@ async fn run(
     command: &str,
     cwd: &std::path::Path,
     mut interrupt: Interrupt,
-    progress: &(dyn Fn(&str) + Sync),
+    progress: &Paced,
 ) -> Result<(String, Option<i32>), String> {
     let mut child = Command::new("sh")
         .arg("-c")
@@ -153,18 +157,21 @@ async fn run(
     let deadline = tokio::time::sleep(SHELL_TIMEOUT);
     tokio::pin!(deadline);
     let mut stopped = None;
+    let mut tick = tokio::time::interval(progress::INTERVAL);
     while out_open || err_open {
         let line = tokio::select! {
             line = out.next_line(), if out_open => line.ok().flatten().or_else(|| { out_open = false; None }),
             line = err.next_line(), if err_open => line.ok().flatten().or_else(|| { err_open = false; None }),
+            _ = tick.tick() => { progress.flush(false); None }
             () = interrupt.wait() => { stopped = Some("interrupted"); break; }
             () = &mut deadline => { stopped = Some("timed out"); break; }
         };
         if let Some(line) = line {
-            progress(&line);
+            progress.line(&line);
             collected.push_line(&line);
         }
     }
+    progress.flush(true);
     if let Some(why) = stopped {
         kill_group(pid);
         let _ = child.wait().await;

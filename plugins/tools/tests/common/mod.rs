@@ -24,6 +24,7 @@ pub fn call(args: Value, cwd: &Path) -> ToolCall {
         cwd: cwd.to_string_lossy().into_owned(),
         roots: None,
         sandbox: None,
+        spill: None,
     }
 }
 

@@ -1,0 +1,242 @@
+//! Floods and oversized results through `uji run`, the real plugins and the
+//! fake model: progress stays a few events, every tool's result reaches the
+//! model bounded with a note naming its spill file, and spill files are
+//! capped, redacted, kept per session and cleaned up.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use uji_fake_model::{FakeModel, RecordedRequest};
+use uji_tests::chat::{answer, call, events, uji_with_model};
+use uji_tests::{Sandbox, text};
+
+const MODEL: &str = "openai/test-model";
+const KEY: &str = "sk-bounds-secret-key-4242";
+
+fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> (Output, String, String) {
+    let output = uji_with_model(sandbox, model, KEY)
+        .args(["run", "--yes", "--model", MODEL])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    (output, stdout, stderr)
+}
+
+/// The text of the last tool result a request carried.
+fn last_result(request: &RecordedRequest) -> String {
+    let messages = request.json["messages"].as_array().unwrap();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    tool["content"].as_str().unwrap().to_string()
+}
+
+/// The spill file a result's note names.
+fn named_spill(result: &str) -> PathBuf {
+    let start = result.find("): ").map(|i| i + 3).or_else(|| {
+        result
+            .find("Full output: ")
+            .map(|i| i + "Full output: ".len())
+    });
+    let rest = &result[start.unwrap_or_else(|| panic!("no spill file named: {result}"))..];
+    PathBuf::from(rest.trim_end().trim_end_matches(']'))
+}
+
+fn spill_root(sandbox: &Sandbox) -> PathBuf {
+    sandbox.root.path().join("data/spill")
+}
+
+fn session_id(events: &[Value]) -> String {
+    events[0]["id"].as_str().unwrap().to_string()
+}
+
+/// The model runs `command`, then answers "done".
+fn script_command(model: &FakeModel, command: &str) {
+    model
+        .push(call("c1", "run_command", json!({ "command": command })))
+        .push(answer("done"));
+}
+
+const FLOOD: &str = "seq 1 1000000";
+
+#[test]
+fn a_million_lines_in_json_mode_are_a_few_progress_events() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    script_command(&model, FLOOD);
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "count"]);
+    assert!(
+        stdout.len() < 200_000,
+        "stdout stays small: {} bytes",
+        stdout.len()
+    );
+    let events = events(&stdout);
+    let progress: Vec<&Value> = events.iter().filter(|e| e["type"] == "progress").collect();
+    assert!(
+        !progress.is_empty() && progress.len() < 300,
+        "progress is paced: {} events",
+        progress.len()
+    );
+    assert_eq!(progress[0]["line"], "1");
+    assert_eq!(
+        progress.last().unwrap()["line"],
+        "1000000",
+        "the latest line is shown in the end"
+    );
+    let result = last_result(&model.requests()[1]);
+    assert!(
+        result.contains("[Showing lines 998001-1000000 of 1000000. Full output: "),
+        "{}",
+        &result[result.len().saturating_sub(300)..]
+    );
+    let spill = named_spill(&result);
+    assert!(spill.starts_with(spill_root(&sandbox).join(session_id(&events))));
+    assert_eq!(std::fs::metadata(&spill).unwrap().len(), 6_888_896);
+}
+
+#[test]
+fn a_million_lines_in_text_mode_print_only_the_answer() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    script_command(&model, FLOOD);
+    let (_, stdout, stderr) = run(&sandbox, &model, &["count"]);
+    assert_eq!(stdout, "done\n");
+    assert!(stderr.len() < 10_000, "{stderr}");
+}
+
+#[test]
+fn a_lua_tool_returning_10_mb_reaches_the_model_cut_with_the_rest_spilled() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"
+require("uji.defaults")
+uji.tool.add("big", {
+  description = "Returns ten megabytes.",
+  policy = "allow",
+  run = function() return string.rep("x", 10 * 1024 * 1024) end,
+})
+"#,
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    model.push(call("c1", "big", json!({}))).push(answer("big"));
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "go"]);
+    let result = last_result(&model.requests()[1]);
+    assert!(result.len() < 60 * 1024, "{} bytes", result.len());
+    assert!(
+        result.contains("[Showing last 50.0KB of line 1 (line is 10.0MB). Full output: "),
+        "{}",
+        &result[result.len().saturating_sub(300)..]
+    );
+    let spill = named_spill(&result);
+    let id = session_id(&events(&stdout));
+    assert!(
+        spill.starts_with(spill_root(&sandbox).join(&id)),
+        "{spill:?}"
+    );
+    assert_eq!(std::fs::metadata(&spill).unwrap().len(), 10 * 1024 * 1024);
+    let saved = sandbox
+        .root
+        .path()
+        .join(format!("data/sessions/{id}.jsonl"));
+    assert!(
+        std::fs::metadata(saved).unwrap().len() < 200_000,
+        "the session keeps the bounded result"
+    );
+}
+
+#[test]
+fn a_native_tool_result_is_bounded_like_the_built_ins() {
+    let sandbox = Sandbox::new();
+    let plugins = uji_tests::plugin_dir(&["uji_fixture_misbehaving"]);
+    let model = FakeModel::start();
+    let long = "y\n".repeat(100_000);
+    model
+        .push(call("c1", "echo", json!({ "text": long })))
+        .push(answer("echoed"));
+    let output = uji_with_model(&sandbox, &model, KEY)
+        .env("UJI_PLUGIN_PATH", plugins.path())
+        .args(["run", "--yes", "--model", MODEL, "echo"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    let result = last_result(&model.requests()[1]);
+    assert!(
+        result.contains("\n\n[Showing lines 98001-100000 of 100000. Full output: "),
+        "{}",
+        &result[result.len().saturating_sub(300)..]
+    );
+    assert_eq!(std::fs::read_to_string(named_spill(&result)).unwrap(), long);
+}
+
+#[test]
+fn a_spill_file_stops_at_50_mb_and_says_the_output_was_cut() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    script_command(&model, "head -c 60000000 /dev/zero | tr '\\0' y");
+    run(&sandbox, &model, &["flood"]);
+    let result = last_result(&model.requests()[1]);
+    assert!(
+        result.contains("Full output (its first 50.0MB): "),
+        "{}",
+        &result[result.len().saturating_sub(300)..]
+    );
+    let spill = named_spill(&result);
+    let len = std::fs::metadata(&spill).unwrap().len();
+    assert!(
+        (50 * 1024 * 1024..50 * 1024 * 1024 + 200).contains(&len),
+        "{len}"
+    );
+    let data = std::fs::read(&spill).unwrap();
+    assert!(data.ends_with(b"[output cut: uji keeps at most the first 50.0MB of an output]\n"));
+}
+
+#[test]
+fn keys_are_redacted_in_spill_files_which_go_with_their_session() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    script_command(&model, "echo \"key=$OPENAI_API_KEY\"; seq 1 5000");
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "leak"]);
+    let spill = named_spill(&last_result(&model.requests()[1]));
+    let saved = std::fs::read_to_string(&spill).unwrap();
+    assert!(saved.starts_with("key=<redacted>\n1\n"), "{}", &saved[..40]);
+    assert!(!saved.contains(KEY));
+
+    let id = session_id(&events(&stdout));
+    let deleted = sandbox.uji().args(["delete", &id]).output().unwrap();
+    assert!(deleted.status.success(), "{:?}", text(&deleted));
+    assert!(!spill.exists());
+    assert!(!spill_root(&sandbox).join(&id).exists());
+}
+
+fn spill_file(sandbox: &Sandbox, session: &str, age: Duration) -> PathBuf {
+    let dir = spill_root(sandbox).join(session);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("uji-output-1-0.log");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_modified(SystemTime::now() - age).unwrap();
+    path
+}
+
+#[test]
+fn spill_files_older_than_a_week_are_removed_when_uji_starts() {
+    let sandbox = Sandbox::new();
+    let day = Duration::from_secs(24 * 60 * 60);
+    let old = spill_file(&sandbox, "old-session", 8 * day);
+    let recent = spill_file(&sandbox, "recent-session", 6 * day);
+    let listed = sandbox.uji().args(["plugins"]).output().unwrap();
+    assert!(listed.status.success(), "{:?}", text(&listed));
+    assert!(!old.exists());
+    assert!(
+        !old.parent().is_some_and(Path::exists),
+        "its empty directory too"
+    );
+    assert!(recent.exists());
+}

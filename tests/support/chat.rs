@@ -1,0 +1,49 @@
+//! Scripted Chat Completions answers for `uji run` against the fake model.
+
+use std::process::Command;
+
+use serde_json::Value;
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, Script};
+
+use crate::Sandbox;
+
+/// A final answer of `text`.
+pub fn answer(text: &str) -> Script {
+    Script::sse(
+        ChatEvents::new("test-model")
+            .text(text, 3)
+            .finish("stop")
+            .usage(120, 30, 20)
+            .done(),
+    )
+}
+
+/// One tool call.
+pub fn call(id: &str, name: &str, args: Value) -> Script {
+    Script::sse(
+        ChatEvents::new("test-model")
+            .tool_call(0, id, name, &args.to_string(), 4)
+            .finish("tool_calls")
+            .usage(100, 10, 0)
+            .done(),
+    )
+}
+
+/// `--json` output as events, one a line.
+pub fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// A `uji` command in `sandbox` talking to `model` as the `openai`
+/// provider, with `key` as its API key.
+pub fn uji_with_model(sandbox: &Sandbox, model: &FakeModel, key: &str) -> Command {
+    let mut cmd = sandbox.uji();
+    cmd.env("OPENAI_API_KEY", key)
+        .env("OPENAI_BASE_URL", model.base_url())
+        .env_remove("ANTHROPIC_API_KEY");
+    cmd
+}
