@@ -1,10 +1,11 @@
 //! Issue 13's floods through `uji run` end to end: a command printing a
 //! million lines, or one 10 MB line, with the answer in `--json` and in
 //! text mode. Progress is paced and results bounded, so memory stays flat
-//! and stdout small.
+//! and stdout small. And a model that never stops answering, streamed until
+//! uji stops it at the answer cap.
 
 use serde_json::json;
-use uji_fake_model::FakeModel;
+use uji_fake_model::{FakeModel, Script, chat};
 
 use crate::run::{ok, run_cmd, text_answer, tool_call};
 use crate::{Row, Run, measure};
@@ -33,6 +34,29 @@ fn flood(model: &FakeModel, command: &str, json_mode: bool) -> Vec<Run> {
         .collect()
 }
 
+/// `uji run` against a model streaming text without end, `RUNS` times; each
+/// run must fail (the answer cap stops it).
+fn endless(model: &FakeModel, json_mode: bool) -> Vec<Run> {
+    let home = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let chunk = chat::frame(&json!({
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": "all work and no play ".repeat(50)}}],
+    }));
+    (0..RUNS)
+        .map(|_| {
+            model.push(Script::endless(Vec::<String>::new(), chunk.clone()));
+            let mut cmd = run_cmd(home.path(), work.path(), model, "talk");
+            if json_mode {
+                cmd.arg("--json");
+            }
+            let run = measure(&mut cmd);
+            assert!(!run.success, "an endless answer was not stopped");
+            run
+        })
+        .collect()
+}
+
 pub fn run() -> Vec<Row> {
     let model = FakeModel::start();
     let cases = [
@@ -43,7 +67,7 @@ pub fn run() -> Vec<Row> {
     for (what, command) in cases {
         for (mode, json_mode) in [("--json", true), ("text", false)] {
             let runs = flood(&model, command, json_mode);
-            let peak = runs.iter().map(|r| r.peak_rss_kb).max().unwrap_or(0) as f64 / 1024.0;
+            let peak = crate::peak_mib(&runs);
             let stdout = runs.iter().map(|r| r.stdout.len()).max().unwrap_or(0) as f64;
             rows.push(Row {
                 area: "bounds",
@@ -60,6 +84,17 @@ pub fn run() -> Vec<Row> {
                 target: None,
             });
         }
+    }
+    for (mode, json_mode) in [("--json", true), ("text", false)] {
+        let runs = endless(&model, json_mode);
+        let peak = crate::peak_mib(&runs);
+        rows.push(Row {
+            area: "bounds",
+            what: format!("`uji run`, an answer that never ends, until stopped, {mode}: peak RSS"),
+            value: peak,
+            unit: "MiB",
+            target: Some(100.0),
+        });
     }
     rows
 }

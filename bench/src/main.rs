@@ -91,6 +91,11 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// The highest peak RSS of `runs`, in MiB.
+pub fn peak_mib(runs: &[Run]) -> f64 {
+    runs.iter().map(|r| r.peak_rss_kb).max().unwrap_or(0) as f64 / 1024.0
+}
+
 /// The directory holding the release `uji` and its plugins.
 pub fn release_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");

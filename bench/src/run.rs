@@ -83,7 +83,7 @@ pub fn run() -> Vec<Row> {
         ));
     }
     let ms = |runs: &[Run]| median(runs.iter().map(|r| r.wall.as_secs_f64() * 1000.0).collect());
-    let peak = |runs: &[Run]| runs.iter().map(|r| r.peak_rss_kb).max().unwrap_or(0) as f64 / 1024.0;
+    let peak = crate::peak_mib;
     let (a, b) = (ms(&one), ms(&four));
     vec![
         Row {

@@ -41,7 +41,7 @@ fn write_lines(path: &Path, bytes: usize) {
 
 fn rows_for(what: &str, runs: Vec<Run>, rows: &mut Vec<Row>) {
     let wall = crate::median(runs.iter().map(|r| r.wall.as_secs_f64()).collect());
-    let peak = runs.iter().map(|r| r.peak_rss_kb).max().unwrap_or(0) as f64 / 1024.0;
+    let peak = crate::peak_mib(&runs);
     rows.push(Row {
         area: "tools",
         what: format!("{what}: wall time"),

@@ -10,6 +10,7 @@ use std::process::{Output, Stdio};
 use serde_json::{Value, json};
 use uji_fake_model::chat::{self, ChatEvents};
 use uji_fake_model::{FakeModel, Script};
+use uji_tests::scripted::drive_with_env;
 use uji_tests::{Sandbox, text};
 
 const MODEL: &str = "openai/test-model";
@@ -146,6 +147,47 @@ fn the_key_in_the_models_own_answer_is_never_printed() {
         stdout.contains("your key is <redacted> and that is all"),
         "{stdout}"
     );
+}
+
+#[test]
+fn the_key_never_reaches_a_frontend_even_split_between_deltas() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    let said = format!("your key is {KEY} and that is all");
+    // 40 pieces: the key (26 characters) is cut in several places.
+    model.push(answer(&said, 40));
+    let script = json!([
+        {"send": {"id": "a", "type": "user_message", "text": "what is my key"}},
+        {"wait": "turn_finished"},
+    ]);
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        format!(r#"uji.model.use("{MODEL}")"#),
+    )
+    .unwrap();
+    let base_url = model.base_url();
+    let (output, events) = drive_with_env(
+        &sandbox,
+        &["--frontend", "scripted"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &base_url)],
+        script,
+    );
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "stderr: {stderr}");
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert!(deltas.len() > 5, "{deltas:?}");
+    assert_eq!(deltas.concat(), "your key is <redacted> and that is all");
+    // No piece of the key shows either (the start of it is held back).
+    assert!(
+        deltas.iter().all(|d| !d.contains("sk-answers")),
+        "{deltas:?}"
+    );
+    let all: String = events.iter().map(Value::to_string).collect();
+    assert!(!all.contains(KEY));
 }
 
 #[test]

@@ -52,6 +52,17 @@ pub fn drive_as_configured(
     args: &[&str],
     script: Value,
 ) -> (Output, Vec<Value>) {
+    drive_with_env(sandbox, args, &[], script)
+}
+
+/// Like [`drive_as_configured`], with more environment variables (a key,
+/// a base URL).
+pub fn drive_with_env(
+    sandbox: &Sandbox,
+    args: &[&str],
+    env: &[(&str, &str)],
+    script: Value,
+) -> (Output, Vec<Value>) {
     let script_path = sandbox.root.path().join("script.json");
     let log_path = sandbox.root.path().join("events.jsonl");
     std::fs::write(&script_path, script.to_string()).unwrap();
@@ -60,6 +71,7 @@ pub fn drive_as_configured(
         .env("UJI_PLUGIN_PATH", plugin_path())
         .env("UJI_SCRIPT", &script_path)
         .env("UJI_SCRIPT_LOG", &log_path)
+        .envs(env.iter().copied())
         .args(args)
         .stdin(Stdio::null())
         .output()
