@@ -150,23 +150,58 @@ fn format_value(value: f64) -> String {
     }
 }
 
+const TABLE_HEAD: &str = "| area | benchmark | result | target | |\n|---|---|---|---|---|\n";
+
+fn table_line(row: &Row) -> String {
+    let target = row
+        .target
+        .map(|t| format!("≤ {} {}", format_value(t), row.unit))
+        .unwrap_or_default();
+    format!(
+        "| {} | {} | {} {} | {} | {} |\n",
+        row.area,
+        row.what,
+        format_value(row.value),
+        row.unit,
+        target,
+        row.verdict()
+    )
+}
+
 fn table(rows: &[Row]) -> String {
-    let mut out = String::from("| area | benchmark | result | target | |\n|---|---|---|---|---|\n");
+    let mut out = String::from(TABLE_HEAD);
     for row in rows {
-        let target = row
-            .target
-            .map(|t| format!("≤ {} {}", format_value(t), row.unit))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "| {} | {} | {} {} | {} | {} |\n",
-            row.area,
-            row.what,
-            format_value(row.value),
-            row.unit,
-            target,
-            row.verdict()
-        ));
+        out.push_str(&table_line(row));
     }
+    out
+}
+
+/// The table of `old_doc` with `rows` measured again: a row replaces the
+/// old row of the same benchmark in place, a new one goes after the last
+/// row of its area. Rows not measured this time keep their old numbers.
+fn merged_table(old_doc: &str, rows: &[Row]) -> String {
+    let cell = |line: &str, n: usize| line.split(" | ").nth(n).map(str::trim).map(String::from);
+    let mut lines: Vec<String> = old_doc
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| area |"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for row in rows {
+        let line = table_line(row);
+        let same = lines
+            .iter()
+            .position(|l| cell(l, 1).as_deref() == Some(row.what.as_str()));
+        let area = format!("| {} |", row.area);
+        match same {
+            Some(i) => lines[i] = line,
+            None => match lines.iter().rposition(|l| l.starts_with(&area)) {
+                Some(i) => lines.insert(i + 1, line),
+                None => lines.push(line),
+            },
+        }
+    }
+    let mut out = String::from(TABLE_HEAD);
+    out.extend(lines);
     out
 }
 
@@ -208,6 +243,11 @@ fn main() {
     let table = table(&rows);
     println!("{table}");
     if let Some(path) = write_to {
+        // Measuring some areas only keeps the others' numbers.
+        let table = match std::fs::read_to_string(&path) {
+            Ok(old) if !filter.is_empty() => merged_table(&old, &rows),
+            _ => table,
+        };
         let doc = format!(
             "# Benchmarks\n\nThe latest numbers from `bench/run` (release build), on {}.\nRe-run with `bench/run --write docs/benchmarks.md`. Each row runs the real `uji` binary in fresh processes; times are medians, memory is the peak RSS of the `uji` process.\n\n{table}\n{}",
             machine(),
@@ -221,4 +261,4 @@ fn main() {
     }
 }
 
-const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **tools**: each call is a fresh `uji tool run NAME - --yes` process (arguments on stdin), so the time includes starting uji and loading its plugins; 5 runs, median time, highest peak RSS. Inputs: a 50 MB text file (first page), the last line of a 20 MB file (rewritten before each run), a 10 MB `write_file`, `seq 1 1000000`, and one 10 MB line.\n- **wire**: a 50,000-chunk streamed answer (Chat Completions) from the fake server on 127.0.0.1, through `uji run` end to end; the row is the CPU time (user + system) of the uji process, median of 5. The parser-only row is `plugins/wire-common/examples/stream_bench.rs`. First byte: in process, the real wire plugin is handed a built request and a loopback listener records when the request's first byte arrives; cold is the first request of the process (runtime start and connect), warm the median of the next 50.\n- **run**: `uji run` against a zero-latency fake server (release build), 20 runs: (a) a one-text-answer turn; (b) read_file + edit_file + run_command + answer, four requests. The per-round-trip overhead is (b − a) / 3: one more request plus one tool call through the gate.\n- **lua**: `tests/bench-examples/lua_bench.rs`, in process through the real gate and Lua plugin.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, parsing with tree-sitter-bash included (the target is issue 12's 50 µs).\n- **tui, frames** (`bench/src/tui_frames.rs`): the TUI plugin's own `App`, in process, fed the events uji sends and drawn into a 120×40 in-memory terminal. Streaming: a 5 MB Markdown answer (prose, lists, code, tables) arrives one character per `delta` event; a frame is drawn every 1,000 characters (the screen draws at most 60 frames a second, whatever the stream's pace) and each frame is timed. Typing: 500 keys into a 10,000-line draft, each followed by its frame.\n- **tui, live** (`bench/src/tui_live.rs`): the release `uji` in a 120×40 pseudo-terminal (the test suite's `Tty`). Start: from spawn to the prompt on screen, median of 10. Memory: a session grown by `uji run` to 100, 500 and 2,000 messages (1 KB Markdown answers with Rust code and a table), opened with `uji resume`, scrolled to the top and back; peak RSS (VmHWM) of the uji process, then its RSS. Idle: CPU ticks of that process over 10 s with the 500-message session on screen.\n";
+const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **tools**: each call is a fresh `uji tool run NAME - --yes` process (arguments on stdin), so the time includes starting uji and loading its plugins; 5 runs, median time, highest peak RSS. Inputs: a 50 MB text file (first page), the last line of a 20 MB file (rewritten before each run), a 10 MB `write_file`, `seq 1 1000000`, and one 10 MB line.\n- **wire**: a 50,000-chunk streamed answer (Chat Completions) from the fake server on 127.0.0.1, through `uji run` end to end; the row is the CPU time (user + system) of the uji process, median of 5. The parser-only row is `plugins/wire-common/examples/stream_bench.rs`. First byte: in process, the real wire plugin is handed a built request and a loopback listener records when the request's first byte arrives; cold is the first request of the process (runtime start and connect), warm the median of the next 50.\n- **run**: `uji run` against a zero-latency fake server (release build), 20 runs: (a) a one-text-answer turn; (b) read_file + edit_file + run_command + answer, four requests. The per-round-trip overhead is (b − a) / 3: one more request plus one tool call through the gate.\n- **bounds** (`bench/src/bounds.rs`, issue 13): `uji run --yes` against the zero-latency fake server, one `run_command` call then an answer, in `--json` and in text mode; the command prints `seq 1 1000000` or one 10 MB line (`head -c 10485760 /dev/zero | tr '\\0' x`). 3 runs, highest peak RSS of the uji process and the largest stdout. Progress is paced to about 10 lines a second and the result bounded, so neither grows with the output. The endless answer: the fake server streams 1 KB text chunks without end, as fast as uji reads them, until uji stops the answer at its 8 MiB cap (3 runs, highest peak RSS).\n- **lua**: `tests/bench-examples/lua_bench.rs`, in process through the real gate and Lua plugin.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, parsing with tree-sitter-bash included (the target is issue 12's 50 µs).\n- **tui, frames** (`bench/src/tui_frames.rs`): the TUI plugin's own `App`, in process, fed the events uji sends and drawn into a 120×40 in-memory terminal. Streaming: a 5 MB Markdown answer (prose, lists, code, tables) arrives one character per `delta` event; a frame is drawn every 1,000 characters (the screen draws at most 60 frames a second, whatever the stream's pace) and each frame is timed. Typing: 500 keys into a 10,000-line draft, each followed by its frame.\n- **tui, live** (`bench/src/tui_live.rs`): the release `uji` in a 120×40 pseudo-terminal (the test suite's `Tty`). Start: from spawn to the prompt on screen, median of 10. Memory: a session grown by `uji run` to 100, 500 and 2,000 messages (1 KB Markdown answers with Rust code and a table), opened with `uji resume`, scrolled to the top and back; peak RSS (VmHWM) of the uji process, then its RSS. Idle: CPU ticks of that process over 10 s with the 500-message session on screen.\n";
