@@ -195,7 +195,7 @@ impl<'a> Agent<'a> {
         let cwd = params["cwd"]
             .as_str()
             .ok_or_else(|| RpcError::invalid_params("cwd is required"))?;
-        if cwd != self.cwd() {
+        if !same_dir(cwd, &self.cwd()) {
             return Err(RpcError::invalid_params(format!(
                 "uji acp serves the directory it was started in ({}); start it in {cwd} for that directory",
                 self.cwd()
@@ -339,6 +339,11 @@ impl<'a> Agent<'a> {
         }
         if mode == self.mode() {
             return Ok(Some(json!({})));
+        }
+        if self.command_of("/plan").is_none() {
+            return Err(RpcError::invalid_params(
+                "plan mode is not set up: add require(\"uji.planmode\").setup() to init.lua",
+            ));
         }
         let op = json!({"type": "run_command", "name": "plan", "args": ""});
         self.op(Some(Pending::SetMode(id.clone(), mode.to_string())), op)?;
@@ -602,6 +607,12 @@ impl Agent<'_> {
         };
         self.out.answer(&id, json!({"stopReason": reason}))
     }
+}
+
+/// Editors may name the directory through a symlink or with a trailing slash.
+fn same_dir(a: &str, b: &str) -> bool {
+    let canonical = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| p.into());
+    canonical(a) == canonical(b)
 }
 
 /// A file's text for a diff, when it exists, is text and is not huge.
