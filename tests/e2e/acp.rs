@@ -462,3 +462,59 @@ fn prompts_carry_links_embedded_files_and_images_to_the_model() {
     assert!(sent.contains("fn b() {}"), "{sent}");
     assert!(sent.contains("iVBORw0KGgo="), "{sent}");
 }
+
+#[test]
+fn the_model_is_chosen_through_a_session_config_option() {
+    let model = FakeModel::start();
+    model.push(answer("from m2"));
+    let sandbox = sandbox(&model);
+    let mut client = Client::spawn(&sandbox);
+    let servers = json!([{"name": "files", "command": "/bin/true", "args": [], "env": []}]);
+    let started = client.start_with(&sandbox, servers);
+    let session = started["result"]["sessionId"].as_str().unwrap().to_string();
+    let option = &started["result"]["configOptions"][0];
+    assert_eq!(option["category"], "model", "{started}");
+    assert_eq!(option["type"], "select");
+    assert_eq!(option["currentValue"], "fake/m1");
+    assert_eq!(names_of_values(&option["options"]), ["fake/m1", "fake/m2"]);
+
+    let id = client.request(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "fake/m2"}),
+    );
+    let chosen = client.answer(id);
+    assert_eq!(
+        chosen["result"]["configOptions"][0]["currentValue"], "fake/m2",
+        "{chosen}"
+    );
+    let id = client.request(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "fake/m9"}),
+    );
+    assert_eq!(client.answer(id)["error"]["code"], -32602);
+
+    let id = prompt(&mut client, &session, "hi");
+    assert_eq!(client.answer(id)["result"]["stopReason"], "end_turn");
+    assert!(
+        model
+            .last_request()
+            .body_text()
+            .contains("\"model\":\"m2\"")
+    );
+    assert!(client.finish().success());
+    // Without the MCP plugin the editor's servers are logged, not used.
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(
+        log.contains("the editor's MCP servers are not used"),
+        "{log}"
+    );
+}
+
+fn names_of_values(options: &Value) -> Vec<&str> {
+    options
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect()
+}

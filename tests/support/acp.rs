@@ -25,13 +25,13 @@ pub fn plugin_path() -> String {
     ])
 }
 
-/// A sandbox whose init.lua adds the fake provider (model m1) and uses it,
+/// A sandbox whose init.lua adds the fake provider (models m1 and m2), uses m1,
 /// with plan mode and a Lua slash command `/hello`.
 pub fn sandbox(model: &FakeModel) -> Sandbox {
     let sandbox = Sandbox::new();
     let init = format!(
         r#"
-uji.provider.add({{ id = "fake", wire = "openai-chat", base_url = "{}", models = {{ "m1" }} }})
+uji.provider.add({{ id = "fake", wire = "openai-chat", base_url = "{}", models = {{ "m1", "m2" }} }})
 uji.model.use("fake/m1")
 require("uji.planmode").setup()
 uji.command.add("hello", {{ desc = "Say hello", handler = function(args) return "hello " .. args end }})
@@ -154,6 +154,15 @@ impl Client {
 
     /// `initialize` then `session/new` in the work directory; the session id.
     pub fn start(&mut self, sandbox: &Sandbox) -> String {
+        let answer = self.start_with(sandbox, json!([]));
+        answer["result"]["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_string()
+    }
+
+    /// `initialize` then `session/new` with `mcp_servers`; its answer.
+    pub fn start_with(&mut self, sandbox: &Sandbox, mcp_servers: Value) -> Value {
         let id = self.request(
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": {}}),
@@ -162,13 +171,9 @@ impl Client {
         assert_eq!(answer["result"]["protocolVersion"], 1, "{answer}");
         let id = self.request(
             "session/new",
-            json!({"cwd": sandbox.work(), "mcpServers": []}),
+            json!({"cwd": sandbox.work(), "mcpServers": mcp_servers}),
         );
-        let answer = self.answer(id);
-        answer["result"]["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_string()
+        self.answer(id)
     }
 
     /// The updates read so far.

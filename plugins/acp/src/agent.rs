@@ -25,6 +25,8 @@ enum Pending {
     Load(Value),
     List(Value, Option<String>),
     SetMode(Value, String),
+    Models,
+    SetModel(Value),
 }
 
 struct Call {
@@ -56,6 +58,8 @@ pub struct Agent<'a> {
     mcp_after_switch: Option<Value>,
     /// Updates for a session the editor learns of by the answer being sent.
     after_answer: Vec<Value>,
+    /// The models of `list_models`, once uji has answered it.
+    models: Option<Vec<Value>>,
 }
 
 type Answer = Result<Option<Value>, RpcError>;
@@ -77,6 +81,7 @@ impl<'a> Agent<'a> {
             prompt_op: None,
             mcp_after_switch: None,
             after_answer: Vec::new(),
+            models: None,
         }
     }
 
@@ -150,6 +155,7 @@ impl<'a> Agent<'a> {
             "session/list" => self.list(id, params),
             "session/prompt" => self.prompt(id, params),
             "session/set_mode" => self.set_mode(id, params),
+            "session/set_config_option" => self.set_config_option(id, params),
             _ => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("uji acp has no method {method}"),
@@ -158,9 +164,10 @@ impl<'a> Agent<'a> {
     }
 
     fn initialize(&mut self, id: &Value) -> Answer {
-        if self.configured.is_none() {
-            // uji has not configured the session yet: answer once it has,
-            // so the auth methods reflect whether a model is usable.
+        if self.configured.is_none() || self.models.is_none() {
+            // uji has not configured the session (or listed its models)
+            // yet: answer once it has, so the auth methods reflect whether
+            // a model is usable and sessions can offer the model choice.
             self.waiting_initialize = Some(id.clone());
             return Ok(None);
         }
@@ -191,6 +198,51 @@ impl<'a> Agent<'a> {
         })
     }
 
+    /// The answer to session/new (with its id) or session/load.
+    fn session_answer(&self, with_id: bool) -> Value {
+        let mut answer = json!({"modes": updates::modes(self.mode())});
+        if with_id {
+            answer["sessionId"] = json!(self.session_id());
+        }
+        if let Some(options) = self.config_options() {
+            answer["configOptions"] = options;
+        }
+        answer
+    }
+
+    /// The model choice as ACP session config options.
+    fn config_options(&self) -> Option<Value> {
+        let current = &self.configured.as_ref()?["model"];
+        let models = self.models.as_ref()?;
+        Some(updates::model_options(current, models))
+    }
+
+    fn set_config_option(&mut self, id: &Value, params: &Value) -> Answer {
+        self.check_session(params)?;
+        if params["configId"] != "model" {
+            return Err(RpcError::invalid_params(format!(
+                "no config option {}; uji has model",
+                params["configId"]
+            )));
+        }
+        let value = params["value"].as_str().unwrap_or("");
+        let known = self
+            .models
+            .iter()
+            .flatten()
+            .any(|m| updates::model_id(m) == value);
+        if !known {
+            return Err(RpcError::invalid_params(format!(
+                "no model {value:?}; session/new lists the configured ones"
+            )));
+        }
+        self.op(
+            Some(Pending::SetModel(id.clone())),
+            json!({"type": "set_model", "model": value}),
+        )?;
+        Ok(None)
+    }
+
     fn check_cwd(&self, params: &Value) -> Result<(), RpcError> {
         let cwd = params["cwd"]
             .as_str()
@@ -210,9 +262,7 @@ impl<'a> Agent<'a> {
             // The session uji opened at start has not been used: it is the new one.
             self.fresh = false;
             self.after_switch(params);
-            return Ok(Some(
-                json!({"sessionId": self.session_id(), "modes": updates::modes(self.mode())}),
-            ));
+            return Ok(Some(self.session_answer(true)));
         }
         self.op(
             Some(Pending::NewSession(id.clone())),
@@ -231,7 +281,7 @@ impl<'a> Agent<'a> {
         if wanted == self.session_id() {
             self.replay()?;
             self.after_switch(params);
-            return Ok(Some(json!({"modes": updates::modes(self.mode())})));
+            return Ok(Some(self.session_answer(false)));
         }
         self.mcp_after_switch = Some(params["mcpServers"].clone());
         self.op(
@@ -413,6 +463,7 @@ impl Agent<'_> {
             }
             "notice" => crate::log_info(&format!("notice: {}", event["text"])),
             "turn_finished" => self.turn_finished(event)?,
+            "model_changed" => self.model_changed(&event["model"])?,
             "closed" => return Ok(false),
             _ => {}
         }
@@ -422,9 +473,15 @@ impl Agent<'_> {
     fn configured_event(&mut self, event: &Value) -> std::io::Result<()> {
         self.configured = Some(event.clone());
         self.plan = event["status"]["plan"].is_string();
-        if let Some(id) = self.waiting_initialize.take() {
-            self.out.answer(&id, self.capabilities())?;
+        let listing = self.pending.values().any(|p| matches!(p, Pending::Models));
+        if self.models.is_none()
+            && !listing
+            && let Err(e) = self.op(Some(Pending::Models), json!({"type": "list_models"}))
+        {
+            crate::log_warn(&format!("cannot list the models: {e}"));
+            self.models = Some(Vec::new());
         }
+        self.answer_initialize()?;
         let params = json!({"mcpServers": self.mcp_after_switch.take()});
         let switch = self.pending.iter().find_map(|(op, p)| match p {
             Pending::NewSession(_) | Pending::Load(_) => Some(op.clone()),
@@ -433,20 +490,42 @@ impl Agent<'_> {
         let Some(pending) = switch.and_then(|op| self.pending.remove(&op)) else {
             return Ok(());
         };
-        let modes = updates::modes(self.mode());
         match pending {
             Pending::NewSession(id) => {
                 self.after_switch(&params);
-                self.answer(&id, json!({"sessionId": self.session_id(), "modes": modes}))
+                let answer = self.session_answer(true);
+                self.answer(&id, answer)
             }
             Pending::Load(id) => {
                 if let Err(e) = self.replay() {
                     return self.out.fail(&id, &e);
                 }
                 self.after_switch(&params);
-                self.answer(&id, json!({"modes": modes}))
+                let answer = self.session_answer(false);
+                self.answer(&id, answer)
             }
             _ => Ok(()),
+        }
+    }
+
+    fn answer_initialize(&mut self) -> std::io::Result<()> {
+        if self.models.is_none() || self.configured.is_none() {
+            return Ok(());
+        }
+        match self.waiting_initialize.take() {
+            Some(id) => self.out.answer(&id, self.capabilities()),
+            None => Ok(()),
+        }
+    }
+
+    fn model_changed(&mut self, model: &Value) -> std::io::Result<()> {
+        if let Some(configured) = self.configured.as_mut() {
+            configured["model"] = model.clone();
+        }
+        match self.config_options() {
+            Some(options) => self
+                .update(json!({"sessionUpdate": "config_option_update", "configOptions": options})),
+            None => Ok(()),
         }
     }
 
@@ -474,6 +553,17 @@ impl Agent<'_> {
             Pending::List(id, cwd) => self
                 .out
                 .answer(&id, crate::sessions::list(result, cwd.as_deref())),
+            Pending::Models => {
+                self.models = Some(result["models"].as_array().cloned().unwrap_or_default());
+                self.answer_initialize()
+            }
+            Pending::SetModel(id) => {
+                if let Some(configured) = self.configured.as_mut() {
+                    configured["model"] = result["model"].clone();
+                }
+                let options = self.config_options().unwrap_or_default();
+                self.out.answer(&id, json!({"configOptions": options}))
+            }
             Pending::SetMode(id, mode) => {
                 self.plan = mode == "plan";
                 self.update(updates::mode(self.mode()))?;
@@ -499,7 +589,11 @@ impl Agent<'_> {
             | Pending::Command(id)
             | Pending::NewSession(id)
             | Pending::Load(id) => id,
-            Pending::List(id, _) | Pending::SetMode(id, _) => id,
+            Pending::List(id, _) | Pending::SetMode(id, _) | Pending::SetModel(id) => id,
+            Pending::Models => {
+                self.models = Some(Vec::new());
+                return self.answer_initialize();
+            }
         };
         self.out.fail(&id, &RpcError::internal(message))
     }

@@ -133,6 +133,29 @@ pub fn modes(current: &str) -> Value {
     })
 }
 
+/// `provider/model`, as `set_model` takes it.
+pub fn model_id(model: &Value) -> String {
+    format!(
+        "{}/{}",
+        model["provider"].as_str().unwrap_or(""),
+        model["model"].as_str().unwrap_or("")
+    )
+}
+
+/// The model choice as ACP's select config option (category `model`).
+/// Models without a key are left out: choosing one would fail.
+pub fn model_options(current: &Value, models: &[Value]) -> Value {
+    let options: Vec<Value> = models
+        .iter()
+        .filter(|m| m["available"] != false)
+        .map(|m| json!({"value": model_id(m), "name": model_id(m)}))
+        .collect();
+    json!([{
+        "id": "model", "name": "Model", "category": "model", "type": "select",
+        "currentValue": model_id(current), "options": options,
+    }])
+}
+
 /// One saved message as the updates that show it again (`session/load`).
 pub fn replay(message: &Value) -> Vec<Value> {
     let text = message["text"].as_str().unwrap_or("");
