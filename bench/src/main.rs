@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod acp;
 mod bounds;
 mod examples;
 mod run;
@@ -181,7 +182,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 10] = [
+    let areas: [Area; 11] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -192,6 +193,7 @@ fn main() {
         ("lua", examples::lua),
         ("tui", tui_frames::run),
         ("tui-live", tui_live::run),
+        ("acp", acp::run),
     ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {

@@ -169,6 +169,11 @@ impl Client {
         );
         let answer = self.answer(id);
         assert_eq!(answer["result"]["protocolVersion"], 1, "{answer}");
+        assert_eq!(
+            answer["result"]["authMethods"],
+            json!([]),
+            "a model is set up"
+        );
         let id = self.request(
             "session/new",
             json!({"cwd": sandbox.work(), "mcpServers": mcp_servers}),

@@ -203,6 +203,8 @@ mod tests {
         assert_eq!(kind("read_file"), "read");
         assert_eq!(kind("write_file"), "edit");
         assert_eq!(kind("run_command"), "execute");
+        assert_eq!(kind("grep_files"), "search");
+        assert_eq!(kind("web_fetch"), "fetch");
         assert_eq!(kind("lua_thing"), "other");
         assert_eq!(title("Read", "src/a.rs"), "Read src/a.rs");
         assert_eq!(title("", "x"), "x");
