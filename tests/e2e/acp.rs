@@ -395,6 +395,8 @@ fn garbage_and_malformed_requests_get_json_rpc_errors_and_uji_goes_on() {
             && m["id"].is_null())["error"]["code"],
         -32600
     );
+    client.send_line(r#"{"jsonrpc":"2.0","id":6,"method":"session/teleport"}"#);
+    assert_eq!(client.answer(6)["error"]["code"], -32601);
     let id = client.request("session/teleport", json!({}));
     assert_eq!(client.answer(id)["error"]["code"], -32601);
     let id = client.request("session/prompt", json!({"sessionId": "nope", "prompt": []}));

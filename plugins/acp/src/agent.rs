@@ -14,6 +14,19 @@ use crate::updates;
 /// ACP protocol version this agent speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
+/// The requests uji answers; anything else is "method not found".
+const METHODS: [&str; 9] = [
+    "initialize",
+    "authenticate",
+    "session/new",
+    "session/load",
+    "session/list",
+    "session/prompt",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/cancel",
+];
+
 /// A file larger than this is not shown whole in an edit's diff.
 const DIFF_LIMIT: u64 = 1 << 20;
 
@@ -140,7 +153,7 @@ impl<'a> Agent<'a> {
     }
 
     fn request(&mut self, id: &Value, method: &str, params: &Value) -> Answer {
-        if !params.is_object() && method != "initialize" {
+        if METHODS.contains(&method) && !params.is_object() && method != "initialize" {
             return Err(RpcError::invalid_params(format!(
                 "{method} needs its params object"
             )));
