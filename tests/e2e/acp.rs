@@ -13,16 +13,9 @@ use uji_tests::acp::{Client, sandbox};
 use uji_tests::chat::{answer, call};
 use uji_tests::{Sandbox, names};
 
-/// The fake model with `scripts` queued, a sandbox using it, and `uji acp`
-/// with a new session.
-struct Editor {
-    client: Client,
-    model: FakeModel,
-    sandbox: Sandbox,
-    session: String,
-}
-
-fn open(scripts: Vec<Script>) -> Editor {
+/// `uji acp` with a new session, its id, the fake model with `scripts`
+/// queued and the sandbox using it.
+fn open(scripts: Vec<Script>) -> (Client, String, FakeModel, Sandbox) {
     let model = FakeModel::start();
     for script in scripts {
         model.push(script);
@@ -30,12 +23,7 @@ fn open(scripts: Vec<Script>) -> Editor {
     let sandbox = sandbox(&model);
     let mut client = Client::spawn(&sandbox);
     let session = client.start(&sandbox);
-    Editor {
-        client,
-        model,
-        sandbox,
-        session,
-    }
+    (client, session, model, sandbox)
 }
 
 fn prompt(client: &mut Client, session: &str, text: &str) -> u64 {
@@ -82,12 +70,7 @@ fn updates_of<'a>(client: &'a Client, kind: &str) -> Vec<&'a Value> {
 
 #[test]
 fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
-    let Editor {
-        model: _model,
-        sandbox,
-        mut client,
-        session,
-    } = open(vec![
+    let (mut client, session, _model, sandbox) = open(vec![
         call("c1", "read_file", json!({"path": "notes.txt"})),
         call(
             "c2",
@@ -187,12 +170,7 @@ fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
 
 #[test]
 fn commands_are_offered_and_run_from_a_prompt_and_the_plan_mode_switches() {
-    let Editor {
-        model,
-        sandbox: _sandbox,
-        mut client,
-        session,
-    } = open(vec![]);
+    let (mut client, session, model, _sandbox) = open(vec![]);
     let offered = client.update("available commands", |u| {
         u["sessionUpdate"] == "available_commands_update"
     });
@@ -228,12 +206,7 @@ fn commands_are_offered_and_run_from_a_prompt_and_the_plan_mode_switches() {
 
 #[test]
 fn a_rejected_or_cancelled_permission_denies_the_call() {
-    let Editor {
-        model: _model,
-        sandbox,
-        mut client,
-        session,
-    } = open(vec![
+    let (mut client, session, _model, sandbox) = open(vec![
         call("c1", "write_file", json!({"path": "a.txt", "content": "x"})),
         call("c2", "write_file", json!({"path": "b.txt", "content": "y"})),
         answer("Understood."),
@@ -262,12 +235,7 @@ fn a_rejected_or_cancelled_permission_denies_the_call() {
 
 #[test]
 fn cancel_stops_a_running_command_at_once() {
-    let Editor {
-        model: _model,
-        sandbox: _sandbox,
-        mut client,
-        session,
-    } = open(vec![call(
+    let (mut client, session, _model, _sandbox) = open(vec![call(
         "c1",
         "run_command",
         json!({"command": "sleep 30"}),
@@ -293,12 +261,7 @@ fn cancel_stops_a_running_command_at_once() {
 
 #[test]
 fn a_saved_session_is_listed_and_loaded_with_its_history_replayed() {
-    let Editor {
-        model: _model,
-        sandbox,
-        client: mut first,
-        session,
-    } = open(vec![answer("hello there")]);
+    let (mut first, session, _model, sandbox) = open(vec![answer("hello there")]);
     let id = prompt(&mut first, &session, "hi");
     assert_eq!(first.answer(id)["result"]["stopReason"], "end_turn");
     assert!(first.finish().success());
@@ -357,12 +320,7 @@ fn a_saved_session_is_listed_and_loaded_with_its_history_replayed() {
 
 #[test]
 fn a_failing_turn_answers_the_prompt_with_uji_s_error() {
-    let Editor {
-        model: _model,
-        sandbox: _sandbox,
-        mut client,
-        session,
-    } = open(vec![Script::status(
+    let (mut client, session, _model, _sandbox) = open(vec![Script::status(
         400,
         r#"{"error": {"message": "bad model name"}}"#,
         &[],
@@ -442,12 +400,7 @@ fn without_a_model_key_initialize_offers_an_auth_method() {
 
 #[test]
 fn prompts_carry_links_embedded_files_and_images_to_the_model() {
-    let Editor {
-        model,
-        sandbox: _sandbox,
-        mut client,
-        session,
-    } = open(vec![answer("seen")]);
+    let (mut client, session, model, _sandbox) = open(vec![answer("seen")]);
     let blocks = json!([
         {"type": "text", "text": "compare"},
         {"type": "resource_link", "uri": "file:///w/a.rs", "name": "a.rs"},
