@@ -2,6 +2,13 @@
 //! Neovim's CodeCompanion) that spawn it and speak JSON-RPC on its stdin
 //! and stdout. A frontend plugin like the TUI: it only sends operations and
 //! reads events of the frontend protocol (docs/frontends.md, docs/editors.md).
+//!
+//! The messages follow the ACP schema (protocol version 1, as in
+//! agent-client-protocol-schema 1.20) but are built as JSON here rather than
+//! with the `agent-client-protocol` crate: its async runtime would be a
+//! second executor inside a cdylib that already gets events as blocking
+//! calls, and its schema crate turns on serde_json's `preserve_order` for the
+//! whole workspace, changing the key order of every JSON uji prints.
 
 mod agent;
 mod prompt;
