@@ -413,7 +413,7 @@ fn a_missing_frontend_is_named_with_what_to_do() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output).1;
     assert!(
-        stderr.contains("no frontend named \"nope\" is installed (loaded frontends: headless, legacy, scripted, tui)"),
+        stderr.contains("no frontend named \"nope\" is installed (loaded frontends: acp, headless, legacy, scripted, tui)"),
         "{stderr}"
     );
     assert!(stderr.contains("--frontend NAME"), "{stderr}");
