@@ -473,3 +473,28 @@ fn names_of_values(options: &Value) -> Vec<&str> {
         .map(|o| o["value"].as_str().unwrap())
         .collect()
 }
+
+#[test]
+fn allow_always_is_a_session_rule_for_the_same_tool_and_subject() {
+    let (mut client, session, _model, sandbox) = open(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "a.txt", "content": "one"}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "a.txt", "content": "two"}),
+        ),
+        answer("Written twice."),
+    ]);
+    let id = prompt(&mut client, &session, "write a.txt twice");
+    let (answer, asked) = run_prompt(&mut client, id, |_| selected("allow_session"));
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    assert_eq!(asked.len(), 1, "only the first write asks: {asked:#?}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("a.txt")).unwrap(),
+        "two"
+    );
+}
