@@ -498,3 +498,34 @@ fn allow_always_is_a_session_rule_for_the_same_tool_and_subject() {
         "two"
     );
 }
+
+#[test]
+fn in_plan_mode_edits_are_refused() {
+    let (mut client, session, _model, sandbox) = open(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "plan.txt", "content": "x"}),
+        ),
+        answer("Here is the plan."),
+    ]);
+    let id = client.request(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "plan"}),
+    );
+    assert_eq!(client.answer(id)["result"], json!({}));
+    let id = prompt(&mut client, &session, "plan it");
+    let (answer, asked) = run_prompt(&mut client, id, |_| selected("allow_once"));
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    assert!(
+        asked.is_empty(),
+        "a disabled tool is refused without asking"
+    );
+    assert!(!sandbox.work().join("plan.txt").exists());
+    let updates = updates_of(&client, "tool_call_update");
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["toolCallId"] == "c1" && u["status"] == "failed")
+    );
+}
