@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_tests::scripted::{answer, assert_ok, drive, drive_as_configured, of_type, plugin_path};
-use uji_tests::{Sandbox, text, uji_bin};
+use uji_tests::{Sandbox, names, text, uji_bin};
 
 fn command_call(id: &str, command: &str) -> Script {
     let args = json!({"command": command}).to_string();
@@ -88,12 +88,7 @@ fn the_first_event_configures_the_session_and_every_operation_is_answered() {
     assert_eq!(first["model"]["provider"], "fake");
     assert_eq!(first["model"]["model"], "m1");
     assert_eq!(first["model"]["context_window"], 128_000);
-    let commands: Vec<&str> = first["commands"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let commands = names(&first["commands"]);
     assert!(
         commands.contains(&"fast") && commands.contains(&"model"),
         "{commands:?}"
@@ -418,7 +413,7 @@ fn a_missing_frontend_is_named_with_what_to_do() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output).1;
     assert!(
-        stderr.contains("no frontend named \"nope\" is installed (loaded frontends: headless, legacy, scripted, tui)"),
+        stderr.contains("no frontend named \"nope\" is installed (loaded frontends: acp, headless, legacy, scripted, tui)"),
         "{stderr}"
     );
     assert!(stderr.contains("--frontend NAME"), "{stderr}");

@@ -129,6 +129,15 @@ impl Sandbox {
     }
 }
 
+/// The `name` of each object in a JSON array (commands, tools).
+pub fn names(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .expect("an array")
+        .iter()
+        .map(|c| c["name"].as_str().expect("a name"))
+        .collect()
+}
+
 /// Stdout and stderr as text, for assertions and failure messages.
 pub fn text(output: &Output) -> (String, String) {
     (
@@ -166,6 +175,7 @@ pub fn wait_for_spill_file(sandbox: &Sandbox) -> PathBuf {
     panic!("no spill file appeared under {}", root.display());
 }
 
+pub mod acp;
 pub mod chat;
 pub mod scripted;
 pub mod tty;

@@ -35,7 +35,9 @@ fn draws_on_terminal(cli: &Cli) -> bool {
         None | Some(Command::Resume { .. }) => true,
         Some(Command::Run { .. }) => cli.frontend.as_deref().is_some_and(|f| f != "headless"),
         Some(
-            Command::List { .. }
+            // `uji acp`: stdout is the editor's, stderr free for log lines.
+            Command::Acp
+            | Command::List { .. }
             | Command::Delete { .. }
             | Command::Plugins { .. }
             | Command::Tool { .. }

@@ -79,6 +79,8 @@ enum Command {
         #[arg(long, value_name = "ID")]
         id: Option<String>,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout for an editor (Zed, Neovim): docs/editors.md.
+    Acp,
     /// List saved sessions of this directory.
     List {
         /// Sessions of every directory.
@@ -218,6 +220,11 @@ fn main() -> ExitCode {
                 None => uji_core::sessions::Start::Latest,
             };
             return run_cmd::interactive(cli.config_dir, cli.data_dir, start, cli.frontend);
+        }
+        Some(Command::Acp) => {
+            let start = uji_core::sessions::Start::New { title: None };
+            let frontend = Some("acp".to_string());
+            return run_cmd::interactive(cli.config_dir, cli.data_dir, start, frontend);
         }
         Some(Command::List { all }) => return run_cmd::list(cli.config_dir, cli.data_dir, all),
         Some(Command::Delete { id }) => return run_cmd::delete(cli.config_dir, cli.data_dir, &id),

@@ -75,16 +75,7 @@ pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
 /// Today's date (UTC) as YYYY-MM-DD, without a date crate.
 fn today() -> String {
     let days = crate::store::now_ms() / 86_400_000;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = uji_protocol::time::civil_from_days(days as i64);
     format!("{year:04}-{month:02}-{day:02}")
 }
 

@@ -345,6 +345,7 @@ pub mod keymap;
 pub mod services;
 pub mod session;
 pub mod spill;
+pub mod time;
 pub mod wire;
 
 #[cfg(test)]
