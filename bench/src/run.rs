@@ -13,9 +13,9 @@ use crate::{Row, Run, measure, median, uji};
 pub(crate) fn run_cmd(home: &Path, work: &Path, model: &FakeModel, prompt: &str) -> Command {
     let mut cmd = uji(home);
     cmd.current_dir(work)
-        .env("OPENAI_API_KEY", "bench-key")
-        .env("OPENAI_BASE_URL", model.base_url())
-        .args(["run", "--yes", "--model", "openai/m", prompt]);
+        .env("OPENROUTER_API_KEY", "bench-key")
+        .env("OPENROUTER_BASE_URL", model.base_url())
+        .args(["run", "--yes", "--model", "openrouter/m", prompt]);
     cmd
 }
 

@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use uji_fake_model::responses::ResponsesEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_tests::chat::answer;
 use uji_tests::tty::Tty;
@@ -296,4 +297,37 @@ fn on_a_terminal_the_key_is_typed_unseen_and_echo_comes_back() {
     tty.cooked_mode().unwrap();
     let saved = std::fs::read_to_string(auth_file(&sandbox)).unwrap();
     assert!(saved.contains(KEY));
+}
+
+#[test]
+fn openai_models_use_the_responses_api_at_openai_base_url_with_retries() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(Script::status(503, "busy", &[("retry-after", "0")]))
+        .push(Script::sse(
+            ResponsesEvents::new("gpt-5")
+                .text("from the Responses API", 3)
+                .usage(10, 2, 0)
+                .completed(),
+        ));
+    let base = model.base_url();
+    let env = [
+        ("OPENAI_API_KEY", "sk-openai-1"),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let (output, stdout, stderr) = run(&sandbox, "openai/gpt-5", &env);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("from the Responses API"), "{stdout}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "one retry after the 503");
+    assert!(
+        requests.iter().all(|r| r.path == "/responses"),
+        "{requests:?}"
+    );
+    assert_eq!(requests[1].json["model"], "gpt-5");
+    assert_eq!(
+        requests[1].header("authorization"),
+        Some("Bearer sk-openai-1")
+    );
 }

@@ -14,7 +14,7 @@ use uji_fake_model::{FakeModel, RecordedRequest, Script};
 use uji_tests::chat::{answer, call, events, uji_with_model};
 use uji_tests::{Sandbox, text};
 
-const MODEL: &str = "openai/test-model";
+const MODEL: &str = "openrouter/test-model";
 const KEY: &str = "sk-e2e-secret-key-42";
 
 fn uji(sandbox: &Sandbox, model: &FakeModel) -> Command {
@@ -379,7 +379,7 @@ fn exit_codes_say_what_happened() {
         .uji()
         .args(["run", "hi"])
         .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .output()
         .unwrap();
     let (_, stderr) = text(&output);
@@ -640,7 +640,7 @@ fn sigkill_mid_turn_then_resume_repairs_the_history() {
     let bad = sandbox
         .uji()
         .args(["run", "--resume", "not-an-id", "x"])
-        .env("OPENAI_API_KEY", KEY)
+        .env("OPENROUTER_API_KEY", KEY)
         .output()
         .unwrap();
     assert!(
@@ -754,7 +754,7 @@ fn a_provider_from_the_config_is_used_without_a_key() {
     );
     let output = cmd
         .args(["run", "hi"])
-        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .output()
         .unwrap();
@@ -914,7 +914,7 @@ uji.model.use("scripted")
     let output = sandbox
         .uji()
         .args(["run", "--json", "read a.txt"])
-        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .output()
         .unwrap();
     let (stdout, stderr) = text(&output);
@@ -970,7 +970,7 @@ fn keys_printed_by_a_tool_are_redacted_everywhere() {
         .push(call(
             "c1",
             "run_command",
-            json!({"command": "echo key=$OPENAI_API_KEY"}),
+            json!({"command": "echo key=$OPENROUTER_API_KEY"}),
         ))
         .push(answer("done"));
     let (output, stdout, stderr) = run(&sandbox, &model, &["--json", "--yes", "show the env"]);

@@ -23,6 +23,7 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod responses;
 mod script;
 
 pub use script::{DEFAULT_STALL_LIMIT, Script};
