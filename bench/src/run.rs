@@ -147,6 +147,7 @@ pub fn wire() -> Vec<Row> {
     let cpu = median(runs.iter().map(|r| r.cpu.as_secs_f64()).collect());
     let parser = crate::examples::numbers("stream_bench");
     let first_byte = crate::examples::numbers("wire_first_byte");
+    let responses = crate::examples::numbers("responses_stream_bench");
     vec![
         Row {
             area: "wire",
@@ -160,6 +161,16 @@ pub fn wire() -> Vec<Row> {
             what: "50,000-chunk answer, SSE reader + Chat Completions parser only".into(),
             value: parser
                 .get("stream_50k_chunks_ms")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "ms",
+            target: None,
+        },
+        Row {
+            area: "wire",
+            what: "50,000-event answer, SSE reader + Responses parser only".into(),
+            value: responses
+                .get("responses_50k_chunks_ms")
                 .copied()
                 .unwrap_or(f64::NAN),
             unit: "ms",

@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use uji_fake_model::gemini::GeminiEvents;
 use uji_fake_model::responses::ResponsesEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_tests::chat::answer;
@@ -235,6 +236,23 @@ fn a_refused_key_is_not_saved_and_logout_forgets_a_saved_one() {
     );
     assert!(!auth_file(&sandbox).exists());
 
+    model.push(Script::status(500, "down", &[]));
+    let (output, _, stderr) = login(&sandbox, "gsk-unchecked\n");
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("could not check the key (HTTP 500") && stderr.contains("saving it anyway"),
+        "{stderr}"
+    );
+    assert!(
+        sandbox
+            .uji()
+            .args(["logout", "groq"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+
     let (output, _, stderr) = login(&sandbox, "\n");
     assert!(!output.status.success());
     assert!(stderr.contains("no key given"), "{stderr}");
@@ -330,4 +348,50 @@ fn openai_models_use_the_responses_api_at_openai_base_url_with_retries() {
         requests[1].header("authorization"),
         Some("Bearer sk-openai-1")
     );
+}
+
+#[test]
+fn gemini_models_use_the_gemini_wire_with_a_saved_key_or_google_api_key() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    let answer = || {
+        Script::sse(
+            GeminiEvents::new("gemini-2.5-flash")
+                .text("from Gemini", 2)
+                .finish("STOP"),
+        )
+    };
+    model
+        .push(Script::status(200, r#"{"models": []}"#, &[]))
+        .push(answer())
+        .push(answer());
+    let base = model.base_url();
+    let mut cmd = sandbox.uji();
+    cmd.args(["login", "gemini"]).env("GEMINI_BASE_URL", &base);
+    let output = with_stdin(cmd, "gem-saved-key\n");
+    assert!(output.status.success(), "{}", text(&output).1);
+    let check = &model.requests()[0];
+    assert_eq!(check.path, "/models");
+    assert_eq!(check.header("x-goog-api-key"), Some("gem-saved-key"));
+
+    for (env, key) in [
+        (vec![("GEMINI_BASE_URL", base.as_str())], "gem-saved-key"),
+        (
+            vec![
+                ("GEMINI_BASE_URL", base.as_str()),
+                ("GOOGLE_API_KEY", "google-env-key"),
+            ],
+            "google-env-key",
+        ),
+    ] {
+        let (output, stdout, stderr) = run(&sandbox, "gemini/gemini-2.5-flash", &env);
+        assert!(output.status.success(), "{stderr}");
+        assert!(stdout.contains("from Gemini"), "{stdout}");
+        let request = model.last_request();
+        assert_eq!(
+            request.path,
+            "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(request.header("x-goog-api-key"), Some(key));
+    }
 }

@@ -233,6 +233,7 @@ fn fetch_status(url: &str, wire: &str, key: &str) -> Result<u16, String> {
             .get(url)
             .header("x-api-key", key)
             .header("anthropic-version", "2023-06-01"),
+        "gemini" => client.get(url).header("x-goog-api-key", key),
         _ => client.get(url).bearer_auth(key),
     };
     // reqwest's errors name the URL, never the headers, so the key stays out.

@@ -563,6 +563,11 @@ mod tests {
         for key in ["saved-groq", "saved-gemini", "from-google"] {
             assert!(secrets.iter().any(|s| s == key), "{key}");
         }
+        assert_eq!(
+            p.resolve(None).unwrap().label(),
+            "groq/moonshotai/kimi-k2-instruct-0905",
+            "the first provider of the catalogue with a key, saved or not"
+        );
         let groq = p.get("groq").unwrap();
         assert_eq!(p.key_source(&groq), KeySource::Stored);
         assert_eq!(
@@ -594,5 +599,31 @@ mod tests {
         assert!(err.contains("UJI_CUSTOM_BASE_URL"), "{err}");
         let p = providers(&[("UJI_CUSTOM_BASE_URL", "http://127.0.0.1:1/v1")]);
         assert_eq!(p.resolve(Some("custom/m")).unwrap().key, None);
+    }
+
+    /// docs/providers.md's table says what the catalogue holds.
+    #[test]
+    fn the_documented_table_matches_the_catalogue() {
+        let doc = include_str!("../../../docs/providers.md");
+        let rows: Vec<Vec<&str>> = doc
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| l.split('|').map(str::trim).collect())
+            .collect();
+        let catalogue = catalogue();
+        assert_eq!(rows.len(), catalogue.len());
+        for (row, provider) in rows.iter().zip(&catalogue) {
+            let (id, name, wire, key, url) = (row[1], row[2], row[3], row[4], row[5]);
+            assert_eq!(id, format!("`{}`", provider.id));
+            assert_eq!(name, provider.name);
+            assert!(wire.starts_with(&provider.wire), "{id}: {wire}");
+            for var in provider.key_env.iter().chain(&provider.key_env_alt) {
+                assert!(key.contains(&format!("`{var}`")), "{id}: {key}");
+            }
+            assert!(url.contains(&provider.base_url), "{id}: {url}");
+            if let Some(var) = &provider.base_url_env {
+                assert!(url.contains(&format!("`{var}`")), "{id}: {url}");
+            }
+        }
     }
 }

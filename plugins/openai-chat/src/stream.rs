@@ -254,9 +254,7 @@ impl StreamParser for ChatStream {
     }
 }
 
-fn number(value: Option<&Value>) -> u64 {
-    value.and_then(Value::as_u64).unwrap_or(0)
-}
+use uji_wire_common::count as number;
 
 /// `usage` of a chunk: input excludes cached reads and writes.
 pub fn map_usage(usage: &Value) -> Usage {

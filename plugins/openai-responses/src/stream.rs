@@ -273,9 +273,7 @@ impl StreamParser for ResponsesStream {
     }
 }
 
-fn number(value: Option<&Value>) -> u64 {
-    value.and_then(Value::as_u64).unwrap_or(0)
-}
+use uji_wire_common::count as number;
 
 /// The response's `usage`: input excludes cached reads.
 pub fn map_usage(usage: &Value) -> Usage {

@@ -202,3 +202,8 @@ pub fn object_schema(parameters: &serde_json::Value) -> serde_json::Value {
         serde_json::json!({"type": "object", "properties": {}})
     }
 }
+
+/// A token count from a usage object: 0 when absent or not a number.
+pub fn count(value: Option<&serde_json::Value>) -> u64 {
+    value.and_then(serde_json::Value::as_u64).unwrap_or(0)
+}
