@@ -14,7 +14,8 @@ use uji_fake_model::{FakeModel, RecordedRequest, Script};
 use uji_tests::chat::{answer, call, events, uji_with_model};
 use uji_tests::{Sandbox, text};
 
-const MODEL: &str = "openrouter/test-model";
+/// A model of the catalogue: an unknown one would add a notice to the events.
+const MODEL: &str = "openrouter/qwen/qwen3-coder";
 const KEY: &str = "sk-e2e-secret-key-42";
 
 fn uji(sandbox: &Sandbox, model: &FakeModel) -> Command {
@@ -385,7 +386,9 @@ fn exit_codes_say_what_happened() {
     let (_, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr.contains("uji: error: no model provider is set up: export ANTHROPIC_API_KEY"),
+        stderr.contains(
+            "uji: error: no model provider is set up: run `uji login` (or export ANTHROPIC_API_KEY"
+        ),
         "{stderr}"
     );
 

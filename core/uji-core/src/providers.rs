@@ -374,7 +374,8 @@ impl KeySource {
         *self != KeySource::Missing
     }
 
-    /// A few words for listings: `env GROQ_API_KEY`, `saved`, `no key needed`, `no key`.
+    /// A few words for listings: `key from GROQ_API_KEY`, `key saved`,
+    /// `no key needed`, `no key`.
     pub fn describe(&self) -> String {
         match self {
             KeySource::Env(var) => format!("key from {var}"),
