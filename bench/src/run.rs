@@ -148,6 +148,7 @@ pub fn wire() -> Vec<Row> {
     let parser = crate::examples::numbers("stream_bench");
     let first_byte = crate::examples::numbers("wire_first_byte");
     let responses = crate::examples::numbers("responses_stream_bench");
+    let gemini = crate::examples::numbers("gemini_stream_bench");
     vec![
         Row {
             area: "wire",
@@ -171,6 +172,16 @@ pub fn wire() -> Vec<Row> {
             what: "50,000-event answer, SSE reader + Responses parser only".into(),
             value: responses
                 .get("responses_50k_chunks_ms")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "ms",
+            target: None,
+        },
+        Row {
+            area: "wire",
+            what: "50,000-event answer, SSE reader + Gemini parser only".into(),
+            value: gemini
+                .get("gemini_50k_chunks_ms")
                 .copied()
                 .unwrap_or(f64::NAN),
             unit: "ms",
