@@ -13,9 +13,9 @@ use crate::{Row, Run, measure, median, uji};
 pub(crate) fn run_cmd(home: &Path, work: &Path, model: &FakeModel, prompt: &str) -> Command {
     let mut cmd = uji(home);
     cmd.current_dir(work)
-        .env("OPENAI_API_KEY", "bench-key")
-        .env("OPENAI_BASE_URL", model.base_url())
-        .args(["run", "--yes", "--model", "openai/m", prompt]);
+        .env("OPENROUTER_API_KEY", "bench-key")
+        .env("OPENROUTER_BASE_URL", model.base_url())
+        .args(["run", "--yes", "--model", "openrouter/m", prompt]);
     cmd
 }
 
@@ -147,6 +147,8 @@ pub fn wire() -> Vec<Row> {
     let cpu = median(runs.iter().map(|r| r.cpu.as_secs_f64()).collect());
     let parser = crate::examples::numbers("stream_bench");
     let first_byte = crate::examples::numbers("wire_first_byte");
+    let responses = crate::examples::numbers("responses_stream_bench");
+    let gemini = crate::examples::numbers("gemini_stream_bench");
     vec![
         Row {
             area: "wire",
@@ -160,6 +162,26 @@ pub fn wire() -> Vec<Row> {
             what: "50,000-chunk answer, SSE reader + Chat Completions parser only".into(),
             value: parser
                 .get("stream_50k_chunks_ms")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "ms",
+            target: None,
+        },
+        Row {
+            area: "wire",
+            what: "50,000-event answer, SSE reader + Responses parser only".into(),
+            value: responses
+                .get("responses_50k_chunks_ms")
+                .copied()
+                .unwrap_or(f64::NAN),
+            unit: "ms",
+            target: None,
+        },
+        Row {
+            area: "wire",
+            what: "50,000-event answer, SSE reader + Gemini parser only".into(),
+            value: gemini
+                .get("gemini_50k_chunks_ms")
                 .copied()
                 .unwrap_or(f64::NAN),
             unit: "ms",

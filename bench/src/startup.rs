@@ -23,7 +23,21 @@ pub fn run() -> Vec<Row> {
         peak_kb = peak_kb.max(run.peak_rss_kb);
     }
 
+    let mut models_ms = Vec::new();
+    for _ in 0..30 {
+        let run = measure(uji(home.path()).args(["models", "--all"]));
+        assert!(run.success, "uji models failed");
+        models_ms.push(run.wall.as_secs_f64() * 1000.0);
+    }
+
     vec![
+        Row {
+            area: "startup",
+            what: "`uji models --all` wall time (catalogue + plugins loaded)".to_string(),
+            value: median(models_ms),
+            unit: "ms",
+            target: Some(10.0),
+        },
         Row {
             area: "startup",
             what: format!("load all shipped plugins ({plugin_count})"),

@@ -297,10 +297,15 @@ function uji.wire.list() end
 
 ---@class uji.ProviderSpec
 ---@field id string
----@field wire string
----@field base_url string
+---@field name? string
+---@field wire? string required for a new provider; left out, a shipped one keeps its own
+---@field base_url? string
 ---@field key_env? string
----@field models (string|{id: string, context_window?: integer, max_output?: integer})[]
+---@field key_env_alt? string[]
+---@field base_url_env? string
+---@field default_model? string
+---@field idle_timeout? integer
+---@field models? (string|{id: string, context_window?: integer, max_output?: integer, images?: boolean, reasoning?: boolean})[]
 
 ---@class uji.provider
 uji.provider = {}

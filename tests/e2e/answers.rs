@@ -13,14 +13,14 @@ use uji_fake_model::{FakeModel, Script};
 use uji_tests::scripted::drive_with_env;
 use uji_tests::{Sandbox, text};
 
-const MODEL: &str = "openai/test-model";
+const MODEL: &str = "openrouter/test-model";
 const KEY: &str = "sk-answers-secret-key-0042";
 
-/// `uji run ARGS` (with `--model openai/test-model` unless ARGS pick one).
+/// `uji run ARGS` (with `--model openrouter/test-model` unless ARGS pick one).
 fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> (Output, String, String) {
     let mut cmd = sandbox.uji();
-    cmd.env("OPENAI_API_KEY", KEY)
-        .env("OPENAI_BASE_URL", model.base_url())
+    cmd.env("OPENROUTER_API_KEY", KEY)
+        .env("OPENROUTER_BASE_URL", model.base_url())
         .env_remove("ANTHROPIC_API_KEY")
         .arg("run");
     if !args.contains(&"--model") {
@@ -92,7 +92,7 @@ fn a_stream_that_keeps_stalling_gives_up_after_two_stalls() {
         format!(
             r#"uji.provider.add({{
                 id = "slow", wire = "openai-chat", base_url = "{}",
-                key_env = "OPENAI_API_KEY", idle_timeout = 1,
+                key_env = "OPENROUTER_API_KEY", idle_timeout = 1,
                 models = {{ {{ id = "test-model" }} }},
             }})"#,
             model.base_url()

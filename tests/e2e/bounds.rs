@@ -14,7 +14,7 @@ use uji_fake_model::{FakeModel, RecordedRequest};
 use uji_tests::chat::{answer, call, events, uji_with_model};
 use uji_tests::{Sandbox, text};
 
-const MODEL: &str = "openai/test-model";
+const MODEL: &str = "openrouter/test-model";
 const KEY: &str = "sk-bounds-secret-key-4242";
 
 fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> (Output, String, String) {
@@ -202,7 +202,7 @@ fn a_spill_file_stops_at_50_mb_and_says_the_output_was_cut() {
 fn keys_are_redacted_in_spill_files_which_go_with_their_session() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start();
-    script_command(&model, "echo \"key=$OPENAI_API_KEY\"; seq 1 5000");
+    script_command(&model, "echo \"key=$OPENROUTER_API_KEY\"; seq 1 5000");
     let (_, stdout, _) = run(&sandbox, &model, &["--json", "leak"]);
     let spill = named_spill(&last_result(&model.requests()[1]));
     let saved = std::fs::read_to_string(&spill).unwrap();

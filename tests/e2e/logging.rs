@@ -59,9 +59,9 @@ fn tool_list(sandbox: &Sandbox, env: &[(&str, &str)], args: &[&str]) -> (Output,
 /// `uji run` against `model`, which answers with `script`s in order.
 fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> (Output, String, String) {
     let mut cmd = sandbox.uji();
-    cmd.env("OPENAI_API_KEY", KEY)
-        .env("OPENAI_BASE_URL", model.base_url())
-        .args(["run", "--model", "openai/test-model"])
+    cmd.env("OPENROUTER_API_KEY", KEY)
+        .env("OPENROUTER_BASE_URL", model.base_url())
+        .args(["run", "--model", "openrouter/test-model"])
         .args(args);
     output(cmd)
 }

@@ -81,9 +81,9 @@ fn a_truncated_library_is_refused_with_a_message_and_the_others_work() {
     let run = sandbox
         .uji()
         .env("UJI_PLUGIN_PATH", dir.path())
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", model.base_url())
-        .args(["run", "--model", "openai/m", "hello"])
+        .env("OPENROUTER_API_KEY", "sk-test")
+        .env("OPENROUTER_BASE_URL", model.base_url())
+        .args(["run", "--model", "openrouter/m", "hello"])
         .output()
         .unwrap();
     let (stdout, stderr) = text(&run);

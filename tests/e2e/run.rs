@@ -14,7 +14,8 @@ use uji_fake_model::{FakeModel, RecordedRequest, Script};
 use uji_tests::chat::{answer, call, events, uji_with_model};
 use uji_tests::{Sandbox, text};
 
-const MODEL: &str = "openai/test-model";
+/// A model of the catalogue: an unknown one would add a notice to the events.
+const MODEL: &str = "openrouter/qwen/qwen3-coder";
 const KEY: &str = "sk-e2e-secret-key-42";
 
 fn uji(sandbox: &Sandbox, model: &FakeModel) -> Command {
@@ -379,13 +380,15 @@ fn exit_codes_say_what_happened() {
         .uji()
         .args(["run", "hi"])
         .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .output()
         .unwrap();
     let (_, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr.contains("uji: error: no model provider is set up: export ANTHROPIC_API_KEY"),
+        stderr.contains(
+            "uji: error: no model provider is set up: run `uji login` (or export ANTHROPIC_API_KEY"
+        ),
         "{stderr}"
     );
 
@@ -640,7 +643,7 @@ fn sigkill_mid_turn_then_resume_repairs_the_history() {
     let bad = sandbox
         .uji()
         .args(["run", "--resume", "not-an-id", "x"])
-        .env("OPENAI_API_KEY", KEY)
+        .env("OPENROUTER_API_KEY", KEY)
         .output()
         .unwrap();
     assert!(
@@ -754,7 +757,7 @@ fn a_provider_from_the_config_is_used_without_a_key() {
     );
     let output = cmd
         .args(["run", "hi"])
-        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .output()
         .unwrap();
@@ -914,7 +917,7 @@ uji.model.use("scripted")
     let output = sandbox
         .uji()
         .args(["run", "--json", "read a.txt"])
-        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .output()
         .unwrap();
     let (stdout, stderr) = text(&output);
@@ -970,7 +973,7 @@ fn keys_printed_by_a_tool_are_redacted_everywhere() {
         .push(call(
             "c1",
             "run_command",
-            json!({"command": "echo key=$OPENAI_API_KEY"}),
+            json!({"command": "echo key=$OPENROUTER_API_KEY"}),
         ))
         .push(answer("done"));
     let (output, stdout, stderr) = run(&sandbox, &model, &["--json", "--yes", "show the env"]);

@@ -193,9 +193,9 @@ fn uji_run(sandbox: &Sandbox, tmp: &PathBuf, command: &str, extra: &[&str]) -> S
             ChatEvents::new("m").text("done", 1).finish("stop").done(),
         ));
     let output = uji(sandbox, tmp)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", model.base_url())
-        .args(["run", "--model", "openai/m", "--json"])
+        .env("OPENROUTER_API_KEY", "sk-test")
+        .env("OPENROUTER_BASE_URL", model.base_url())
+        .args(["run", "--model", "openrouter/m", "--json"])
         .args(extra)
         .arg("go")
         .stdin(std::process::Stdio::null())

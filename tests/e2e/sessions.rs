@@ -15,7 +15,7 @@ use uji_fake_model::{FakeModel, Script};
 use uji_tests::tty::Tty;
 use uji_tests::{Sandbox, text};
 
-const MODEL: &str = "openai/test-model";
+const MODEL: &str = "openrouter/test-model";
 
 fn answer(text: &str) -> Script {
     Script::sse(
@@ -28,8 +28,8 @@ fn answer(text: &str) -> Script {
 
 fn uji_run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> Command {
     let mut cmd = sandbox.uji();
-    cmd.env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", model.base_url())
+    cmd.env("OPENROUTER_API_KEY", "sk-test")
+        .env("OPENROUTER_BASE_URL", model.base_url())
         .args(["run", "--model", MODEL])
         .args(args)
         .stdin(Stdio::null());

@@ -13,7 +13,7 @@ use uji_fake_model::{FakeModel, Script};
 use uji_tests::scripted::answer;
 use uji_tests::{Sandbox, text};
 
-const MODEL: &str = "openai/test-model";
+const MODEL: &str = "openrouter/test-model";
 
 fn run_command(id: &str, command: &str) -> Script {
     let args = json!({ "command": command }).to_string();
@@ -42,8 +42,8 @@ fn run(sandbox: &Sandbox, commands: &[&str], args: &[&str]) -> (Output, Vec<Stri
     model.push(answer("done"));
     let output = sandbox
         .uji()
-        .env("OPENAI_API_KEY", "sk-e2e")
-        .env("OPENAI_BASE_URL", model.base_url())
+        .env("OPENROUTER_API_KEY", "sk-e2e")
+        .env("OPENROUTER_BASE_URL", model.base_url())
         .args(["run", "--model", MODEL])
         .args(args)
         .arg("go")

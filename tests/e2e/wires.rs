@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use uji_fake_model::anthropic::{self, AnthropicEvents};
 use uji_fake_model::chat::{self, ChatEvents};
+use uji_fake_model::gemini::GeminiEvents;
+use uji_fake_model::responses::ResponsesEvents;
 use uji_fake_model::{FakeModel, RecordedRequest, Script};
 use uji_host::{
     RegisteredWire, Registry, RunningStream, StreamError, WireEvents, load_plugin_file,
@@ -33,13 +35,21 @@ struct Loaded {
 fn wire(name: &str) -> Arc<RegisteredWire> {
     static LOADED: OnceLock<Loaded> = OnceLock::new();
     let loaded = LOADED.get_or_init(|| {
-        let dir = plugin_dir(&["uji_plugin_anthropic", "uji_plugin_openai_chat"]);
+        let dir = plugin_dir(&[
+            "uji_plugin_anthropic",
+            "uji_plugin_openai_chat",
+            "uji_plugin_openai_responses",
+            "uji_plugin_gemini",
+        ]);
         let registry = Registry::new();
         for entry in std::fs::read_dir(dir.path()).unwrap() {
             let path = entry.unwrap().path();
             let plugin = load_plugin_file(&path, &registry)
                 .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.reason));
-            assert!(["anthropic", "openai-chat"].contains(&plugin.manifest.name.as_str()));
+            assert!(
+                ["anthropic", "openai-chat", "openai-responses", "gemini"]
+                    .contains(&plugin.manifest.name.as_str())
+            );
         }
         Loaded {
             registry,
@@ -958,4 +968,381 @@ fn a_key_echoed_by_the_server_is_redacted() {
             "{text}"
         );
     }
+}
+
+// ---- openai-responses -----------------------------------------------------------
+
+fn responses_request(server: &FakeModel, messages: Vec<Message>) -> WireRequest {
+    request(format!("{}/v1/", server.base_url()), "gpt-test", messages)
+}
+
+#[test]
+fn responses_streams_text_with_usage_and_sends_a_complete_request() {
+    let server = FakeModel::start();
+    let text = "Hello from the fake Responses API, in pieces.";
+    server.push(Script::sse(
+        ResponsesEvents::new("gpt-test")
+            .text(text, 9)
+            .usage(1200, 40, 1000)
+            .completed(),
+    ));
+    let mut request = responses_request(&server, vec![user("hi")]);
+    request.max_output = Some(4096);
+    request.session = Some("session-1".into());
+    let (result, events) = call("openai-responses", &request);
+    let answer = result.unwrap();
+    assert_eq!(answer.text, text);
+    assert!(events.text_deltas() >= 9 && events.text() == text);
+    assert_eq!(
+        answer.usage,
+        Usage {
+            input: 200,
+            output: 40,
+            cache_read: 1000,
+            cache_write: 0
+        }
+    );
+    let sent = only_request(&server);
+    assert_eq!(sent.path, "/v1/responses");
+    assert_eq!(
+        sent.header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+    assert_eq!(
+        sent.json,
+        json!({
+            "model": "gpt-test",
+            "instructions": "You are a test.",
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+            "tools": [{"type": "function", "name": "read_file", "description": "Reads a file.",
+                "parameters": tool().parameters}],
+            "stream": true,
+            "store": false,
+            "max_output_tokens": 4096,
+            "prompt_cache_key": "session-1",
+        })
+    );
+}
+
+#[test]
+fn responses_parallel_calls_and_reasoning_are_replayed_to_the_same_model_only() {
+    let server = FakeModel::start();
+    server.push(Script::sse(
+        ResponsesEvents::new("gpt-test")
+            .reasoning("Two files to read.", "enc-blob-1", 4)
+            .function_calls(
+                &[
+                    ("call_a", "read_file", r#"{"path": "a.txt"}"#),
+                    ("call_b", "read_file", r#"{"path": "b.txt"}"#),
+                ],
+                5,
+            )
+            .usage(10, 5, 0)
+            .completed(),
+    ));
+    let mut request = responses_request(&server, vec![user("read both")]);
+    request.effort = Some("high".into());
+    let (result, events) = call("openai-responses", &request);
+    let answer = result.unwrap();
+    assert_eq!(events.reasoning(), "Two files to read.");
+    let ids: Vec<&str> = answer.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_a", "call_b"]);
+    assert_eq!(args(&answer.tool_calls[1]), json!({"path": "b.txt"}));
+    let sent = only_request(&server);
+    assert_eq!(
+        sent.json["reasoning"],
+        json!({"effort": "high", "summary": "auto"})
+    );
+    assert_eq!(sent.json["include"], json!(["reasoning.encrypted_content"]));
+
+    let replay = answer.replay.clone().unwrap();
+    let history = |model: &str| {
+        let mut next = responses_request(
+            &server,
+            vec![
+                user("read both"),
+                Message::Assistant {
+                    text: String::new(),
+                    reasoning: answer.reasoning.clone(),
+                    tool_calls: answer.tool_calls.clone(),
+                    replay: Some(replay.clone()),
+                },
+                Message::Tool {
+                    tool_call_id: "call_a".into(),
+                    name: "read_file".into(),
+                    content: "A".into(),
+                    images: vec![png("QUJD")],
+                },
+            ],
+        );
+        next.model = model.into();
+        next
+    };
+    for model in ["gpt-test", "other-model"] {
+        server.push(Script::sse(
+            ResponsesEvents::new(model).text("done", 1).completed(),
+        ));
+        assert_eq!(
+            call("openai-responses", &history(model)).0.unwrap().text,
+            "done"
+        );
+    }
+    let requests = server.requests();
+    let input = requests[1].json["input"].as_array().unwrap().clone();
+    assert_eq!(input[1]["type"], "reasoning");
+    assert_eq!(input[1]["encrypted_content"], "enc-blob-1");
+    assert_eq!(
+        input[2],
+        json!({"type": "function_call", "call_id": "call_a", "name": "read_file",
+            "arguments": r#"{"path": "a.txt"}"#})
+    );
+    assert_eq!(
+        input[4],
+        json!({"type": "function_call_output", "call_id": "call_a", "output": "A"})
+    );
+    assert_eq!(
+        input[5]["content"][1]["image_url"],
+        "data:image/png;base64,QUJD"
+    );
+    let other = requests[2].json["input"].as_array().unwrap().clone();
+    assert!(
+        other.iter().all(|item| item["type"] != "reasoning"),
+        "another model got the encrypted reasoning: {other:?}"
+    );
+}
+
+#[test]
+fn responses_failures_errors_and_a_dropped_stream() {
+    let server = FakeModel::start();
+    server.push(Script::sse(
+        ResponsesEvents::new("gpt-test")
+            .text("partial", 2)
+            .failed("rate_limit_exceeded", "slow down"),
+    ));
+    server.push(Script::status(
+        401,
+        r#"{"error":{"message":"bad key"}}"#,
+        &[],
+    ));
+    server.push(Script::status(503, "", &[("retry-after", "2")]));
+    server.push(Script::drop_after(
+        ResponsesEvents::new("gpt-test")
+            .text("some text", 2)
+            .unfinished(),
+    ));
+    let request = responses_request(&server, vec![user("hi")]);
+    match failure(call("openai-responses", &request).0) {
+        Failure::Http {
+            status: Some(429),
+            message,
+            ..
+        } => assert_eq!(message, "slow down"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        failure(call("openai-responses", &request).0),
+        Failure::Auth { status: 401, .. }
+    ));
+    assert!(matches!(
+        failure(call("openai-responses", &request).0),
+        Failure::Http {
+            status: Some(503),
+            retry_after: Some(_),
+            ..
+        }
+    ));
+    let (result, events) = call("openai-responses", &request);
+    assert_eq!(events.text(), "some text");
+    assert_no_status(&failure(result), "before the answer finished");
+}
+
+// ---- gemini -----------------------------------------------------------------------
+
+fn gemini_request(server: &FakeModel, messages: Vec<Message>) -> WireRequest {
+    request(
+        format!("{}/v1beta/", server.base_url()),
+        "gemini-test",
+        messages,
+    )
+}
+
+#[test]
+fn gemini_streams_text_and_thoughts_with_usage_and_sends_a_complete_request() {
+    let server = FakeModel::start();
+    server.push(Script::sse(
+        GeminiEvents::new("gemini-test")
+            .thought("Thinking it over.", 3)
+            .usage(1500, 20, 1000, 7)
+            .text("Hello from the fake Gemini.", 5)
+            .finish("STOP"),
+    ));
+    let mut request = gemini_request(
+        &server,
+        vec![Message::User {
+            text: "look".into(),
+            images: vec![png("QUJD")],
+        }],
+    );
+    request.effort = Some("low".into());
+    request.max_output = Some(2048);
+    let (result, events) = call("gemini", &request);
+    let answer = result.unwrap();
+    assert_eq!(answer.text, "Hello from the fake Gemini.");
+    assert_eq!(events.text(), answer.text);
+    assert_eq!(events.reasoning(), "Thinking it over.");
+    assert_eq!(
+        answer.usage,
+        Usage {
+            input: 500,
+            output: 27,
+            cache_read: 1000,
+            cache_write: 0
+        }
+    );
+    let sent = only_request(&server);
+    assert_eq!(
+        sent.path,
+        "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
+    );
+    assert_eq!(sent.header("x-goog-api-key"), Some(KEY));
+    assert_eq!(sent.header("authorization"), None);
+    assert_eq!(
+        sent.json,
+        json!({
+            "systemInstruction": {"parts": [{"text": "You are a test."}]},
+            "contents": [{"role": "user", "parts": [
+                {"text": "look"},
+                {"inlineData": {"mimeType": "image/png", "data": "QUJD"}},
+            ]}],
+            "tools": [{"functionDeclarations": [{"name": "read_file",
+                "description": "Reads a file.", "parameters": tool().parameters}]}],
+            "generationConfig": {"maxOutputTokens": 2048,
+                "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 2048}},
+        })
+    );
+}
+
+#[test]
+fn gemini_parallel_calls_and_signatures_are_replayed_to_the_same_model_only() {
+    let server = FakeModel::start();
+    server.push(Script::sse(
+        GeminiEvents::new("gemini-test")
+            .function_calls(
+                &[
+                    ("read_file", json!({"path": "a.txt"})),
+                    ("read_file", json!({"path": "b.txt"})),
+                ],
+                "sig-A",
+            )
+            .finish("STOP"),
+    ));
+    let (result, _) = call("gemini", &gemini_request(&server, vec![user("read both")]));
+    let answer = result.unwrap();
+    let ids: Vec<&str> = answer.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_0", "call_1"]);
+    assert_eq!(args(&answer.tool_calls[1]), json!({"path": "b.txt"}));
+    let history = |model: &str| {
+        let mut next = gemini_request(
+            &server,
+            vec![
+                user("read both"),
+                Message::Assistant {
+                    text: String::new(),
+                    reasoning: None,
+                    tool_calls: answer.tool_calls.clone(),
+                    replay: answer.replay.clone(),
+                },
+                Message::Tool {
+                    tool_call_id: "call_0".into(),
+                    name: "read_file".into(),
+                    content: "A".into(),
+                    images: Vec::new(),
+                },
+                Message::Tool {
+                    tool_call_id: "call_1".into(),
+                    name: "read_file".into(),
+                    content: "B".into(),
+                    images: Vec::new(),
+                },
+            ],
+        );
+        next.model = model.into();
+        next
+    };
+    for model in ["gemini-test", "gemini-other"] {
+        server.push(Script::sse(
+            GeminiEvents::new(model).text("done", 1).finish("STOP"),
+        ));
+        assert_eq!(call("gemini", &history(model)).0.unwrap().text, "done");
+    }
+    let requests = server.requests();
+    let contents = requests[1].json["contents"].as_array().unwrap().clone();
+    assert_eq!(
+        contents[1],
+        json!({"role": "model", "parts": [
+            {"functionCall": {"name": "read_file", "args": {"path": "a.txt"}}, "thoughtSignature": "sig-A"},
+            {"functionCall": {"name": "read_file", "args": {"path": "b.txt"}}},
+        ]})
+    );
+    assert_eq!(
+        contents[2],
+        json!({"role": "user", "parts": [
+            {"functionResponse": {"name": "read_file", "response": {"content": "A"}}},
+            {"functionResponse": {"name": "read_file", "response": {"content": "B"}}},
+        ]})
+    );
+    let other = requests[2].json["contents"][1].to_string();
+    assert!(
+        !other.contains("sig-A"),
+        "another model got the signature: {other}"
+    );
+}
+
+#[test]
+fn gemini_errors_and_a_dropped_stream() {
+    let server = FakeModel::start();
+    let overloaded =
+        json!({"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}});
+    server.push(Script::sse([uji_fake_model::frame(
+        None,
+        &overloaded.to_string(),
+    )]));
+    server.push(Script::status(
+        400,
+        r#"{"error":{"code":400,"message":"API key not valid"}}"#,
+        &[],
+    ));
+    server.push(Script::status(429, "quota", &[("retry-after", "3")]));
+    server.push(Script::drop_after(
+        GeminiEvents::new("gemini-test")
+            .text("some text", 2)
+            .unfinished(),
+    ));
+    let request = gemini_request(&server, vec![user("hi")]);
+    match failure(call("gemini", &request).0) {
+        Failure::Http {
+            status: Some(503),
+            message,
+            ..
+        } => assert_eq!(message, "overloaded"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        failure(call("gemini", &request).0),
+        Failure::Http {
+            status: Some(400),
+            ..
+        }
+    ));
+    assert!(matches!(
+        failure(call("gemini", &request).0),
+        Failure::Http {
+            status: Some(429),
+            retry_after: Some(_),
+            ..
+        }
+    ));
+    let (result, events) = call("gemini", &request);
+    assert_eq!(events.text(), "some text");
+    assert_no_status(&failure(result), "before the answer finished");
 }

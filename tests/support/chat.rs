@@ -38,12 +38,12 @@ pub fn events(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
-/// A `uji` command in `sandbox` talking to `model` as the `openai`
+/// A `uji` command in `sandbox` talking to `model` as the `openrouter`
 /// provider, with `key` as its API key.
 pub fn uji_with_model(sandbox: &Sandbox, model: &FakeModel, key: &str) -> Command {
     let mut cmd = sandbox.uji();
-    cmd.env("OPENAI_API_KEY", key)
-        .env("OPENAI_BASE_URL", model.base_url())
+    cmd.env("OPENROUTER_API_KEY", key)
+        .env("OPENROUTER_BASE_URL", model.base_url())
         .env_remove("ANTHROPIC_API_KEY");
     cmd
 }

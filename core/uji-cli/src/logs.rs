@@ -41,7 +41,10 @@ fn draws_on_terminal(cli: &Cli) -> bool {
             | Command::Delete { .. }
             | Command::Plugins { .. }
             | Command::Tool { .. }
-            | Command::Policy { .. },
+            | Command::Policy { .. }
+            | Command::Models { .. }
+            | Command::Login { .. }
+            | Command::Logout { .. },
         ) => false,
     }
 }

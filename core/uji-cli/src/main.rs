@@ -8,7 +8,9 @@ use clap::{Parser, Subcommand};
 use crate::out::say;
 
 mod headless;
+mod login_cmd;
 mod logs;
+mod models_cmd;
 mod out;
 mod plugins_cmd;
 mod policy_cmd;
@@ -103,6 +105,25 @@ enum Command {
         #[command(subcommand)]
         command: ToolCommand,
     },
+    /// List the models of every provider with a key: `provider/model`, context window, where the key comes from.
+    Models {
+        /// Also providers without a key.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Save a provider's API key (typed hidden, or one line on stdin) in the data directory, readable by you only.
+    Login {
+        /// The provider id, e.g. openai or groq (`uji models --all` lists them); asked for when left out.
+        provider: Option<String>,
+        /// Save the key without asking the provider whether it works.
+        #[arg(long)]
+        no_check: bool,
+    },
+    /// Forget the key `uji login` saved for a provider.
+    Logout {
+        /// The provider id.
+        provider: String,
+    },
     /// Inspect the tool policy.
     Policy {
         #[command(subcommand)]
@@ -151,6 +172,19 @@ pub(crate) fn set_sandbox(gate: &uji_core::Gate, mode: Option<&str>) {
             ..Default::default()
         });
     }
+}
+
+/// Boots the core in the working directory with the directories the flags
+/// and environment give, as every command without a session does.
+pub(crate) fn boot_here(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+) -> Result<uji_core::Booted, String> {
+    let dirs = uji_host::paths::Dirs::resolve(config_dir, data_dir, &uji_host::paths::ProcessEnv)
+        .map_err(|e| e.to_string())?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    Ok(uji_core::boot_process(dirs, &cwd, &headless::builtins()))
 }
 
 /// Prints the notices kept while plugins loaded (an init.lua error, say) to
@@ -256,6 +290,13 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::FAILURE,
             Err(e) => Err(e),
         },
+        Some(Command::Models { all }) => models_cmd::run(cli.config_dir, cli.data_dir, all),
+        Some(Command::Login { provider, no_check }) => {
+            login_cmd::login(cli.config_dir, cli.data_dir, provider, !no_check)
+        }
+        Some(Command::Logout { provider }) => {
+            login_cmd::logout(cli.config_dir, cli.data_dir, &provider)
+        }
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),

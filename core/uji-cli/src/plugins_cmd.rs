@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use uji_host::paths::{Dirs, ProcessEnv};
 use uji_host::{PluginSet, Registry};
 
 pub fn run(
@@ -11,10 +10,7 @@ pub fn run(
     data_dir: Option<PathBuf>,
     as_json: bool,
 ) -> Result<(), String> {
-    let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
+    let booted = crate::boot_here(config_dir, data_dir)?;
     let (registry, set) = (booted.registry, booted.plugins);
     crate::print_notices(&registry);
     let text = if as_json {

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use uji_core::DecidedBy;
 
 use crate::out::say;
-use uji_host::paths::{Dirs, ProcessEnv};
 
 pub fn check(
     config_dir: Option<PathBuf>,
@@ -13,12 +12,10 @@ pub fn check(
     tool: &str,
     subject: &str,
 ) -> Result<(), String> {
-    let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     // Boot exactly as a run does: plugins (and the Lua config) set the
     // policy through the gate's services while they initialise.
-    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
+    let booted = crate::boot_here(config_dir, data_dir)?;
+    let cwd = booted.cwd.clone();
     let (registry, gate, set) = (booted.registry, booted.gate, booted.plugins);
     // "Allow for this session" answers of sessions running here count too.
     let here = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use serde_json::Value;
 use uji_core::{HeadlessApprover, ToolRequest, interrupt_pair};
 use uji_host::ProgressSink;
-use uji_host::paths::{Dirs, ProcessEnv};
 
 use crate::out::say;
 
@@ -15,10 +14,7 @@ fn boot(
     config_dir: Option<PathBuf>,
     data_dir: Option<PathBuf>,
 ) -> Result<uji_core::Booted, String> {
-    let dirs = Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())?;
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
+    let booted = crate::boot_here(config_dir, data_dir)?;
     for failure in &booted.plugins.failed {
         say!(
             "uji: plugin {} failed to load: {}",

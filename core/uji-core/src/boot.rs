@@ -62,6 +62,12 @@ pub fn boot_with(
     let gate = Gate::new(registry.clone());
     gate.install_services();
     let providers = Providers::new(std::sync::Arc::new(ProcessEnvLookup));
+    // A damaged key file must not stop uji: the error says how to fix it
+    // and the environment's keys still work.
+    match crate::keys::KeyStore::new(&dirs.data).load() {
+        Ok(keys) => providers.set_stored_keys(keys),
+        Err(e) => registry.notify_at(NoticeLevel::Warn, "keys", &e.to_string()),
+    }
     providers.install_services(&registry);
     let mut builtin_failures: Vec<LoadFailure> = Vec::new();
     let mut builtin_loaded = Vec::new();

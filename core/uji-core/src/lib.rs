@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod control;
 pub mod gate;
 pub mod interrupt;
+pub mod keys;
 pub mod launch;
 pub mod live;
 pub mod logging;

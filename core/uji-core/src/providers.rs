@@ -1,15 +1,16 @@
 //! Model providers: which wire talks to which server, with which key, and
 //! the models they offer.
 //!
-//! Built in: `anthropic` (Messages API), `openai` (Chat Completions) and
-//! `ollama` (a local OpenAI-compatible server). Any other OpenAI-compatible
-//! server (OpenRouter, vLLM, llama.cpp, LM Studio, Groq, DeepSeek...) is added
-//! from the config with `uji.provider.add`.
+//! The shipped providers are data ([`catalogue`]); `uji.provider.add`
+//! merges into them or adds others. A provider's key comes from its
+//! environment variables, else from the keys `uji login` saved
+//! ([`crate::keys`]).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use uji_host::Registry;
-use uji_protocol::frontend::ModelEntry;
+use uji_protocol::frontend::{ModelEntry, NoticeLevel};
 use uji_protocol::services::{ModelChoice, ModelCurrent, ModelUse, ProviderAdd, ProviderList};
 
 // The shapes plugins build and `provider.list` returns live in the protocol,
@@ -24,12 +25,26 @@ pub struct Resolved {
     pub base_url: String,
     /// Never printed, logged, saved or put in events.
     pub key: Option<String>,
+    /// The model is not in the provider's list: its context window is a
+    /// guess ([`DEFAULT_CONTEXT_WINDOW`](uji_protocol::services::DEFAULT_CONTEXT_WINDOW)).
+    pub unknown_model: bool,
 }
 
 impl Resolved {
     /// `provider/model`.
     pub fn label(&self) -> String {
         format!("{}/{}", self.provider.id, self.model.id)
+    }
+
+    /// What to tell the user when the model is not in the catalogue.
+    pub fn notice(&self) -> Option<String> {
+        self.unknown_model.then(|| {
+            format!(
+                "{} is not in the model list: assuming a {}-token context window (set context_window with uji.provider.add)",
+                self.label(),
+                self.model.context_window
+            )
+        })
     }
 }
 
@@ -46,66 +61,17 @@ impl EnvLookup for ProcessEnvLookup {
     }
 }
 
-fn builtin() -> Vec<Provider> {
-    vec![
-        Provider {
-            id: "anthropic".into(),
-            wire: "anthropic".into(),
-            base_url: "https://api.anthropic.com".into(),
-            key_env: Some("ANTHROPIC_API_KEY".into()),
-            base_url_env: Some("ANTHROPIC_BASE_URL".into()),
-            models: vec![
-                ModelInfo {
-                    id: "claude-sonnet-4-5".into(),
-                    context_window: 200_000,
-                    max_output: Some(16_000),
-                },
-                ModelInfo {
-                    id: "claude-opus-4-1".into(),
-                    context_window: 200_000,
-                    max_output: Some(16_000),
-                },
-                ModelInfo {
-                    id: "claude-haiku-4-5".into(),
-                    context_window: 200_000,
-                    max_output: Some(16_000),
-                },
-            ],
-            default_model: Some("claude-sonnet-4-5".into()),
-            idle_timeout: None,
-        },
-        Provider {
-            id: "openai".into(),
-            wire: "openai-chat".into(),
-            base_url: "https://api.openai.com/v1".into(),
-            key_env: Some("OPENAI_API_KEY".into()),
-            base_url_env: Some("OPENAI_BASE_URL".into()),
-            models: vec![
-                ModelInfo {
-                    id: "gpt-4.1".into(),
-                    context_window: 1_000_000,
-                    max_output: Some(32_768),
-                },
-                ModelInfo {
-                    id: "gpt-4o".into(),
-                    context_window: 128_000,
-                    max_output: Some(16_384),
-                },
-            ],
-            default_model: Some("gpt-4.1".into()),
-            idle_timeout: None,
-        },
-        Provider {
-            id: "ollama".into(),
-            wire: "openai-chat".into(),
-            base_url: "http://localhost:11434/v1".into(),
-            key_env: None,
-            base_url_env: Some("OLLAMA_BASE_URL".into()),
-            models: Vec::new(),
-            default_model: None,
-            idle_timeout: None,
-        },
-    ]
+/// The providers uji ships, as data: `catalogue/providers.json`.
+const CATALOGUE: &str = include_str!("../catalogue/providers.json");
+
+/// The shipped providers. The file is part of the build and a test parses
+/// it, so an error here is a packaging bug: it is logged and uji starts
+/// without a catalogue rather than not at all.
+pub fn catalogue() -> Vec<Provider> {
+    serde_json::from_str(CATALOGUE).unwrap_or_else(|e| {
+        tracing::error!("the provider catalogue does not parse: {e}");
+        Vec::new()
+    })
 }
 
 /// The providers known to this process and the model in use.
@@ -116,58 +82,102 @@ pub struct Providers {
     /// The effort given with the last `model.use`, for the session to apply.
     effort: Arc<RwLock<Option<String>>>,
     env: Arc<dyn EnvLookup>,
+    /// Keys saved by `uji login`, by provider id.
+    stored: Arc<RwLock<BTreeMap<String, String>>>,
 }
 
 impl Providers {
     pub fn new(env: Arc<dyn EnvLookup>) -> Providers {
         Providers {
-            list: Arc::new(RwLock::new(builtin())),
+            list: Arc::new(RwLock::new(catalogue())),
             chosen: Arc::new(RwLock::new(None)),
             effort: Arc::new(RwLock::new(None)),
             env,
+            stored: Arc::new(RwLock::new(BTreeMap::new())),
         }
+    }
+
+    /// The keys `uji login` saved; an environment variable still wins.
+    pub fn set_stored_keys(&self, keys: BTreeMap<String, String>) {
+        if let Ok(mut stored) = self.stored.write() {
+            *stored = keys;
+        }
+    }
+
+    /// The provider's key: its variables in order, else a saved key.
+    pub fn key_of(&self, provider: &Provider) -> Option<String> {
+        self.key_from_env(provider).or_else(|| {
+            self.stored
+                .read()
+                .ok()
+                .and_then(|s| s.get(&provider.id).cloned())
+        })
+    }
+
+    fn key_from_env(&self, provider: &Provider) -> Option<String> {
+        provider
+            .key_env
+            .iter()
+            .chain(&provider.key_env_alt)
+            .find_map(|var| self.env.get(var))
+    }
+
+    /// Where the key of `provider` comes from, for `uji models` and
+    /// `uji login` (never the key itself).
+    pub fn key_source(&self, provider: &Provider) -> KeySource {
+        if let Some(var) = provider
+            .key_env
+            .iter()
+            .chain(&provider.key_env_alt)
+            .find(|var| self.env.get(var).is_some())
+        {
+            return KeySource::Env(var.clone());
+        }
+        let stored = self
+            .stored
+            .read()
+            .is_ok_and(|s| s.contains_key(&provider.id));
+        match (stored, &provider.key_env) {
+            (true, _) => KeySource::Stored,
+            (false, None) => KeySource::NotNeeded,
+            (false, Some(_)) => KeySource::Missing,
+        }
+    }
+
+    /// The provider with this id.
+    pub fn get(&self, id: &str) -> Option<Provider> {
+        self.list().into_iter().find(|p| p.id == id)
     }
 
     pub fn list(&self) -> Vec<Provider> {
         self.list.read().map(|l| l.clone()).unwrap_or_default()
     }
 
-    /// Adds a provider, or merges into the one with the same id (fields
-    /// given replace, models are added or replaced by id).
+    /// Adds a provider, or merges into the one with the same id: fields
+    /// given replace, fields left out keep the shipped value, models are
+    /// added or replaced by id.
     pub fn add(&self, provider: Provider) {
         let Ok(mut list) = self.list.write() else {
             return;
         };
         match list.iter_mut().find(|p| p.id == provider.id) {
-            Some(existing) => {
-                existing.wire = provider.wire;
-                existing.base_url = provider.base_url;
-                existing.key_env = provider.key_env.or(existing.key_env.take());
-                existing.base_url_env = provider.base_url_env;
-                if provider.default_model.is_some() {
-                    existing.default_model = provider.default_model;
-                }
-                if provider.idle_timeout.is_some() {
-                    existing.idle_timeout = provider.idle_timeout;
-                }
-                for model in provider.models {
-                    existing.models.retain(|m| m.id != model.id);
-                    existing.models.push(model);
-                }
-            }
+            Some(existing) => merge(existing, provider),
             None => list.push(provider),
         }
     }
 
-    /// The values of every key variable of every provider that is set: what
-    /// must never be saved or shown.
+    /// The values of every key variable of every provider that is set, and
+    /// every saved key: what must never be saved or shown.
     pub fn secret_values(&self) -> Vec<String> {
         let mut values: Vec<String> = self
             .list()
             .iter()
-            .filter_map(|p| p.key_env.as_deref())
+            .flat_map(|p| p.key_env.iter().chain(&p.key_env_alt))
             .filter_map(|var| self.env.get(var))
             .collect();
+        if let Ok(stored) = self.stored.read() {
+            values.extend(stored.values().filter(|k| !k.is_empty()).cloned());
+        }
         values.sort();
         values.dedup();
         values
@@ -195,14 +205,12 @@ impl Providers {
         }
     }
 
-    /// Every model of every provider, with whether its key is set.
+    /// Every model of every provider, with whether its key is set (or
+    /// saved, or not needed).
     pub fn entries(&self) -> Vec<ModelEntry> {
         let mut entries = Vec::new();
         for provider in self.list() {
-            let available = provider
-                .key_env
-                .as_deref()
-                .is_none_or(|var| self.env.get(var).is_some());
+            let available = self.key_source(&provider).available();
             entries.extend(provider.models.iter().map(|m| ModelEntry {
                 provider: provider.id.clone(),
                 model: m.id.clone(),
@@ -224,10 +232,8 @@ impl Providers {
         let list = self.list();
         let Some(choice) = choice else {
             for provider in &list {
-                if provider
-                    .key_env
-                    .as_deref()
-                    .is_some_and(|var| self.env.get(var).is_some())
+                if provider.key_env.is_some()
+                    && self.key_of(provider).is_some()
                     && provider.default_model.is_some()
                 {
                     return self.resolve_in(&list, &provider.id, None);
@@ -267,37 +273,43 @@ impl Providers {
                 ));
             }
         };
-        let model = provider
-            .models
-            .iter()
-            .find(|m| m.id == model_id)
-            .cloned()
-            .unwrap_or_else(|| ModelInfo::new(model_id));
-        let key = match &provider.key_env {
-            Some(var) => match self.env.get(var) {
-                Some(key) => Some(key),
-                None => {
-                    return Err(format!(
-                        "{var} is not set: export it to use {}, or choose another provider with --model",
-                        provider.id
-                    ));
-                }
-            },
-            None => None,
-        };
-        let base_url = provider
-            .base_url_env
-            .as_deref()
-            .and_then(|var| self.env.get(var))
-            .unwrap_or_else(|| provider.base_url.clone())
-            .trim_end_matches('/')
-            .to_string();
+        let known = provider.models.iter().find(|m| m.id == model_id).cloned();
+        let unknown_model = known.is_none();
+        let model = known.unwrap_or_else(|| ModelInfo::new(model_id));
+        let key = self.key_of(provider);
+        if let (Some(var), None) = (&provider.key_env, &key) {
+            return Err(format!(
+                "{var} is not set: export it or run `uji login {}` to use {}, or choose another provider with --model",
+                provider.id, provider.id
+            ));
+        }
+        let base_url = self.base_url_of(provider)?;
         Ok(Resolved {
             provider: provider.clone(),
             model,
             base_url,
             key,
+            unknown_model,
         })
+    }
+
+    /// The base URL requests go to: the provider's variable when set, else
+    /// its `base_url`, without a trailing `/`.
+    pub fn base_url_of(&self, provider: &Provider) -> Result<String, String> {
+        let url = provider
+            .base_url_env
+            .as_deref()
+            .and_then(|var| self.env.get(var))
+            .unwrap_or_else(|| provider.base_url.clone());
+        // Only a provider that expects a URL (custom) lacks one: a wire
+        // that needs none (a plugin's offline wire) has no variable either.
+        if let (true, Some(var)) = (url.trim().is_empty(), &provider.base_url_env) {
+            return Err(format!(
+                "provider {} has no base URL: export {var}, or set one in init.lua with uji.provider.add({{ id = \"{}\", base_url = \"https://...\" }})",
+                provider.id, provider.id
+            ));
+        }
+        Ok(url.trim_end_matches('/').to_string())
     }
 
     /// `provider.add`, `provider.list`, `model.use`, `model.current`.
@@ -307,7 +319,7 @@ impl Providers {
             if provider.id.trim().is_empty() {
                 return Err("a provider needs a non-empty id".to_string());
             }
-            if provider.wire.trim().is_empty() {
+            if provider.wire.trim().is_empty() && providers.get(&provider.id).is_none() {
                 return Err(format!(
                     "provider {} needs a wire (e.g. \"openai-chat\")",
                     provider.id
@@ -326,6 +338,9 @@ impl Providers {
             };
             let resolved = providers.choose(&choice)?;
             providers.set_effort(request.effort);
+            if let Some(notice) = resolved.notice() {
+                events.notify_at(NoticeLevel::Warn, "providers", &notice);
+            }
             let answer = choice_of(&resolved);
             let payload = serde_json::to_value(&answer).map_err(|e| format!("model.use: {e}"))?;
             events.emit("model_changed", payload);
@@ -340,7 +355,70 @@ impl Providers {
 /// Why there is no model when nothing chose one and no key is set. Read
 /// by `uji run` (as its error) and in an interactive session (as a
 /// warning), so it names both ways to choose a local model.
-pub const NO_PROVIDER: &str = "no model provider is set up: export ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI) before starting uji, use a local Ollama server with --model ollama/MODEL (in a session: /model ollama/MODEL), or add a provider in init.lua with uji.provider.add";
+pub const NO_PROVIDER: &str = "no model provider is set up: run `uji login` (or export ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or another provider's key; `uji models --all` lists them) before starting uji, use a local Ollama server with --model ollama/MODEL (in a session: /model ollama/MODEL), or add a provider in init.lua with uji.provider.add";
+
+/// Where a provider's key comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// This environment variable.
+    Env(String),
+    /// The key `uji login` saved.
+    Stored,
+    /// The provider takes no key (a local server).
+    NotNeeded,
+    Missing,
+}
+
+impl KeySource {
+    pub fn available(&self) -> bool {
+        *self != KeySource::Missing
+    }
+
+    /// A few words for listings: `key from GROQ_API_KEY`, `key saved`,
+    /// `no key needed`, `no key`.
+    pub fn describe(&self) -> String {
+        match self {
+            KeySource::Env(var) => format!("key from {var}"),
+            KeySource::Stored => "key saved".to_string(),
+            KeySource::NotNeeded => "no key needed".to_string(),
+            KeySource::Missing => "no key".to_string(),
+        }
+    }
+}
+
+/// `provider.add` on a provider that exists: only what was given changes.
+fn merge(existing: &mut Provider, given: Provider) {
+    fn replace(slot: &mut String, value: String) {
+        if !value.trim().is_empty() {
+            *slot = value;
+        }
+    }
+    replace(&mut existing.name, given.name);
+    replace(&mut existing.wire, given.wire);
+    replace(&mut existing.base_url, given.base_url);
+    if given.key_env.is_some() {
+        existing.key_env = given.key_env;
+    }
+    if !given.key_env_alt.is_empty() {
+        existing.key_env_alt = given.key_env_alt;
+    }
+    if given.key_check.is_some() {
+        existing.key_check = given.key_check;
+    }
+    if given.base_url_env.is_some() {
+        existing.base_url_env = given.base_url_env;
+    }
+    if given.default_model.is_some() {
+        existing.default_model = given.default_model;
+    }
+    if given.idle_timeout.is_some() {
+        existing.idle_timeout = given.idle_timeout;
+    }
+    for model in given.models {
+        existing.models.retain(|m| m.id != model.id);
+        existing.models.push(model);
+    }
+}
 
 /// What `model.use` says when it is given no model.
 pub const MODEL_USE_NEEDS: &str = "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"";
@@ -416,18 +494,10 @@ mod tests {
                 .contains("unknown provider")
         );
         p.add(Provider {
-            id: "local".into(),
-            wire: "openai-chat".into(),
             base_url: "http://127.0.0.1:8080/v1".into(),
-            key_env: None,
-            base_url_env: None,
-            models: vec![ModelInfo {
-                id: "m".into(),
-                context_window: 4096,
-                max_output: Some(512),
-            }],
+            models: vec![ModelInfo::new("m").context_window(4096).max_output(512)],
             default_model: Some("m".into()),
-            idle_timeout: None,
+            ..Provider::new("local", "openai-chat")
         });
         p.choose("local").unwrap();
         let resolved = p.resolve(None).unwrap();
@@ -438,5 +508,123 @@ mod tests {
             "anthropic/claude-sonnet-4-5",
             "the flag wins"
         );
+    }
+
+    #[test]
+    fn catalogue_entries_are_whole_and_unique() {
+        // Which providers ship is checked on `uji models --all` (tests/e2e/providers.rs).
+        let mut ids: Vec<String> = catalogue().into_iter().map(|p| p.id).collect();
+        assert!(ids.len() >= 22, "{ids:?}");
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), catalogue().len(), "duplicate ids");
+        for provider in catalogue() {
+            assert!(
+                !provider.name.is_empty() && !provider.wire.is_empty(),
+                "{provider:?}"
+            );
+            if let Some(default) = &provider.default_model {
+                assert!(
+                    provider.models.iter().any(|m| &m.id == default),
+                    "{default}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn adding_only_a_base_url_keeps_the_rest_of_the_shipped_entry() {
+        let p = providers(&[("GROQ_API_KEY", "gsk")]);
+        p.add(Provider::new("groq", "").base_url("http://127.0.0.1:9/v1"));
+        let resolved = p.resolve(Some("groq")).unwrap();
+        assert_eq!(resolved.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(resolved.provider.wire, "openai-chat");
+        assert_eq!(resolved.provider.name, "Groq");
+        assert_eq!(resolved.model.id, "moonshotai/kimi-k2-instruct-0905");
+        assert_eq!(resolved.key.as_deref(), Some("gsk"));
+    }
+
+    #[test]
+    fn saved_keys_count_and_the_environment_wins_over_them() {
+        let p = providers(&[("GOOGLE_API_KEY", "from-google")]);
+        p.set_stored_keys(BTreeMap::from([
+            ("groq".to_string(), "saved-groq".to_string()),
+            ("gemini".to_string(), "saved-gemini".to_string()),
+        ]));
+        assert_eq!(
+            p.resolve(Some("groq")).unwrap().key.as_deref(),
+            Some("saved-groq")
+        );
+        assert_eq!(
+            p.resolve(Some("gemini")).unwrap().key.as_deref(),
+            Some("from-google"),
+            "the second variable still beats a saved key"
+        );
+        let secrets = p.secret_values();
+        for key in ["saved-groq", "saved-gemini", "from-google"] {
+            assert!(secrets.iter().any(|s| s == key), "{key}");
+        }
+        assert_eq!(
+            p.resolve(None).unwrap().label(),
+            "groq/moonshotai/kimi-k2-instruct-0905",
+            "the first provider of the catalogue with a key, saved or not"
+        );
+        let groq = p.get("groq").unwrap();
+        assert_eq!(p.key_source(&groq), KeySource::Stored);
+        assert_eq!(
+            p.key_source(&p.get("deepseek").unwrap()),
+            KeySource::Missing
+        );
+        assert_eq!(p.key_source(&p.get("vllm").unwrap()), KeySource::NotNeeded);
+    }
+
+    #[test]
+    fn an_unknown_model_gets_the_default_window_and_a_notice() {
+        let p = providers(&[("OPENAI_API_KEY", "k")]);
+        let known = p.resolve(Some("openai/gpt-4o")).unwrap();
+        assert_eq!(known.notice(), None);
+        let unknown = p.resolve(Some("openai/gpt-9")).unwrap();
+        assert_eq!(unknown.model.context_window, 128_000);
+        assert!(
+            unknown
+                .notice()
+                .unwrap()
+                .contains("openai/gpt-9 is not in the model list")
+        );
+    }
+
+    #[test]
+    fn custom_needs_a_base_url() {
+        let p = providers(&[]);
+        let err = p.resolve(Some("custom/m")).unwrap_err();
+        assert!(err.contains("UJI_CUSTOM_BASE_URL"), "{err}");
+        let p = providers(&[("UJI_CUSTOM_BASE_URL", "http://127.0.0.1:1/v1")]);
+        assert_eq!(p.resolve(Some("custom/m")).unwrap().key, None);
+    }
+
+    /// docs/providers.md's table says what the catalogue holds.
+    #[test]
+    fn the_documented_table_matches_the_catalogue() {
+        let doc = include_str!("../../../docs/providers.md");
+        let rows: Vec<Vec<&str>> = doc
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| l.split('|').map(str::trim).collect())
+            .collect();
+        let catalogue = catalogue();
+        assert_eq!(rows.len(), catalogue.len());
+        for (row, provider) in rows.iter().zip(&catalogue) {
+            let (id, name, wire, key, url) = (row[1], row[2], row[3], row[4], row[5]);
+            assert_eq!(id, format!("`{}`", provider.id));
+            assert_eq!(name, provider.name);
+            assert!(wire.starts_with(&provider.wire), "{id}: {wire}");
+            for var in provider.key_env.iter().chain(&provider.key_env_alt) {
+                assert!(key.contains(&format!("`{var}`")), "{id}: {key}");
+            }
+            assert!(url.contains(&provider.base_url), "{id}: {url}");
+            if let Some(var) = &provider.base_url_env {
+                assert!(url.contains(&format!("`{var}`")), "{id}: {url}");
+            }
+        }
     }
 }

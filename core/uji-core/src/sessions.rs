@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use uji_host::Registry;
-use uji_protocol::frontend::{CommandInfo, PROTOCOL_VERSION, SessionConfigured, ToolInfo};
+use uji_protocol::frontend::{
+    CommandInfo, NoticeLevel, PROTOCOL_VERSION, SessionConfigured, ToolInfo,
+};
 use uji_protocol::session::MessageBody;
 
 use crate::agent::{Agent, TurnSettings, offered, saved_usage};
@@ -225,7 +227,13 @@ impl Sessions {
     /// (unless the options open sessions without a model).
     pub fn start(&self, start: &Start) -> Result<(Agent, bool), SessionError> {
         let model = match self.providers.resolve(None) {
-            Ok(model) => Ok(model),
+            Ok(model) => {
+                if let Some(notice) = model.notice() {
+                    self.registry
+                        .notify_at(NoticeLevel::Warn, "providers", &notice);
+                }
+                Ok(model)
+            }
             Err(missing) if self.options.open_without_model => Err(missing),
             Err(missing) => return Err(SessionError::Model(missing)),
         };

@@ -199,8 +199,7 @@ fn provider_and_model_mistakes_say_what_to_do() {
         .registry
         .call_service("test", "provider.add", json!({"id": "p"}))
         .unwrap_err();
-    assert!(e.starts_with("provider.add expects a provider"), "{e}");
-    assert!(e.contains("missing field `wire`"), "{e}");
+    assert!(e.contains("provider p needs a wire"), "{e}");
     let e = call(&core, ModelUse::default()).unwrap_err();
     assert!(e.starts_with("model.use needs a model"), "{e}");
     let e = call(&core, ModelUse::new("nope/x")).unwrap_err();

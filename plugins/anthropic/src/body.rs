@@ -121,11 +121,7 @@ pub fn body(request: &WireRequest) -> Value {
 }
 
 fn tool(tool: &WireTool) -> Value {
-    let schema = if tool.parameters.is_object() {
-        tool.parameters.clone()
-    } else {
-        json!({"type": "object", "properties": {}})
-    };
+    let schema = uji_wire_common::object_schema(&tool.parameters);
     json!({"name": tool.name, "description": tool.description, "input_schema": schema})
 }
 

@@ -169,8 +169,13 @@ fn provider_spec(lua: &Lua, spec: &Value) -> Result<Provider, String> {
             "{API}: expected a table {{id, wire, base_url, models}}"
         ));
     };
-    for field in ["id", "wire", "base_url"] {
-        if !map.get(field).is_some_and(Json::is_string) {
+    if !map.get("id").is_some_and(Json::is_string) {
+        return Err(format!("{API}: id must be a string"));
+    }
+    // Left out, wire and base_url keep a shipped provider's (core refuses
+    // a new provider without a wire).
+    for field in ["wire", "base_url", "name"] {
+        if map.get(field).is_some_and(|v| !v.is_string()) {
             return Err(format!("{API}: {field} must be a string"));
         }
     }

@@ -219,7 +219,7 @@ uji.notify(info.title .. " " .. info.model .. " " .. info.messages .. " " .. inf
 fn provider_specs_are_checked_and_models_normalized() {
     let env = boot(
         r#"
-local ok, err = pcall(uji.provider.add, { id = "p", base_url = "http://x" })
+local ok, err = pcall(uji.provider.add, { id = "p", wire = 3, base_url = "http://x" })
 uji.notify(err)
 "#,
     );

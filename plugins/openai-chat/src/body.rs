@@ -10,30 +10,15 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// `<base_url>/chat/completions`.
 pub fn url(base_url: &str) -> String {
-    let base = base_url.trim().trim_end_matches('/');
-    let base = if base.is_empty() {
-        DEFAULT_BASE_URL
-    } else {
-        base
-    };
-    if base.ends_with("/chat/completions") {
-        base.to_string()
-    } else {
-        format!("{base}/chat/completions")
-    }
+    uji_wire_common::endpoint(base_url, DEFAULT_BASE_URL, "chat/completions")
 }
 
 /// The HTTP request for a wire request. The key goes only into the
 /// `Authorization` header, and only when there is one (Ollama needs none).
 pub fn http_request(request: &WireRequest) -> HttpRequest {
-    let mut http = HttpRequest::json(url(&request.provider.base_url), &body(request))
+    let http = HttpRequest::json(url(&request.provider.base_url), &body(request))
         .idle_timeout_secs(request.idle_timeout);
-    if let Some(key) = request.auth.key.as_deref().map(str::trim)
-        && !key.is_empty()
-    {
-        http = http.header("authorization", format!("Bearer {key}"));
-    }
-    http
+    uji_wire_common::with_bearer(http, request.auth.key.as_deref())
 }
 
 fn data_url(image: &Image) -> Value {
@@ -74,11 +59,7 @@ pub fn body(request: &WireRequest) -> Value {
 }
 
 fn tool(tool: &WireTool) -> Value {
-    let parameters = if tool.parameters.is_object() {
-        tool.parameters.clone()
-    } else {
-        json!({"type": "object", "properties": {}})
-    };
+    let parameters = uji_wire_common::object_schema(&tool.parameters);
     json!({
         "type": "function",
         "function": {

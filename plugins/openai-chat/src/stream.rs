@@ -4,7 +4,7 @@
 use serde_json::Value;
 use uji_sdk::{Answer, Failure, ToolCallRequest, Usage};
 use uji_wire_common::sse::json_values;
-use uji_wire_common::{Delta, StreamParser, transport_failure};
+use uji_wire_common::{Delta, StreamParser, stream_error, transport_failure};
 
 #[derive(Debug, Default)]
 struct PartialCall {
@@ -254,9 +254,7 @@ impl StreamParser for ChatStream {
     }
 }
 
-fn number(value: Option<&Value>) -> u64 {
-    value.and_then(Value::as_u64).unwrap_or(0)
-}
+use uji_wire_common::count as number;
 
 /// `usage` of a chunk: input excludes cached reads and writes.
 pub fn map_usage(usage: &Value) -> Usage {
@@ -276,46 +274,6 @@ pub fn map_usage(usage: &Value) -> Usage {
         output: number(usage.get("completion_tokens")),
         cache_read,
         cache_write,
-    }
-}
-
-/// An `error` object sent inside the stream (OpenRouter, vLLM, LiteLLM do).
-fn stream_error(error: &Value) -> Failure {
-    let message = match error {
-        Value::String(s) => s.clone(),
-        _ => error
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| error.to_string()),
-    };
-    let code = error.get("code");
-    let status = code
-        .and_then(Value::as_u64)
-        .or_else(|| code.and_then(Value::as_str).and_then(|c| c.parse().ok()))
-        .filter(|c| (400..600).contains(c))
-        .map(|c| c as u16);
-    let kind = [error.get("type"), code]
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .find_map(|t| match t {
-            "rate_limit_exceeded" | "rate_limit_error" | "too_many_requests" => Some(429),
-            "server_error" | "api_error" | "internal_error" => Some(500),
-            "overloaded_error" | "service_unavailable" => Some(503),
-            _ => None,
-        });
-    match status.or(kind) {
-        Some(status @ (401 | 403)) => Failure::Auth {
-            status,
-            message: Some(message),
-        },
-        Some(status) => Failure::Http {
-            status: Some(status),
-            message,
-            retry_after: None,
-        },
-        None => Failure::Provider { message },
     }
 }
 

@@ -61,18 +61,7 @@ fn run(body: &[u8]) -> (f64, usize) {
             delivered += text.len();
         }
     };
-    let sizes = [1_371, 4_096, 16_384, 733, 8_192];
-    let mut rest = body;
-    let mut i = 0;
-    while !rest.is_empty() {
-        let take = sizes[i % sizes.len()].min(rest.len());
-        let (now, later) = rest.split_at(take);
-        if state.push(now, &mut sink) {
-            break;
-        }
-        rest = later;
-        i += 1;
-    }
+    uji_wire_common::testing::push_in_reads(&mut state, body, &mut sink);
     let answer = match state.end(&mut sink) {
         Ok(answer) => answer,
         Err(failure) => {

@@ -1,5 +1,6 @@
 //! Turning HTTP error answers into [`Failure`]s.
 
+use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use uji_sdk::Failure;
@@ -127,6 +128,48 @@ pub fn transport_failure(message: impl Into<String>) -> Failure {
         status: None,
         message: message.into(),
         retry_after: None,
+    }
+}
+
+/// An `error` object sent inside a stream (OpenRouter, vLLM, LiteLLM and
+/// the Responses API do): its status or code picks the failure, so rate
+/// limits and server errors are retried like their HTTP statuses.
+pub fn stream_error(error: &Value) -> Failure {
+    let message = match error {
+        Value::String(s) => s.clone(),
+        _ => error
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string()),
+    };
+    let code = error.get("code");
+    let status = code
+        .and_then(Value::as_u64)
+        .or_else(|| code.and_then(Value::as_str).and_then(|c| c.parse().ok()))
+        .filter(|c| (400..600).contains(c))
+        .map(|c| c as u16);
+    let kind = [error.get("type"), code]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find_map(|t| match t {
+            "rate_limit_exceeded" | "rate_limit_error" | "too_many_requests" => Some(429),
+            "server_error" | "api_error" | "internal_error" => Some(500),
+            "overloaded_error" | "service_unavailable" => Some(503),
+            _ => None,
+        });
+    match status.or(kind) {
+        Some(status @ (401 | 403)) => Failure::Auth {
+            status,
+            message: Some(message),
+        },
+        Some(status) => Failure::Http {
+            status: Some(status),
+            message,
+            retry_after: None,
+        },
+        None => Failure::Provider { message },
     }
 }
 

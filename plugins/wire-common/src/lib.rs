@@ -17,7 +17,7 @@ pub mod testing;
 use uji_sdk::protocol::wire::{MAX_ANSWER_BYTES, answer_too_long};
 use uji_sdk::{Answer, Failure};
 
-pub use errors::{parse_retry_after, status_failure, transport_failure, trim_body};
+pub use errors::{parse_retry_after, status_failure, stream_error, transport_failure, trim_body};
 pub use http::{HttpRequest, spawn_stream};
 pub use sse::SseReader;
 
@@ -170,4 +170,40 @@ fn looks_like_a_body(prefix: &[u8]) -> bool {
     text.lines()
         .map(str::trim)
         .any(|line| !line.is_empty() && !line.starts_with(':'))
+}
+
+/// `<base_url>/<path>`, with `default` for an empty base URL and the path
+/// not repeated when the base URL already ends with it (users paste either).
+pub fn endpoint(base_url: &str, default: &str, path: &str) -> String {
+    let base = base_url.trim().trim_end_matches('/');
+    let base = if base.is_empty() { default } else { base };
+    if base.ends_with(&format!("/{path}")) {
+        base.to_string()
+    } else {
+        format!("{base}/{path}")
+    }
+}
+
+/// Adds `Authorization: Bearer KEY` when there is a key (local servers
+/// such as Ollama need none). The key goes nowhere else.
+pub fn with_bearer(http: HttpRequest, key: Option<&str>) -> HttpRequest {
+    match key.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(key) => http.header("authorization", format!("Bearer {key}")),
+        None => http,
+    }
+}
+
+/// A tool's parameters as a JSON schema: an empty object schema when the
+/// tool declared none (the APIs refuse a missing one).
+pub fn object_schema(parameters: &serde_json::Value) -> serde_json::Value {
+    if parameters.is_object() {
+        parameters.clone()
+    } else {
+        serde_json::json!({"type": "object", "properties": {}})
+    }
+}
+
+/// A token count from a usage object: 0 when absent or not a number.
+pub fn count(value: Option<&serde_json::Value>) -> u64 {
+    value.and_then(serde_json::Value::as_u64).unwrap_or(0)
 }

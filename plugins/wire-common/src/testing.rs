@@ -91,3 +91,24 @@ pub fn never_panics<P: StreamParser>(parser: impl Fn() -> P, pieces: &[&str]) {
         let _ = state.end(&mut |_| {});
     }
 }
+
+/// Feeds `body` to `state` in uneven network-sized reads, as a socket
+/// delivers it, until the parser is done (for the parser benchmarks).
+pub fn push_in_reads<P: StreamParser>(
+    state: &mut StreamState<P>,
+    body: &[u8],
+    sink: &mut dyn FnMut(Delta),
+) {
+    let sizes = [1_371, 4_096, 16_384, 733, 8_192];
+    let mut rest = body;
+    let mut i = 0;
+    while !rest.is_empty() {
+        let take = sizes[i % sizes.len()].min(rest.len());
+        let (now, later) = rest.split_at(take);
+        if state.push(now, sink) {
+            break;
+        }
+        rest = later;
+        i += 1;
+    }
+}

@@ -309,6 +309,12 @@ pub struct ModelInfo {
     /// Output limit sent with each request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output: Option<u64>,
+    /// Whether the model reads images.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub images: bool,
+    /// Whether the model takes a reasoning effort.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning: bool,
 }
 
 impl ModelInfo {
@@ -318,6 +324,8 @@ impl ModelInfo {
             id: id.into(),
             context_window: DEFAULT_CONTEXT_WINDOW,
             max_output: None,
+            images: false,
+            reasoning: false,
         }
     }
 
@@ -336,8 +344,12 @@ impl ModelInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Provider {
     pub id: String,
+    /// The name shown to people (`OpenRouter`); the id when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
     /// The wire that speaks its API (`anthropic`, `openai-chat`, or one a
-    /// plugin registered).
+    /// plugin registered). Empty in `provider.add` keeps the shipped one.
+    #[serde(default)]
     pub wire: String,
     /// Sent to the wire with each request; empty for wires that need none.
     #[serde(default)]
@@ -345,6 +357,14 @@ pub struct Provider {
     /// Environment variable holding the key; none for keyless servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_env: Option<String>,
+    /// Other environment variables read, in order, when `key_env` is unset
+    /// (`GOOGLE_API_KEY` after `GEMINI_API_KEY`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_env_alt: Vec<String>,
+    /// Path under `base_url` that lists models, fetched by `uji login` to
+    /// check a key (`models`); none when the provider offers no cheap check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_check: Option<String>,
     /// Environment variable that overrides `base_url`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url_env: Option<String>,
@@ -364,9 +384,12 @@ impl Provider {
     pub fn new(id: impl Into<String>, wire: impl Into<String>) -> Provider {
         Provider {
             id: id.into(),
+            name: String::new(),
             wire: wire.into(),
             base_url: String::new(),
             key_env: None,
+            key_env_alt: Vec::new(),
+            key_check: None,
             base_url_env: None,
             models: Vec::new(),
             default_model: None,

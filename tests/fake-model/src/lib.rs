@@ -23,6 +23,8 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod gemini;
+pub mod responses;
 mod script;
 
 pub use script::{DEFAULT_STALL_LIMIT, Script};

@@ -1,0 +1,397 @@
+//! The provider catalogue, `uji models`, `uji login` / `uji logout`, and a
+//! shipped provider merged from init.lua: the real binary against the fake
+//! model server on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use uji_fake_model::gemini::GeminiEvents;
+use uji_fake_model::responses::ResponsesEvents;
+use uji_fake_model::{FakeModel, Script};
+use uji_tests::chat::answer;
+use uji_tests::tty::Tty;
+use uji_tests::{Sandbox, text};
+
+const KEY: &str = "gsk-login-key-7fa93c";
+const GROQ_MODEL: &str = "groq/moonshotai/kimi-k2-instruct-0905";
+
+/// Runs `cmd` with `input` on stdin (a pipe, not a terminal).
+fn with_stdin(mut cmd: Command, input: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// init.lua sends the shipped `groq` provider to the fake server by giving
+/// only its `base_url`.
+fn groq_at(sandbox: &Sandbox, model: &FakeModel) {
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        format!(
+            "uji.provider.add({{ id = \"groq\", base_url = \"{}\" }})\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+}
+
+fn auth_file(sandbox: &Sandbox) -> std::path::PathBuf {
+    sandbox.root.path().join("data/auth.json")
+}
+
+fn login(sandbox: &Sandbox, input: &str) -> (Output, String, String) {
+    let mut cmd = sandbox.uji();
+    cmd.args(["login", "groq"]);
+    let output = with_stdin(cmd, input);
+    let (stdout, stderr) = text(&output);
+    (output, stdout, stderr)
+}
+
+fn run(sandbox: &Sandbox, model: &str, env: &[(&str, &str)]) -> (Output, String, String) {
+    let output = sandbox
+        .uji()
+        .args(["run", "--model", model, "say", "hi"])
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    (output, stdout, stderr)
+}
+
+#[test]
+fn uji_models_lists_the_catalogue_and_marks_keys() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.uji().args(["models", "--all"]).output().unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    for id in [
+        "anthropic",
+        "openai",
+        "openrouter",
+        "groq",
+        "deepseek",
+        "mistral",
+        "together",
+        "fireworks",
+        "xai",
+        "cerebras",
+        "perplexity",
+        "github-models",
+        "huggingface",
+        "nvidia",
+        "moonshot",
+        "zhipu",
+        "gemini",
+        "ollama",
+        "lmstudio",
+        "llama.cpp",
+        "vllm",
+        "custom",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&format!("{id}/"))),
+            "{id} missing:\n{stdout}"
+        );
+    }
+    let line = stdout.lines().find(|l| l.starts_with(GROQ_MODEL)).unwrap();
+    assert!(
+        line.contains("262144") && line.ends_with("no key"),
+        "{line}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("ollama/MODEL") && l.ends_with("no key needed")),
+        "{stdout}"
+    );
+
+    // Without --all: only what has a key (or needs none).
+    let output = sandbox
+        .uji()
+        .arg("models")
+        .env("OPENAI_API_KEY", "sk-x")
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&output);
+    let gpt = stdout
+        .lines()
+        .find(|l| l.starts_with("openai/gpt-4.1 "))
+        .unwrap();
+    assert!(
+        gpt.contains("1000000") && gpt.ends_with("key from OPENAI_API_KEY"),
+        "{gpt}"
+    );
+    assert!(!stdout.contains("groq/"), "{stdout}");
+    assert!(!stdout.contains("sk-x"), "{stdout}");
+    assert!(stdout.contains("vllm/MODEL"), "{stdout}");
+}
+
+#[test]
+fn login_from_stdin_saves_the_key_owner_only_and_a_run_sends_it() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    model
+        .push(Script::status(
+            200,
+            r#"{"object": "list", "data": []}"#,
+            &[],
+        ))
+        .push(answer("hello"));
+
+    let (output, stdout, stderr) = login(&sandbox, &format!("{KEY}\n"));
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("Groq accepted the key"), "{stderr}");
+    assert!(
+        !stdout.contains(KEY) && !stderr.contains(KEY),
+        "{stdout}{stderr}"
+    );
+    let check = &model.requests()[0];
+    assert_eq!(
+        (check.method.as_str(), check.path.as_str()),
+        ("GET", "/models")
+    );
+    assert_eq!(
+        check.header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+    let mode = std::fs::metadata(auth_file(&sandbox))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let (output, stdout, stderr) = run(&sandbox, GROQ_MODEL, &[]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("hello"), "{stdout}");
+    let request = model.last_request();
+    assert_eq!(request.path, "/chat/completions");
+    assert_eq!(
+        request.header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+    assert_eq!(request.json["model"], "moonshotai/kimi-k2-instruct-0905");
+    let logs =
+        std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap_or_default();
+    assert!(!logs.contains(KEY), "the key reached the log");
+}
+
+#[test]
+fn an_environment_variable_wins_over_a_saved_key_and_saved_keys_are_redacted() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    let mut cmd = sandbox.uji();
+    cmd.args(["login", "--no-check", "groq"]);
+    assert!(with_stdin(cmd, KEY).status.success());
+    model
+        .push(answer("env"))
+        .push(answer(&format!("the saved key is {KEY}")));
+
+    let (output, _, stderr) = run(&sandbox, GROQ_MODEL, &[("GROQ_API_KEY", "gsk-from-env")]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        model.last_request().header("authorization"),
+        Some("Bearer gsk-from-env")
+    );
+
+    let (output, stdout, stderr) = run(&sandbox, GROQ_MODEL, &[]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("the saved key is <redacted>") && !stdout.contains(KEY),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_refused_key_is_not_saved_and_logout_forgets_a_saved_one() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    model.push(Script::status(
+        401,
+        r#"{"error": {"message": "invalid key"}}"#,
+        &[],
+    ));
+    let (output, _, stderr) = login(&sandbox, "gsk-wrong\n");
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("Groq refused the key (HTTP 401") && stderr.contains("nothing was saved"),
+        "{stderr}"
+    );
+    assert!(!auth_file(&sandbox).exists());
+
+    model.push(Script::status(500, "down", &[]));
+    let (output, _, stderr) = login(&sandbox, "gsk-unchecked\n");
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("could not check the key (HTTP 500") && stderr.contains("saving it anyway"),
+        "{stderr}"
+    );
+    assert!(
+        sandbox
+            .uji()
+            .args(["logout", "groq"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+
+    let (output, _, stderr) = login(&sandbox, "\n");
+    assert!(!output.status.success());
+    assert!(stderr.contains("no key given"), "{stderr}");
+
+    let mut cmd = sandbox.uji();
+    cmd.args(["login", "--no-check", "groq"]);
+    assert!(with_stdin(cmd, KEY).status.success());
+    let output = sandbox.uji().args(["logout", "groq"]).output().unwrap();
+    assert!(text(&output).1.contains("removed the saved key for groq"));
+    let (output, _, stderr) = run(&sandbox, GROQ_MODEL, &[]);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("GROQ_API_KEY is not set: export it or run `uji login groq`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unknown_model_runs_with_a_notice() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    model.push(answer("ok"));
+    let (output, _, stderr) = run(&sandbox, "groq/brand-new-model", &[("GROQ_API_KEY", "k")]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "groq/brand-new-model is not in the model list: assuming a 128000-token context window"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn on_a_terminal_the_key_is_typed_unseen_and_echo_comes_back() {
+    let sandbox = Sandbox::new();
+    let cmd = sandbox
+        .uji_tty()
+        .args(["login", "--no-check", "groq"])
+        .then_stty();
+    let mut tty = Tty::spawn(cmd, 24, 120);
+    tty.wait_for_text("Key for Groq (GROQ_API_KEY):");
+    tty.type_text(KEY);
+    tty.press("<CR>");
+    assert_eq!(
+        tty.wait_exit(Duration::from_secs(15)),
+        Some(0),
+        "{}",
+        tty.screen()
+    );
+    let transcript = tty.transcript();
+    assert!(
+        transcript.contains("saved the key for Groq"),
+        "{transcript}"
+    );
+    assert!(
+        !transcript.contains(KEY),
+        "the key was echoed:\n{transcript}"
+    );
+    tty.cooked_mode().unwrap();
+    let saved = std::fs::read_to_string(auth_file(&sandbox)).unwrap();
+    assert!(saved.contains(KEY));
+}
+
+#[test]
+fn openai_models_use_the_responses_api_at_openai_base_url_with_retries() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(Script::status(503, "busy", &[("retry-after", "0")]))
+        .push(Script::sse(
+            ResponsesEvents::new("gpt-5")
+                .text("from the Responses API", 3)
+                .usage(10, 2, 0)
+                .completed(),
+        ));
+    let base = model.base_url();
+    let env = [
+        ("OPENAI_API_KEY", "sk-openai-1"),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let (output, stdout, stderr) = run(&sandbox, "openai/gpt-5", &env);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("from the Responses API"), "{stdout}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "one retry after the 503");
+    assert!(
+        requests.iter().all(|r| r.path == "/responses"),
+        "{requests:?}"
+    );
+    assert_eq!(requests[1].json["model"], "gpt-5");
+    assert_eq!(
+        requests[1].header("authorization"),
+        Some("Bearer sk-openai-1")
+    );
+}
+
+#[test]
+fn gemini_models_use_the_gemini_wire_with_a_saved_key_or_google_api_key() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    let answer = || {
+        Script::sse(
+            GeminiEvents::new("gemini-2.5-flash")
+                .text("from Gemini", 2)
+                .finish("STOP"),
+        )
+    };
+    model
+        .push(Script::status(200, r#"{"models": []}"#, &[]))
+        .push(answer())
+        .push(answer());
+    let base = model.base_url();
+    let mut cmd = sandbox.uji();
+    cmd.args(["login", "gemini"]).env("GEMINI_BASE_URL", &base);
+    let output = with_stdin(cmd, "gem-saved-key\n");
+    assert!(output.status.success(), "{}", text(&output).1);
+    let check = &model.requests()[0];
+    assert_eq!(check.path, "/models");
+    assert_eq!(check.header("x-goog-api-key"), Some("gem-saved-key"));
+
+    for (env, key) in [
+        (vec![("GEMINI_BASE_URL", base.as_str())], "gem-saved-key"),
+        (
+            vec![
+                ("GEMINI_BASE_URL", base.as_str()),
+                ("GOOGLE_API_KEY", "google-env-key"),
+            ],
+            "google-env-key",
+        ),
+    ] {
+        let (output, stdout, stderr) = run(&sandbox, "gemini/gemini-2.5-flash", &env);
+        assert!(output.status.success(), "{stderr}");
+        assert!(stdout.contains("from Gemini"), "{stdout}");
+        let request = model.last_request();
+        assert_eq!(
+            request.path,
+            "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(request.header("x-goog-api-key"), Some(key));
+    }
+}
