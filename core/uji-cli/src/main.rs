@@ -9,6 +9,7 @@ use crate::out::say;
 
 mod headless;
 mod logs;
+mod mcp_cmd;
 mod out;
 mod plugins_cmd;
 mod policy_cmd;
@@ -101,6 +102,11 @@ enum Command {
         #[command(subcommand)]
         command: ToolCommand,
     },
+    /// MCP servers (from the mcp plugin): state, tools, last error.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Inspect the tool policy.
     Policy {
         #[command(subcommand)]
@@ -127,6 +133,16 @@ enum ToolCommand {
         /// Print the tool's progress lines to stderr.
         #[arg(long)]
         progress: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// One line per server: name, transport, state, tools, last error (waits up to 10 s for servers starting).
+    List {
+        /// Print JSON instead of lines.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -249,6 +265,9 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::FAILURE,
             Err(e) => Err(e),
         },
+        Some(Command::Mcp {
+            command: McpCommand::List { json },
+        }) => mcp_cmd::list(cli.config_dir, cli.data_dir, json),
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),
