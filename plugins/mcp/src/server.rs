@@ -192,8 +192,10 @@ impl Server {
     async fn serve(self: &Arc<Self>, client: Client) -> bool {
         let peer = client.peer().clone();
         *lock(&self.peer) = Some(peer.clone());
-        self.set(State::Running, None);
+        // Running only once its tools are registered, so a listing that
+        // waited for the start sees them.
         self.refresh_tools(&peer).await;
+        self.set(State::Running, None);
         let cancel = client.cancellation_token();
         let ended = client.waiting();
         tokio::pin!(ended);

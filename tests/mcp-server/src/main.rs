@@ -5,7 +5,7 @@
 //! progress, then waits to be cancelled; on `notifications/cancelled` it
 //! appends `cancelled` to `$MCP_TEST_MARKS`), `grow` (adds the tool `extra`
 //! and sends `notifications/tools/list_changed`), `structured`.
-//! Every start appends `started` to `$MCP_TEST_MARKS` when that is set.
+//! Every start appends `started PID` to `$MCP_TEST_MARKS` when that is set.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -152,7 +152,7 @@ impl ServerHandler for TestServer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    mark("started");
+    mark(&format!("started {}", std::process::id()));
     eprintln!("test server: started (this line belongs in uji's log)");
     let Ok(service) = TestServer::default().serve(rmcp::transport::stdio()).await else {
         std::process::exit(2);

@@ -1,0 +1,185 @@
+//! The MCP plugin with the real `uji` binary and a real MCP server (the
+//! rmcp server of tests/mcp-server over stdio), every call through the gate
+//! with `uji tool run` or `uji mcp list`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use uji_tests::{Sandbox, text, uji_bin};
+
+fn server_bin() -> PathBuf {
+    uji_bin().with_file_name("uji-test-mcp-server")
+}
+
+/// A sandbox whose init.lua adds the test server as `t` (and waits for it),
+/// then `extra` Lua.
+fn sandbox_with(extra: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    let marks = sandbox.work().join("marks");
+    let init = format!(
+        "uji.mcp.add('t', {{ command = {:?}, env = {{ MCP_TEST_MARKS = {:?} }} }})\n\
+         uji.mcp.list({{ wait = 10 }})\n{extra}\n",
+        server_bin().display().to_string(),
+        marks.display().to_string(),
+    );
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    sandbox
+}
+
+fn uji(sandbox: &Sandbox, args: &[&str]) -> (Output, String, String) {
+    let output = sandbox.uji().args(args).output().unwrap();
+    let (stdout, stderr) = text(&output);
+    (output, stdout, stderr)
+}
+
+fn marks(sandbox: &Sandbox) -> String {
+    std::fs::read_to_string(sandbox.work().join("marks")).unwrap_or_default()
+}
+
+#[test]
+fn tools_are_listed_as_server__tool_and_ask_by_default() {
+    let sandbox = sandbox_with("");
+    let (output, stdout, stderr) = uji(&sandbox, &["tool", "list"]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("t__echo\task\tmcp\tEchoes its text. (the server says: read-only)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("t__picture\task\tmcp"), "{stdout}");
+    // Headless without --yes: the gate asks, nobody answers, so it is denied,
+    // read-only hint or not.
+    let (output, stdout, _) = uji(&sandbox, &["tool", "run", "t__echo", r#"{"text": "hi"}"#]);
+    assert!(!output.status.success());
+    assert!(
+        stdout.contains("denied: t__echo needs approval"),
+        "{stdout}"
+    );
+    let (output, stdout, stderr) = uji(
+        &sandbox,
+        &["tool", "run", "--yes", "t__echo", r#"{"text": "hi"}"#],
+    );
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "echo: hi");
+}
+
+#[test]
+fn policy_rules_apply_to_the_argument_summary() {
+    let sandbox = sandbox_with(
+        "uji.tool.policy({ t__echo = { allow = { 'text=ok*' }, deny = { 'text=rm*' } } })",
+    );
+    let (output, stdout, _) = uji(&sandbox, &["tool", "run", "t__echo", r#"{"text": "okay"}"#]);
+    assert!(output.status.success(), "{stdout}");
+    let (output, stdout, _) = uji(
+        &sandbox,
+        &["tool", "run", "--yes", "t__echo", r#"{"text": "rm -rf"}"#],
+    );
+    assert!(!output.status.success());
+    assert!(stdout.contains("denied"), "{stdout}");
+    // The declared policy of every tool of one server, from its config.
+    let sandbox = Sandbox::new();
+    let init = format!(
+        "uji.mcp.add('t', {{ command = {:?}, policy = 'allow' }})\nuji.mcp.list({{ wait = 10 }})\n",
+        server_bin().display().to_string()
+    );
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    let (output, stdout, _) = uji(&sandbox, &["tool", "run", "t__echo", r#"{"text": "x"}"#]);
+    assert!(output.status.success(), "{stdout}");
+}
+
+#[test]
+fn images_errors_and_structured_content() {
+    let sandbox = sandbox_with("");
+    let (output, stdout, _) = uji(&sandbox, &["tool", "run", "--yes", "t__fail", "{}"]);
+    assert!(!output.status.success());
+    assert_eq!(stdout.trim(), "error: it broke");
+    let (output, stdout, _) = uji(&sandbox, &["tool", "run", "--yes", "t__structured", "{}"]);
+    assert!(output.status.success());
+    assert_eq!(stdout.trim(), r#"{"answer":42}"#);
+    let (output, stdout, stderr) = uji(&sandbox, &["tool", "run", "--yes", "t__picture", "{}"]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("a picture"), "{stdout}");
+}
+
+#[test]
+fn mcp_list_shows_state_tools_and_errors_and_stderr_goes_to_the_log() {
+    let sandbox = sandbox_with("uji.mcp.add('bad', { command = '/nonexistent/mcp-server' })");
+    let (output, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("t\tstdio\trunning\tt__echo,"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "bad\tstdio\tfailed\t\tlast error: could not start `/nonexistent/mcp-server`"
+        ),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("test server: started"), "{stderr}");
+    let log = std::fs::read_to_string(Path::new(&sandbox.env()[3].1).join("logs/uji.log")).unwrap();
+    assert!(
+        log.contains("mcp server t: stderr: test server: started"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_crashed_server_fails_its_call_with_a_clear_message() {
+    let sandbox = sandbox_with("");
+    let (output, stdout, _) = uji(&sandbox, &["tool", "run", "--yes", "t__crash", "{}"]);
+    assert!(!output.status.success());
+    assert!(stdout.starts_with("error: t__crash: "), "{stdout}");
+}
+
+#[test]
+fn no_server_process_is_left_after_exit() {
+    let sandbox = sandbox_with("");
+    let (output, _, _) = uji(
+        &sandbox,
+        &["tool", "run", "--yes", "t__echo", r#"{"text": "a"}"#],
+    );
+    assert!(output.status.success());
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pids: Vec<String> = marks(&sandbox)
+        .lines()
+        .filter_map(|l| l.strip_prefix("started "))
+        .map(str::to_string)
+        .collect();
+    assert!(!pids.is_empty());
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.contains(") Z "),
+            "server {pid} still runs: {stat}"
+        );
+    }
+}
+
+#[test]
+fn a_projects_mcp_json_starts_only_once_trusted() {
+    let sandbox = Sandbox::new();
+    let file = format!(
+        r#"{{"mcpServers": {{"proj": {{"command": {:?}}}}}}}"#,
+        server_bin().display().to_string()
+    );
+    std::fs::write(sandbox.work().join(".mcp.json"), file).unwrap();
+    let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
+    assert_eq!(stdout.trim(), "no MCP servers configured");
+    let output = sandbox
+        .uji()
+        .args(["mcp", "list"])
+        .env("UJI_MCP_TRUST_PROJECT", "1")
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&output);
+    assert!(
+        stdout.contains("proj\tstdio\trunning\tproj__echo,"),
+        "{stdout}"
+    );
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        "uji.mcp.trust_project()\n",
+    )
+    .unwrap();
+    let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
+    assert!(stdout.contains("proj\tstdio\trunning"), "{stdout}");
+}
