@@ -5,8 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Output, Stdio};
+use std::time::Duration;
 
+use serde_json::{Value, json};
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, Script};
+use uji_tests::scripted::{answer, assert_ok, drive, of_type};
 use uji_tests::{Sandbox, text, uji_bin};
 
 fn server_bin() -> PathBuf {
@@ -182,4 +187,88 @@ fn a_projects_mcp_json_starts_only_once_trusted() {
     .unwrap();
     let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
     assert!(stdout.contains("proj\tstdio\trunning"), "{stdout}");
+}
+
+/// init.lua for a session on the fake model with the test server as `t`.
+fn session_sandbox(model: &FakeModel) -> Sandbox {
+    let sandbox = sandbox_with("");
+    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
+    let provider = format!(
+        "uji.provider.add({{ id = 'fake', wire = 'openai-chat', base_url = '{}', models = {{ 'm1' }} }})\n\
+         uji.model.use('fake/m1')\n",
+        model.base_url()
+    );
+    std::fs::write(sandbox.config().join("init.lua"), provider + &init).unwrap();
+    sandbox
+}
+
+fn call(id: &str, name: &str, args: Value) -> Script {
+    Script::sse(
+        ChatEvents::new("m1")
+            .tool_call(0, id, name, &args.to_string(), 2)
+            .finish("tool_calls")
+            .done(),
+    )
+}
+
+#[test]
+fn a_crashed_server_restarts_and_list_changed_adds_tools_in_one_session() {
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "t__crash", json!({})))
+        .push(call("c2", "t__echo", json!({"text": "back"})).delay(Duration::from_millis(2500)))
+        .push(call("c3", "t__grow", json!({})))
+        .push(call("c4", "t__extra", json!({"text": "new"})).delay(Duration::from_millis(300)))
+        .push(answer("done"));
+    let sandbox = session_sandbox(&model);
+    let output = sandbox
+        .uji()
+        .args(["run", "--json", "--yes", "go"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("echo: back"), "{stdout}");
+    assert!(stdout.contains("echo: new"), "{stdout}");
+    assert_eq!(marks(&sandbox).matches("started").count(), 2);
+    // The request after the refresh offers the new tool.
+    assert!(model.requests()[3].body_text().contains("t__extra"));
+    assert!(!model.requests()[2].body_text().contains("t__extra"));
+}
+
+#[test]
+fn progress_is_shown_and_an_interrupt_cancels_the_call() {
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "t__slow", json!({})))
+        .push(answer("ok"));
+    let sandbox = session_sandbox(&model);
+    let init = sandbox.config().join("init.lua");
+    let lua = std::fs::read_to_string(&init).unwrap();
+    std::fs::write(
+        &init,
+        lua + "uji.tool.policy({ t__slow = { default = 'allow' } })\n",
+    )
+    .unwrap();
+    let script = json!([
+        {"send": {"id": "a", "type": "user_message", "text": "go"}},
+        {"wait": "progress"},
+        {"send": {"id": "i", "type": "interrupt"}},
+        {"wait": "turn_finished"},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let progress = of_type(&events, "progress");
+    assert!(
+        progress
+            .iter()
+            .any(|e| e.to_string().contains("working (1/3)")),
+        "{progress:?}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !marks(&sandbox).contains("cancelled") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(marks(&sandbox).contains("cancelled"), "{}", marks(&sandbox));
 }
