@@ -272,3 +272,57 @@ fn progress_is_shown_and_an_interrupt_cancels_the_call() {
     }
     assert!(marks(&sandbox).contains("cancelled"), "{}", marks(&sandbox));
 }
+
+/// The test server over streamable HTTP, killed when dropped.
+struct HttpServer(std::process::Child, u16);
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(server_bin())
+            .arg("--http")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("listening ")
+            .unwrap()
+            .parse()
+            .unwrap();
+        HttpServer(child, port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_server_with_headers() {
+    let server = HttpServer::start();
+    let sandbox = Sandbox::new();
+    let init = format!(
+        "uji.mcp.add('h', {{ url = 'http://127.0.0.1:{}/mcp', headers = {{ Authorization = 'Bearer t0k', ['X-Extra'] = '1' }} }})\n\
+         uji.mcp.list({{ wait = 10 }})\n",
+        server.1
+    );
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    let (output, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("h\thttp\trunning\th__echo,"), "{stdout}");
+    let (output, stdout, _) = uji(
+        &sandbox,
+        &["tool", "run", "--yes", "h__echo", r#"{"text": "web"}"#],
+    );
+    assert!(output.status.success(), "{stdout}");
+    assert_eq!(stdout.trim(), "echo: web");
+}

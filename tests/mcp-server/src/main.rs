@@ -150,8 +150,40 @@ impl ServerHandler for TestServer {
     }
 }
 
+/// `--http`: serves streamable HTTP on 127.0.0.1 (a free port, printed as
+/// `listening PORT` on stdout) until killed.
+async fn serve_http() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let service = StreamableHttpService::new(
+        || Ok(TestServer::default()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let Ok(listener) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+        std::process::exit(2);
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+    println!("listening {port}");
+    while let Ok((stream, _)) = listener.accept().await {
+        let service = TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let _ = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    if std::env::args().any(|a| a == "--http") {
+        return serve_http().await;
+    }
     mark(&format!("started {}", std::process::id()));
     eprintln!("test server: started (this line belongs in uji's log)");
     let Ok(service) = TestServer::default().serve(rmcp::transport::stdio()).await else {
