@@ -326,3 +326,42 @@ fn a_streamable_http_server_with_headers() {
     assert!(output.status.success(), "{stdout}");
     assert_eq!(stdout.trim(), "echo: web");
 }
+
+/// A published server through npx, where Node is installed (the npm
+/// registry must be reachable).
+#[test]
+fn a_published_server_through_npx() {
+    let has_npx = std::process::Command::new("npx")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_npx {
+        println!("SKIPPED a_published_server_through_npx: npx is not installed");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let init = "uji.mcp.add('ev', { command = 'npx', args = { '-y', '@modelcontextprotocol/server-everything' }, timeout = 120 })\n\
+                uji.mcp.list({ wait = 120 })\n";
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
+    if stdout.contains("\tfailed\t") {
+        println!("SKIPPED a_published_server_through_npx: the server did not start: {stdout}");
+        return;
+    }
+    assert!(
+        stdout.contains("ev\tstdio\trunning\t") && stdout.contains("ev__echo"),
+        "{stdout}"
+    );
+    let (output, stdout, _) = uji(
+        &sandbox,
+        &[
+            "tool",
+            "run",
+            "--yes",
+            "ev__echo",
+            r#"{"message": "hello"}"#,
+        ],
+    );
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("hello"), "{stdout}");
+}
