@@ -365,3 +365,41 @@ fn a_published_server_through_npx() {
     assert!(output.status.success(), "{stdout}");
     assert!(stdout.contains("hello"), "{stdout}");
 }
+
+#[test]
+fn the_mcp_slash_command_lists_the_servers() {
+    let model = FakeModel::start();
+    let sandbox = session_sandbox(&model);
+    let script = json!([
+        {"send": {"id": "m", "type": "run_command", "name": "mcp", "args": ""}},
+        {"wait": "ack", "where": {"op_id": "m"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = of_type(&events, "ack");
+    let text = ack[0].to_string();
+    assert!(
+        text.contains("t (stdio) running: 7 tools [t__echo, "),
+        "{text}"
+    );
+}
+
+#[test]
+fn lua_remove_list_and_bad_specs() {
+    let sandbox = sandbox_with(
+        "local before = uji.mcp.list()\n\
+         assert(before[1].name == 't' and before[1].state == 'running' and #before[1].tools == 7)\n\
+         assert(uji.mcp.remove('t') == true)\n\
+         assert(uji.mcp.remove('t') == false)\n\
+         uji.mcp.add('x', { comand = 'a' })\n",
+    );
+    let (output, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "no MCP servers configured");
+    assert!(
+        stderr.contains("uji.mcp.add: server x: unknown field `comand`"),
+        "{stderr}"
+    );
+    let (_, stdout, _) = uji(&sandbox, &["tool", "list"]);
+    assert!(!stdout.contains("t__echo"), "{stdout}");
+}
