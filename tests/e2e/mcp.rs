@@ -109,7 +109,11 @@ fn images_errors_and_structured_content() {
 
 #[test]
 fn mcp_list_shows_state_tools_and_errors_and_stderr_goes_to_the_log() {
-    let sandbox = sandbox_with("uji.mcp.add('bad', { command = '/nonexistent/mcp-server' })");
+    let sandbox = sandbox_with(&format!(
+        "uji.mcp.add('bad', {{ command = '/nonexistent/mcp-server' }})\n\
+         uji.mcp.add('nocwd', {{ command = {:?}, cwd = '/nonexistent-dir' }})",
+        server_bin().display().to_string()
+    ));
     let (output, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
     assert!(output.status.success(), "{stderr}");
     assert!(stdout.contains("t\tstdio\trunning\tt__echo,"), "{stdout}");
@@ -119,7 +123,16 @@ fn mcp_list_shows_state_tools_and_errors_and_stderr_goes_to_the_log() {
         ),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("nocwd\tstdio\tfailed\t\tlast error: could not start"),
+        "{stdout}"
+    );
     assert!(!stderr.contains("test server: started"), "{stderr}");
+    let (_, json, _) = uji(&sandbox, &["mcp", "list", "--json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json[2]["name"], "t");
+    assert_eq!(json[2]["state"], "running");
+    assert_eq!(json[2]["tools"][0], "t__echo");
     let log = std::fs::read_to_string(Path::new(&sandbox.env()[3].1).join("logs/uji.log")).unwrap();
     assert!(
         log.contains("mcp server t: stderr: test server: started"),
@@ -402,4 +415,22 @@ fn lua_remove_list_and_bad_specs() {
     );
     let (_, stdout, _) = uji(&sandbox, &["tool", "list"]);
     assert!(!stdout.contains("t__echo"), "{stdout}");
+}
+
+#[test]
+fn an_image_result_reaches_the_model_as_an_image() {
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "t__picture", json!({})))
+        .push(answer("seen"));
+    let sandbox = session_sandbox(&model);
+    let output = sandbox
+        .uji()
+        .args(["run", "--json", "--yes", "look"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    let body = model.requests()[1].body_text();
+    assert!(body.contains("data:image/png;base64,iVBORw0KGgo"), "{body}");
 }

@@ -187,6 +187,8 @@ mod tests {
             &json!({"url": "http://127.0.0.1:1/mcp", "headers": {"A": "b"}}),
         )?;
         assert!(matches!(http.transport, Transport::Http { .. }));
+        assert_eq!(http.handshake, Duration::from_secs(30));
+        assert_eq!(http.policy, DeclaredPolicy::Ask);
         Ok(())
     }
 
