@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 mod bounds;
 mod examples;
+mod mcp;
 mod run;
 mod startup;
 mod tools;
@@ -181,13 +182,14 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 10] = [
+    let areas: [Area; 11] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
         ("sandbox", examples::sandbox),
         ("wire", run::wire),
         ("run", run::run),
+        ("mcp", mcp::run),
         ("bounds", bounds::run),
         ("lua", examples::lua),
         ("tui", tui_frames::run),

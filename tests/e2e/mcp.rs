@@ -44,7 +44,7 @@ fn marks(sandbox: &Sandbox) -> String {
 }
 
 #[test]
-fn tools_are_listed_as_server__tool_and_ask_by_default() {
+fn tools_are_listed_as_server_and_tool_and_ask_by_default() {
     let sandbox = sandbox_with("");
     let (output, stdout, stderr) = uji(&sandbox, &["tool", "list"]);
     assert!(output.status.success(), "{stderr}");
