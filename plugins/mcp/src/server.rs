@@ -142,10 +142,12 @@ impl Server {
         }
     }
 
-    /// Stops the supervisor (and so the server) and removes the tools.
+    /// Stops the supervisor (and so the server) and removes the tools now,
+    /// so no call reaches them once `uji.mcp.remove` has returned.
     pub fn stop(&self) {
         self.set(State::Stopped, None);
         self.stop.notify_one();
+        self.forget_tools();
     }
 
     /// Runs until [`Server::stop`]: connect, serve, restart with backoff.
