@@ -41,6 +41,7 @@ fn draws_on_terminal(cli: &Cli) -> bool {
             | Command::Delete { .. }
             | Command::Plugins { .. }
             | Command::Tool { .. }
+            | Command::Mcp { .. }
             | Command::Policy { .. }
             | Command::Models { .. }
             | Command::Login { .. }

@@ -10,6 +10,7 @@ use crate::out::say;
 mod headless;
 mod login_cmd;
 mod logs;
+mod mcp_cmd;
 mod models_cmd;
 mod out;
 mod plugins_cmd;
@@ -124,6 +125,11 @@ enum Command {
         /// The provider id.
         provider: String,
     },
+    /// MCP servers (from the mcp plugin): state, tools, last error.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Inspect the tool policy.
     Policy {
         #[command(subcommand)]
@@ -150,6 +156,16 @@ enum ToolCommand {
         /// Print the tool's progress lines to stderr.
         #[arg(long)]
         progress: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// One line per server: name, transport, state, tools, last error (waits up to 10 s for servers starting).
+    List {
+        /// Print JSON instead of lines.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -297,6 +313,9 @@ fn main() -> ExitCode {
         Some(Command::Logout { provider }) => {
             login_cmd::logout(cli.config_dir, cli.data_dir, &provider)
         }
+        Some(Command::Mcp {
+            command: McpCommand::List { json },
+        }) => mcp_cmd::list(cli.config_dir, cli.data_dir, json),
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),

@@ -10,7 +10,7 @@ use uji_host::ProgressSink;
 
 use crate::out::say;
 
-fn boot(
+pub(crate) fn boot(
     config_dir: Option<PathBuf>,
     data_dir: Option<PathBuf>,
 ) -> Result<uji_core::Booted, String> {

@@ -99,6 +99,40 @@ uji.plugins = {
 
 uji.version = raw.version
 
+-- uji.mcp is served by the MCP plugin (plugins/mcp) through the events it
+-- handles: each answers {ok = result} or {error = message}.
+local function mcp_call(event, payload)
+  local ok, answers = raw.emit(event, payload)
+  if not ok then
+    error(answers, 3)
+  end
+  for _, answer in ipairs(answers) do
+    if type(answer) == "table" and answer.error ~= nil then
+      error(event:gsub("^mcp%.", "uji.mcp.") .. ": " .. answer.error, 3)
+    elseif type(answer) == "table" and answer.ok ~= nil then
+      return answer.ok
+    end
+  end
+  error("uji.mcp: the MCP plugin (libuji_plugin_mcp) is not loaded", 3)
+end
+
+uji.mcp = {
+  add = function(name, spec)
+    return mcp_call("mcp.add", { name = name, spec = spec })
+  end,
+  remove = function(name)
+    return mcp_call("mcp.remove", { name = name })
+  end,
+  -- list({ wait = SECONDS }) first waits for servers still starting.
+  list = function(options)
+    local wait = type(options) == "table" and tonumber(options.wait) or 0
+    return mcp_call("mcp.list", { wait_ms = math.floor(wait * 1000) })
+  end,
+  trust_project = function()
+    return mcp_call("mcp.trust_project", {})
+  end,
+}
+
 -- print goes to uji's log: the terminal belongs to the interface.
 print = function(...)
   local parts = {}

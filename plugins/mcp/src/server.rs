@@ -1,0 +1,310 @@
+//! One configured server: a supervisor task that connects, registers the
+//! server's tools, refreshes them on `list_changed`, and restarts the server
+//! with backoff when it dies.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::{NotificationContext, Peer, RunningService};
+use rmcp::{ClientHandler, RoleClient};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{Notify, mpsc};
+use uji_sdk::services::ToolRemove;
+use uji_sdk::{Host, LogLevel};
+
+use crate::config::{ServerConfig, Transport};
+use crate::connect;
+use crate::tool::McpTool;
+
+const BACKOFF_FIRST: Duration = Duration::from_millis(500);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Starting,
+    Running,
+    Failed,
+    Stopped,
+}
+
+/// What `uji mcp list`, `/mcp` and `uji.mcp.list()` show of a server.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub name: String,
+    pub transport: &'static str,
+    pub state: State,
+    pub tools: Vec<String>,
+    pub last_error: Option<String>,
+    pub restarts: u32,
+}
+
+pub type Client = RunningService<RoleClient, Handler>;
+
+pub struct Server {
+    pub config: ServerConfig,
+    host: Host,
+    status: Mutex<Status>,
+    peer: Mutex<Option<Peer<RoleClient>>>,
+    /// Progress lines of running calls, by progress token.
+    progress: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
+    refresh: Notify,
+    stop: Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these leaves plain data behind; keep going.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+impl Server {
+    pub fn new(config: ServerConfig, host: Host) -> Arc<Server> {
+        let transport = match config.transport {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+        };
+        Arc::new(Server {
+            status: Mutex::new(Status {
+                name: config.name.clone(),
+                transport,
+                state: State::Starting,
+                tools: Vec::new(),
+                last_error: None,
+                restarts: 0,
+            }),
+            config,
+            host,
+            peer: Mutex::new(None),
+            progress: Mutex::new(HashMap::new()),
+            refresh: Notify::new(),
+            stop: Notify::new(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub fn status(&self) -> Status {
+        lock(&self.status).clone()
+    }
+
+    pub fn log(&self, level: LogLevel, message: &str) {
+        self.host
+            .log(level, &format!("mcp server {}: {message}", self.name()));
+    }
+
+    /// The connection, or why there is none, in words for the model.
+    pub fn peer(&self) -> Result<Peer<RoleClient>, String> {
+        if let Some(peer) = lock(&self.peer).clone() {
+            return Ok(peer);
+        }
+        let status = self.status();
+        let why = status
+            .last_error
+            .map(|e| format!(" (last error: {e})"))
+            .unwrap_or_default();
+        Err(match status.state {
+            State::Starting => format!(
+                "MCP server {} is starting; try again shortly{why}",
+                self.name()
+            ),
+            State::Stopped => format!("MCP server {} was removed", self.name()),
+            _ => format!(
+                "MCP server {} is not running and is being restarted{why}",
+                self.name()
+            ),
+        })
+    }
+
+    pub fn watch_progress(&self, token: &ProgressToken) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.progress).insert(token_key(token), tx);
+        rx
+    }
+
+    pub fn unwatch_progress(&self, token: &ProgressToken) {
+        lock(&self.progress).remove(&token_key(token));
+    }
+
+    fn set(&self, state: State, error: Option<String>) {
+        let mut status = lock(&self.status);
+        status.state = state;
+        if error.is_some() {
+            status.last_error = error;
+        }
+    }
+
+    /// Stops the supervisor (and so the server) and removes the tools now,
+    /// so no call reaches them once `uji.mcp.remove` has returned.
+    pub fn stop(&self) {
+        self.set(State::Stopped, None);
+        self.stop.notify_one();
+        self.forget_tools();
+    }
+
+    /// Runs until [`Server::stop`]: connect, serve, restart with backoff.
+    pub async fn supervise(self: Arc<Self>) {
+        let mut backoff = BACKOFF_FIRST;
+        loop {
+            if self.status().state == State::Stopped {
+                break;
+            }
+            match self.connect_once().await {
+                Ok(client) => {
+                    backoff = BACKOFF_FIRST;
+                    if self.serve(client).await {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    self.log(LogLevel::Warn, &e);
+                    self.set(State::Failed, Some(e));
+                }
+            }
+            lock(&self.status).restarts += 1;
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = self.stop.notified() => break,
+            }
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+        self.forget_tools();
+        self.set(State::Stopped, None);
+    }
+
+    async fn connect_once(self: &Arc<Self>) -> Result<Client, String> {
+        self.set(State::Starting, None);
+        let handler = Handler(Arc::downgrade(self));
+        let timeout = self.config.handshake;
+        match tokio::time::timeout(timeout, connect::connect(self, handler)).await {
+            Ok(result) => result,
+            Err(_) => Err(format!("no answer to the handshake within {timeout:?}")),
+        }
+    }
+
+    /// Serves one connection until it ends; true when stopped on purpose.
+    async fn serve(self: &Arc<Self>, client: Client) -> bool {
+        let peer = client.peer().clone();
+        *lock(&self.peer) = Some(peer.clone());
+        // Running only once its tools are registered, so a listing that
+        // waited for the start sees them.
+        self.refresh_tools(&peer).await;
+        self.set(State::Running, None);
+        let cancel = client.cancellation_token();
+        let ended = client.waiting();
+        tokio::pin!(ended);
+        let stopped = loop {
+            tokio::select! {
+                _ = &mut ended => break false,
+                _ = self.refresh.notified() => self.refresh_tools(&peer).await,
+                _ = self.stop.notified() => {
+                    cancel.cancel();
+                    let _ = ended.await;
+                    break true;
+                }
+            }
+        };
+        *lock(&self.peer) = None;
+        if !stopped {
+            let message = "the server closed the connection (exited?)".to_string();
+            self.log(LogLevel::Warn, &message);
+            self.set(State::Failed, Some(message));
+        }
+        stopped
+    }
+
+    /// Lists the server's tools and registers each with uji; tools it no
+    /// longer has are removed.
+    async fn refresh_tools(self: &Arc<Self>, peer: &Peer<RoleClient>) {
+        let listed = match peer.list_all_tools().await {
+            Ok(tools) => tools,
+            Err(e) => {
+                let message = format!("tools/list failed: {e}");
+                self.log(LogLevel::Warn, &message);
+                lock(&self.status).last_error = Some(message);
+                return;
+            }
+        };
+        let mut names = Vec::new();
+        for tool in listed {
+            let Ok(json) = serde_json::to_value(&tool) else {
+                continue;
+            };
+            let tool = McpTool::new(Arc::clone(self), &json);
+            let name = tool.name().to_string();
+            match self.host.register_tool(tool) {
+                Ok(()) => names.push(name),
+                Err(e) => self.log(LogLevel::Warn, &format!("tool {name} not registered: {e}")),
+            }
+        }
+        let old = std::mem::replace(&mut lock(&self.status).tools, names.clone());
+        for gone in old.iter().filter(|n| !names.contains(n)) {
+            let _ = self.host.service(&ToolRemove { name: gone.clone() });
+        }
+        self.log(
+            LogLevel::Info,
+            &format!("{} tools: {}", names.len(), names.join(", ")),
+        );
+    }
+
+    fn forget_tools(&self) {
+        let tools = std::mem::take(&mut lock(&self.status).tools);
+        for name in tools {
+            let _ = self.host.service(&ToolRemove { name });
+        }
+    }
+}
+
+/// The client side of one connection: notifications the server sends.
+pub struct Handler(std::sync::Weak<Server>);
+
+impl ClientHandler for Handler {
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(server) = self.0.upgrade() {
+            let line = progress_line(&params);
+            if let Some(tx) = lock(&server.progress).get(&token_key(&params.progress_token)) {
+                let _ = tx.send(line);
+            }
+        }
+        std::future::ready(())
+    }
+
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(server) = self.0.upgrade() {
+            server.refresh.notify_one();
+        }
+        std::future::ready(())
+    }
+}
+
+fn progress_line(p: &ProgressNotificationParam) -> String {
+    let amount = match p.total {
+        Some(total) if total > 0.0 => format!("{}/{}", p.progress, total),
+        _ => p.progress.to_string(),
+    };
+    match &p.message {
+        Some(message) => format!("{message} ({amount})"),
+        None => amount,
+    }
+}
+
+/// Statuses as JSON for `uji.mcp.list()` and `uji mcp list --json`.
+pub fn statuses_json(servers: &[Arc<Server>]) -> Value {
+    serde_json::to_value(servers.iter().map(|s| s.status()).collect::<Vec<_>>())
+        .unwrap_or(Value::Null)
+}
