@@ -169,7 +169,10 @@ fn the_key_never_reaches_a_frontend_even_split_between_deltas() {
     let (output, events) = drive_with_env(
         &sandbox,
         &["--frontend", "scripted"],
-        &[("OPENROUTER_API_KEY", KEY), ("OPENROUTER_BASE_URL", &base_url)],
+        &[
+            ("OPENROUTER_API_KEY", KEY),
+            ("OPENROUTER_BASE_URL", &base_url),
+        ],
         script,
     );
     let (_, stderr) = text(&output);
