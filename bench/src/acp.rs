@@ -21,8 +21,8 @@ impl Acp {
     fn spawn(home: &std::path::Path, work: &std::path::Path, model: &FakeModel) -> Acp {
         let mut cmd = uji(home);
         cmd.current_dir(work)
-            .env("OPENAI_API_KEY", "bench-key")
-            .env("OPENAI_BASE_URL", model.base_url())
+            .env("OPENROUTER_API_KEY", "bench-key")
+            .env("OPENROUTER_BASE_URL", model.base_url())
             .args(["acp"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
