@@ -2,9 +2,9 @@
 //! one per `data:` event, then `data: [DONE]`.
 
 use serde_json::Value;
-use uji_sdk::{Answer, Failure, ToolCallRequest, Usage};
+use uji_sdk::{Answer, Failure, Usage};
 use uji_wire_common::sse::json_values;
-use uji_wire_common::{Delta, StreamParser, stream_error, transport_failure};
+use uji_wire_common::{Delta, StreamParser, numbered_calls, stream_error, transport_failure};
 
 #[derive(Debug, Default)]
 struct PartialCall {
@@ -221,20 +221,11 @@ impl StreamParser for ChatStream {
             };
             return Err(Failure::Provider { message });
         }
-        let tool_calls = self
-            .calls
-            .into_iter()
-            .enumerate()
-            .map(|(i, call)| ToolCallRequest {
-                id: if call.id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    call.id
-                },
-                name: call.name,
-                arguments: call.arguments,
-            })
-            .collect();
+        let tool_calls = numbered_calls(
+            self.calls
+                .into_iter()
+                .map(|call| (call.id, call.name, call.arguments)),
+        );
         Ok(Answer {
             text: self.text,
             reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),

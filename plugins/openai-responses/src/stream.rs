@@ -4,9 +4,9 @@
 //! `[DONE]`.
 
 use serde_json::{Value, json};
-use uji_sdk::{Answer, Failure, ToolCallRequest, Usage};
+use uji_sdk::{Answer, Failure, Usage};
 use uji_wire_common::sse::json_values;
-use uji_wire_common::{Delta, StreamParser, stream_error, transport_failure};
+use uji_wire_common::{Delta, StreamParser, numbered_calls, stream_error, transport_failure};
 
 #[derive(Debug, Default)]
 struct Call {
@@ -238,20 +238,11 @@ impl StreamParser for ResponsesStream {
             };
             return Err(Failure::Provider { message });
         }
-        let tool_calls = self
-            .calls
-            .into_iter()
-            .enumerate()
-            .map(|(i, call)| ToolCallRequest {
-                id: if call.call_id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    call.call_id
-                },
-                name: call.name,
-                arguments: call.arguments,
-            })
-            .collect();
+        let tool_calls = numbered_calls(
+            self.calls
+                .into_iter()
+                .map(|call| (call.call_id, call.name, call.arguments)),
+        );
         let replay = (!self.reasoning_items.is_empty())
             .then(|| json!({"model": self.model, "items": self.reasoning_items}));
         Ok(Answer {

@@ -15,7 +15,7 @@ pub mod sse;
 pub mod testing;
 
 use uji_sdk::protocol::wire::{MAX_ANSWER_BYTES, answer_too_long};
-use uji_sdk::{Answer, Failure};
+use uji_sdk::{Answer, Failure, ToolCallRequest};
 
 pub use errors::{parse_retry_after, status_failure, stream_error, transport_failure, trim_body};
 pub use http::{HttpRequest, spawn_stream};
@@ -174,6 +174,26 @@ fn looks_like_a_body(prefix: &[u8]) -> bool {
 
 /// `<base_url>/<path>`, with `default` for an empty base URL and the path
 /// not repeated when the base URL already ends with it (users paste either).
+/// The streamed calls `(id, name, arguments)` of an answer, in order; a
+/// call the server sent without an id is named `call_N` by its position.
+pub fn numbered_calls(
+    calls: impl IntoIterator<Item = (String, String, String)>,
+) -> Vec<ToolCallRequest> {
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, name, arguments))| ToolCallRequest {
+            id: if id.is_empty() {
+                format!("call_{i}")
+            } else {
+                id
+            },
+            name,
+            arguments,
+        })
+        .collect()
+}
+
 pub fn endpoint(base_url: &str, default: &str, path: &str) -> String {
     let base = base_url.trim().trim_end_matches('/');
     let base = if base.is_empty() { default } else { base };
