@@ -395,3 +395,182 @@ fn gemini_models_use_the_gemini_wire_with_a_saved_key_or_google_api_key() {
         assert_eq!(request.header("x-goog-api-key"), Some(key));
     }
 }
+
+/// The TUI with the plugins a groq session needs, in a 30×100 terminal.
+fn screen(sandbox: &Sandbox) -> Tty {
+    let plugins = uji_tests::plugin_path(&[
+        "uji_plugin_tui",
+        "uji_plugin_tools",
+        "uji_plugin_openai_chat",
+        "uji_plugin_lua",
+    ]);
+    let cmd = sandbox
+        .uji_tty()
+        .env("UJI_PLUGIN_PATH", plugins)
+        .then_stty();
+    let tty = Tty::spawn(cmd, 30, 100);
+    tty.wait_for_text("Ask uji anything");
+    tty
+}
+
+/// Every file under `dir` but `auth.json` that holds `needle`.
+fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_holding(&path, needle));
+        } else if path.file_name().is_some_and(|n| n != "auth.json")
+            && std::fs::read(&path).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle))
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    model
+        .push(Script::status(
+            200,
+            r#"{"object": "list", "data": []}"#,
+            &[],
+        ))
+        .push(answer("hello from groq"));
+    let mut tty = screen(&sandbox);
+    tty.wait_for_text("no model provider is set up");
+
+    tty.type_text("/login");
+    tty.press("<CR>");
+    let picker = tty.wait_for_text("Log in to");
+    assert!(picker.contains("no key"), "{picker}");
+    tty.type_text("groq");
+    tty.wait_for_text("Groq · no key");
+    tty.press("<CR>");
+    tty.wait_for_text("Key for Groq (GROQ_API_KEY)");
+    // Half typed, half pasted (with the newline a copied key often has).
+    let (typed, pasted) = KEY.split_at(6);
+    tty.type_text(typed);
+    tty.paste(&format!("{pasted}\n"));
+    tty.wait_for_text(&format!("{} characters (hidden)", KEY.len()));
+    tty.press("<CR>");
+    tty.wait_for_text("groq accepted the key");
+    let check = &model.requests()[0];
+    assert_eq!(check.path, "/models");
+    assert_eq!(
+        check.header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+
+    // The model list has the provider's models usable at once.
+    tty.type_text("/model");
+    tty.press("<CR>");
+    let models = tty.wait_for_text("enter choose");
+    let line = models
+        .lines()
+        .find(|l| l.contains(GROQ_MODEL) && l.contains("context"))
+        .unwrap();
+    assert!(!line.contains("no key set"), "{models}");
+    tty.press("<Esc>");
+    tty.wait_for("the picker to close", |s| !s.contains("enter choose"));
+
+    tty.type_text("hi");
+    tty.press("<CR>");
+    tty.wait_for_text("hello from groq");
+    let request = model.last_request();
+    assert_eq!(request.path, "/chat/completions");
+    assert_eq!(
+        request.header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+
+    // Up recalls the prompt, not the key.
+    tty.press("<C-p>");
+    tty.wait_for_text("› hi");
+    tty.press("<C-c>");
+    assert_eq!(
+        tty.wait_exit(Duration::from_secs(15)),
+        Some(0),
+        "{}",
+        tty.screen()
+    );
+    tty.terminal_restored().unwrap();
+    let drawn = tty.transcript();
+    assert!(
+        !drawn.contains(KEY) && !drawn.contains(pasted),
+        "the key was drawn"
+    );
+    let data = sandbox.root.path().join("data");
+    assert_eq!(files_holding(&data, KEY), Vec::<std::path::PathBuf>::new());
+    assert!(data.join("logs").is_dir(), "the log was written");
+    let saved = std::fs::read_to_string(auth_file(&sandbox)).unwrap();
+    assert!(saved.contains(KEY));
+    let mode = std::fs::metadata(auth_file(&sandbox))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn a_refused_key_in_the_screen_is_not_saved_and_logout_forgets_a_saved_one() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    model.push(Script::status(
+        401,
+        r#"{"error": {"message": "invalid key"}}"#,
+        &[],
+    ));
+    let mut tty = screen(&sandbox);
+
+    tty.type_text("/login groq");
+    tty.press("<CR>");
+    tty.wait_for_text("Key for Groq");
+    tty.type_text("gsk-wrong-key-123");
+    tty.press("<CR>");
+    tty.wait_for_text("Groq refused the key (HTTP 401");
+    assert!(!auth_file(&sandbox).exists());
+
+    let mut cmd = sandbox.uji();
+    cmd.args(["login", "--no-check", "groq"]);
+    assert!(with_stdin(cmd, KEY).status.success());
+    tty.type_text("/logout");
+    tty.press("<CR>");
+    tty.wait_for_text("Forget the key of");
+    tty.press("<CR>");
+    tty.wait_for_text("removed the saved key for groq");
+    let saved = std::fs::read_to_string(auth_file(&sandbox)).unwrap();
+    assert!(!saved.contains(KEY), "{saved}");
+
+    // Esc leaves the prompt and saves nothing.
+    tty.type_text("/login groq");
+    tty.press("<CR>");
+    tty.wait_for_text("Key for Groq");
+    tty.type_text("gsk-abandoned-1");
+    tty.press("<Esc>");
+    tty.wait_for_text("login cancelled; nothing was saved");
+    tty.press("<C-c>");
+    assert_eq!(
+        tty.wait_exit(Duration::from_secs(15)),
+        Some(0),
+        "{}",
+        tty.screen()
+    );
+    assert!(
+        !tty.transcript().contains("gsk-wrong-key"),
+        "the key was drawn"
+    );
+    assert!(
+        !std::fs::read_to_string(auth_file(&sandbox))
+            .unwrap()
+            .contains("abandoned")
+    );
+}

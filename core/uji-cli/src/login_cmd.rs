@@ -8,9 +8,9 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use uji_core::keys::KeyStore;
+use uji_core::login::{self, KeyCheck, display_name};
 use uji_core::providers::{KeySource, Provider, Providers};
 use uji_host::paths::{Dirs, ProcessEnv};
 
@@ -29,7 +29,7 @@ pub fn login(
         Some(id) => id,
         None => ask_provider(providers)?,
     };
-    let provider = find(providers, &id)?;
+    let provider = login::find(providers, &id).map_err(|e| e.to_string())?;
     if let KeySource::Env(var) = providers.key_source(&provider) {
         say!("uji: note: {var} is set, and overrides the key saved here while it is");
     }
@@ -38,8 +38,7 @@ pub fn login(
         check_key(providers, &provider, &key)?;
     }
     let store = KeyStore::new(&booted.dirs.data);
-    store.save(&provider.id, &key).map_err(|e| e.to_string())?;
-    tracing::info!(provider = %provider.id, "saved a key");
+    login::save(&store, providers, &provider, &key).map_err(|e| e.to_string())?;
     say!(
         "uji: saved the key for {} in {} (readable by you only)",
         display_name(&provider),
@@ -62,24 +61,6 @@ pub fn logout(
         say!("uji: no key was saved for {provider}");
     }
     Ok(())
-}
-
-fn display_name(provider: &Provider) -> &str {
-    if provider.name.is_empty() {
-        &provider.id
-    } else {
-        &provider.name
-    }
-}
-
-fn find(providers: &Providers, id: &str) -> Result<Provider, String> {
-    providers.get(id).ok_or_else(|| {
-        let ids: Vec<String> = providers.list().into_iter().map(|p| p.id).collect();
-        format!(
-            "unknown provider {id:?}; known providers: {}",
-            ids.join(", ")
-        )
-    })
 }
 
 /// Without a PROVIDER: the providers that take a key, then one line naming
@@ -140,14 +121,7 @@ fn read_key(provider: &Provider) -> Result<String, String> {
     } else {
         read_line()?
     };
-    let key = line.trim();
-    if key.is_empty() {
-        return Err("no key given; nothing was saved".into());
-    }
-    if key.chars().any(char::is_control) || key.contains(' ') {
-        return Err("the key holds spaces or control characters; nothing was saved".into());
-    }
-    Ok(key.to_string())
+    login::clean_key(&line).map_err(|e| e.to_string())
 }
 
 /// Turns the terminal's echo off until dropped.
@@ -185,73 +159,23 @@ impl Drop for EchoOff {
     }
 }
 
-/// Asks the provider's model list with the key. A refused key (401, 403)
-/// is an error and nothing is saved; a check that cannot be made (no
-/// network, another status) is a note and the key is saved.
+/// Asks the provider with the key (core's [`login::check_key`]). A
+/// refused key (401, 403) is an error and nothing is saved; a check that
+/// cannot be made (no network, another status) is a note and the key is
+/// saved.
 fn check_key(providers: &Providers, provider: &Provider, key: &str) -> Result<(), String> {
-    let Some(path) = &provider.key_check else {
-        return Ok(());
-    };
-    let base = providers.base_url_of(provider)?;
-    let url = format!("{base}/{}", path.trim_start_matches('/'));
-    match fetch_status(&url, &provider.wire, key) {
-        Ok(status) if (200..300).contains(&status) => {
-            say!("uji: {} accepted the key", display_name(provider));
-            Ok(())
-        }
-        Ok(status @ (401 | 403)) => Err(format!(
-            "{} refused the key (HTTP {status} from {url}); nothing was saved. Check the key, or pass --no-check to save it anyway",
-            display_name(provider)
-        )),
-        Ok(status) => {
-            say!("uji: note: could not check the key (HTTP {status} from {url}); saving it anyway");
-            Ok(())
-        }
-        Err(e) => {
-            say!("uji: note: could not check the key ({e}); saving it anyway");
-            Ok(())
-        }
-    }
-}
-
-fn fetch_status(url: &str, wire: &str, key: &str) -> Result<u16, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime: {e}"))?;
-    let loopback =
-        url.contains("://127.") || url.contains("://localhost") || url.contains("://[::1]");
-    let mut builder = reqwest::Client::builder()
-        .timeout(Duration::from_secs(15))
-        .user_agent(concat!("uji/", env!("CARGO_PKG_VERSION")));
-    if loopback {
-        builder = builder.no_proxy();
+    let check = runtime.block_on(login::check_key(providers, provider, key));
+    login::refusal(provider, &check).map_err(|e| e.to_string())?;
+    match check {
+        KeyCheck::Accepted => say!("uji: {} accepted the key", display_name(provider)),
+        KeyCheck::Unchecked(why) => {
+            say!("uji: note: could not check the key ({why}); saving it anyway");
+        }
+        KeyCheck::Refused { .. } | KeyCheck::NoCheck => {}
     }
-    let client = builder.build().map_err(|e| e.to_string())?;
-    let request = match wire {
-        "anthropic" => client
-            .get(url)
-            .header("x-api-key", key)
-            .header("anthropic-version", "2023-06-01"),
-        "gemini" => client.get(url).header("x-goog-api-key", key),
-        _ => client.get(url).bearer_auth(key),
-    };
-    // reqwest's errors name the URL, never the headers, so the key stays out.
-    // `send` starts the timeout, which needs the runtime: call it inside.
-    runtime
-        .block_on(async move { request.send().await })
-        .map(|r| r.status().as_u16())
-        .map_err(|e| describe(&e.without_url()))
-}
-
-/// An error with its causes ("error sending request" alone says little).
-fn describe(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    Ok(())
 }

@@ -633,6 +633,13 @@ impl Agent {
             self.settings.model = Ok(model);
             self.settings.effort = effort;
         }
+        if let Some(why) = pending.no_model {
+            self.settings.model = Err(why);
+        }
+        if let Some(secrets) = pending.secrets {
+            self.gate.set_spill(self.gate.spill_dir(), secrets.clone());
+            self.settings.secrets = secrets;
+        }
         if let Some(title) = pending.title {
             self.set_title(&title);
         }

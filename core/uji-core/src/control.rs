@@ -111,6 +111,10 @@ impl MessageQueue {
 pub struct Pending {
     /// The model (and effort) the next request uses.
     pub model: Option<(Resolved, Option<String>)>,
+    /// Why there is no model any more (its key was removed).
+    pub no_model: Option<String>,
+    /// The keys to keep out of everything, after a login added one.
+    pub secrets: Option<Vec<String>>,
     pub title: Option<String>,
     /// Messages to save (`!cmd` results).
     pub messages: Vec<MessageBody>,
@@ -126,7 +130,22 @@ pub struct SessionControl {
 impl SessionControl {
     pub fn set_model(&self, model: Resolved, effort: Option<String>) {
         if let Ok(mut pending) = self.pending.lock() {
+            pending.no_model = None;
             pending.model = Some((model, effort));
+        }
+    }
+
+    /// The model can no longer be used: requests fail with `why`.
+    pub fn unset_model(&self, why: String) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.model = None;
+            pending.no_model = Some(why);
+        }
+    }
+
+    pub fn set_secrets(&self, secrets: Vec<String>) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.secrets = Some(secrets);
         }
     }
 

@@ -14,6 +14,7 @@ pub mod keys;
 pub mod launch;
 pub mod live;
 pub mod logging;
+pub mod login;
 pub mod prompt;
 pub mod providers;
 pub mod redact;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use uji_host::Registry;
-use uji_protocol::frontend::{ModelEntry, NoticeLevel};
+use uji_protocol::frontend::{KeyOrigin, ModelEntry, NoticeLevel, ProviderEntry};
 use uji_protocol::services::{ModelChoice, ModelCurrent, ModelUse, ProviderAdd, ProviderList};
 
 // The shapes plugins build and `provider.list` returns live in the protocol,
@@ -102,6 +102,43 @@ impl Providers {
         if let Ok(mut stored) = self.stored.write() {
             *stored = keys;
         }
+    }
+
+    /// A key `uji login` (or the `login` operation) just saved.
+    pub fn remember_key(&self, id: &str, key: &str) {
+        if let Ok(mut stored) = self.stored.write() {
+            stored.insert(id.to_string(), key.to_string());
+        }
+    }
+
+    /// A saved key `uji logout` removed.
+    pub fn forget_key(&self, id: &str) {
+        if let Ok(mut stored) = self.stored.write() {
+            stored.remove(id);
+        }
+    }
+
+    /// Every provider and where its key comes from, for a login picker.
+    pub fn login_entries(&self) -> Vec<ProviderEntry> {
+        self.list()
+            .into_iter()
+            .map(|p| {
+                let source = self.key_source(&p);
+                let (key, key_env) = match source {
+                    KeySource::Env(var) => (KeyOrigin::Env, Some(var)),
+                    KeySource::Stored => (KeyOrigin::Stored, p.key_env.clone()),
+                    KeySource::NotNeeded => (KeyOrigin::NotNeeded, None),
+                    KeySource::Missing => (KeyOrigin::Missing, p.key_env.clone()),
+                };
+                ProviderEntry {
+                    checks_key: p.key_check.is_some(),
+                    name: p.name,
+                    id: p.id,
+                    key,
+                    key_env,
+                }
+            })
+            .collect()
     }
 
     /// The provider's key: its variables in order, else a saved key.

@@ -32,6 +32,7 @@ use crate::providers::{MODEL_USE_NEEDS, Resolved};
 use crate::sessions::{Approvals, Sessions, Start};
 
 mod commands;
+mod login;
 mod outbox;
 mod shell;
 
@@ -229,9 +230,17 @@ impl Shared {
             }
             Op::DeleteSession { session_id } => self.delete_session(&session_id),
             Op::ListModels => {
+                self.reload_keys();
                 let models = self.sessions.providers.entries();
                 Ok(Reply::Done(Some(json!({"models": models}))))
             }
+            Op::ListProviders => {
+                self.reload_keys();
+                let providers = self.sessions.providers.login_entries();
+                Ok(Reply::Done(Some(json!({"providers": providers}))))
+            }
+            Op::Login { provider, key } => self.login(op_id, &provider, &key),
+            Op::Logout { provider } => self.logout(&provider),
             Op::Shell { command } => self.shell(op_id, command),
             Op::Compact => {
                 let op_id = op_id.unwrap_or_default().to_string();

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod approval;
 pub mod composer;
+pub mod key_prompt;
 pub mod keys;
 pub mod markdown;
 pub mod picker;

@@ -18,6 +18,24 @@ const MAX_ITEM_ROWS: usize = 12;
 /// Rows PageUp/PageDown move before the box was first drawn.
 const DEFAULT_PAGE: usize = 10;
 
+/// Clears `area` and draws a rounded box titled `title` over it (the
+/// pickers and the key prompt); returns the room inside.
+pub fn titled_box(title: &str, area: Rect, buf: &mut Buffer, theme: &Theme) -> Rect {
+    let area = area.intersection(*buf.area());
+    Clear.render(area, buf);
+    let title = format!(" {} ", one_line(title));
+    let frame = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(theme.border)
+        .title(Line::styled(
+            cut(&title, usize::from(area.width.saturating_sub(2))),
+            theme.strong,
+        ));
+    let inner = frame.inner(area);
+    frame.render(area, buf);
+    inner
+}
+
 /// One entry: `label` and a dim `detail` are shown, `value` is returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PickerItem {
@@ -174,18 +192,7 @@ impl Picker {
 
     /// Draws the box over `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let area = area.intersection(*buf.area());
-        Clear.render(area, buf);
-        let title = format!(" {} ", one_line(&self.title));
-        let frame = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(theme.border)
-            .title(Line::styled(
-                cut(&title, usize::from(area.width.saturating_sub(2))),
-                theme.strong,
-            ));
-        let inner = frame.inner(area);
-        frame.render(area, buf);
+        let inner = titled_box(&self.title, area, buf, theme);
         if inner.is_empty() {
             return;
         }

@@ -24,8 +24,9 @@ use crate::{FileDiff, Image};
 
 /// Version of this protocol. 1 was the unversioned shape of uji 0.1 (ops
 /// without ids, `approval` with `allow: bool`); 2 added ids, acks and the
-/// events and operations an interactive frontend needs.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// events and operations an interactive frontend needs; 4 added
+/// `list_providers`, `login` and `logout`.
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -142,6 +143,21 @@ pub enum Op {
     /// The models of every configured provider: the ack's `result` is
     /// `{"models": [ModelEntry…]}`.
     ListModels,
+    /// The providers and where each one's key comes from: the ack's
+    /// `result` is `{"providers": [ProviderEntry…]}`.
+    ListProviders,
+    /// Checks `key` with the provider when it offers a cheap check, then
+    /// saves it as `uji login` does; the ack's `result` is a
+    /// [`LoginResult`]. A refused key is an error and is not saved.
+    Login {
+        provider: String,
+        key: Secret,
+    },
+    /// Forgets the key `uji login` saved for `provider`; the ack's `result`
+    /// is `{"removed": bool}`.
+    Logout {
+        provider: String,
+    },
     /// Runs a shell command in the session directory (the `!cmd` of the
     /// input line): shown and saved, never sent to the model.
     Shell {
@@ -173,6 +189,9 @@ impl Op {
             Op::ListSessions { .. } => "list_sessions",
             Op::DeleteSession { .. } => "delete_session",
             Op::ListModels => "list_models",
+            Op::ListProviders => "list_providers",
+            Op::Login { .. } => "login",
+            Op::Logout { .. } => "logout",
             Op::Shell { .. } => "shell",
             Op::Compact => "compact",
             Op::SetTitle { .. } => "set_title",
@@ -206,6 +225,74 @@ pub struct ModelEntry {
     /// its key is set.
     #[serde(default)]
     pub available: bool,
+}
+
+/// An API key in an operation: its `Debug` never shows it, so logging an
+/// operation cannot leak it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<hidden>)")
+    }
+}
+
+/// Where a provider's key comes from (never the key itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyOrigin {
+    /// An environment variable (`ProviderEntry::key_env` names it).
+    Env,
+    /// The key `uji login` saved.
+    Stored,
+    /// The provider takes no key (a local server).
+    NotNeeded,
+    Missing,
+}
+
+/// One provider a frontend can offer to log in to (`list_providers`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderEntry {
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    pub key: KeyOrigin,
+    /// The variable the key comes from (`key: env`), else the one it would
+    /// be read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_env: Option<String>,
+    /// Whether a key is checked with the provider before it is saved.
+    #[serde(default)]
+    pub checks_key: bool,
+}
+
+/// What a `login` was answered with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoginResult {
+    pub provider: String,
+    /// `accepted` (the provider took the key), `unchecked` (the check could
+    /// not be made: `note` says why) or `no_check` (the provider offers
+    /// none).
+    pub check: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The file the key was saved in.
+    pub path: String,
+    /// The variable that overrides the saved key while it is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overridden_by: Option<String>,
 }
 
 /// A slash command a frontend can offer.
@@ -479,6 +566,23 @@ mod tests {
         let event: Event =
             serde_json::from_value(json!({"type": "delta", "text": "a", "colour": "red"})).unwrap();
         assert_eq!(event, Event::Delta { text: "a".into() });
+    }
+
+    #[test]
+    fn a_login_key_never_shows_in_debug_output() {
+        let sub: Submission = serde_json::from_value(
+            json!({"id": "1", "type": "login", "provider": "groq", "key": "gsk-very-secret"}),
+        )
+        .unwrap();
+        let Op::Login { key, .. } = &sub.op else {
+            panic!("not a login: {sub:?}");
+        };
+        assert_eq!(key.expose(), "gsk-very-secret");
+        assert!(!format!("{sub:?}").contains("gsk-very-secret"));
+        assert_eq!(
+            serde_json::to_value(&sub).unwrap()["key"],
+            "gsk-very-secret"
+        );
     }
 
     #[test]

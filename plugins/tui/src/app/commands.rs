@@ -19,6 +19,8 @@ const LOCAL: &[(&str, &str)] = &[
     ("model", "Pick the model (or /model provider/model)"),
     ("effort", "Pick the reasoning effort (or /effort high)"),
     ("sessions", "Resume or delete a session of this directory"),
+    ("login", "Save a provider's API key (or /login provider)"),
+    ("logout", "Forget a saved API key (or /logout provider)"),
     ("quit", "Leave uji"),
 ];
 
@@ -45,6 +47,8 @@ impl App {
                 self.submit(json!({"type": "list_models"}), Pending::ListModels);
             }
             ("effort", true) => self.open_effort_picker(),
+            ("login", _) => self.start_login(args),
+            ("logout", _) => self.start_logout(args),
             ("sessions", true) => {
                 self.submit(json!({"type": "list_sessions"}), Pending::ListSessions);
             }
@@ -179,6 +183,7 @@ impl App {
             PickerKind::Effort => json!({"type": "set_model", "effort": value}),
             PickerKind::Session if value == self.session_id => return,
             PickerKind::Session => json!({"type": "resume_session", "session_id": value}),
+            PickerKind::Login | PickerKind::Logout => return self.provider_chosen(kind, value),
         };
         self.submit(op, Pending::Other);
     }

@@ -76,6 +76,8 @@ fn bottom_height(app: &App, area: Rect) -> u16 {
     let max = area.height.saturating_sub(4).max(3) * 3 / 5;
     if let Some(approval) = app.approvals.first() {
         approval.height(area.width, max.max(5))
+    } else if let Some(prompt) = &app.login.prompt {
+        prompt.height()
     } else if let Some((_, picker)) = &app.picker {
         picker.height(max.max(5))
     } else {
@@ -90,6 +92,9 @@ fn draw_bottom(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)
     }
     if let Some(approval) = app.approvals.first() {
         return approval.render(area, buf, &app.theme);
+    }
+    if let Some(prompt) = &app.login.prompt {
+        return prompt.render(area, buf, &app.theme);
     }
     if let Some((_, picker)) = &app.picker {
         picker.render(area, buf, &app.theme);

@@ -223,6 +223,9 @@ impl App {
         match pending {
             Pending::ListSessions => self.open_session_picker(&result),
             Pending::ListModels => self.open_model_picker(&result),
+            Pending::Providers(wanted) => self.on_providers(&result, wanted),
+            Pending::Login(_) => self.on_login(&result),
+            Pending::Logout(id) => self.on_logout(&id, &result),
             Pending::Command => {
                 let output = result["output"].as_str().unwrap_or("").trim();
                 if !output.is_empty() {

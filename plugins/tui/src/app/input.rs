@@ -33,7 +33,7 @@ impl App {
     pub(super) fn mode(&self) -> Mode {
         if !self.approvals.is_empty() {
             Mode::Confirm
-        } else if self.picker.is_some() {
+        } else if self.picker.is_some() || self.login.prompt.is_some() {
             Mode::Select
         } else if self.suggestions.is_open() {
             Mode::Suggest
@@ -45,6 +45,9 @@ impl App {
     fn on_key(&mut self, key: &KeyEvent) {
         panic_for_tests(key);
         let mode = self.mode();
+        if mode != Mode::Confirm && self.prompt_key(key) {
+            return;
+        }
         // Guidance after a denial is typed text: letters are not shortcuts.
         if mode == Mode::Confirm
             && self.approvals.first().is_some_and(|a| a.is_typing())
@@ -80,6 +83,9 @@ impl App {
     }
 
     fn on_paste(&mut self, text: &str) {
+        if self.mode() != Mode::Confirm && self.prompt_paste(text) {
+            return;
+        }
         match self.mode() {
             Mode::Confirm => self.answer_approval(ApprovalKey::Paste(text.to_string())),
             Mode::Select => {

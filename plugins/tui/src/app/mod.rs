@@ -7,6 +7,7 @@ mod commands;
 mod draw;
 mod events;
 mod input;
+mod login;
 mod state;
 
 use std::sync::Arc;

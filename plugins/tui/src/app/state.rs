@@ -39,6 +39,10 @@ pub enum PickerKind {
     Model,
     Effort,
     Session,
+    /// `/login`: the provider to log in to.
+    Login,
+    /// `/logout`: the provider whose saved key goes.
+    Logout,
 }
 
 /// An operation waiting for its answer, for the answers that need handling.
@@ -46,6 +50,9 @@ pub enum PickerKind {
 pub enum Pending {
     ListSessions,
     ListModels,
+    Providers(super::login::ProvidersFor),
+    Login(String),
+    Logout(String),
     /// A slash command uji runs: its output is shown.
     Command,
     Other,
@@ -77,6 +84,8 @@ pub struct App {
     /// Open approval questions; the first is on screen.
     pub(super) approvals: Vec<Approval>,
     pub(super) picker: Option<(PickerKind, Picker)>,
+    /// `/login`'s providers and its key prompt.
+    pub(super) login: super::login::LoginFlow,
     /// A session the user asked to delete; a second Ctrl+D confirms.
     pub(super) delete_armed: Option<String>,
     pub(super) keymap: Keymap,
@@ -105,6 +114,7 @@ impl App {
             verbs: HashMap::new(),
             approvals: Vec::new(),
             picker: None,
+            login: Default::default(),
             delete_armed: None,
             keymap: Keymap::new(&[]),
             status: Status::default(),
