@@ -574,3 +574,41 @@ fn a_refused_key_in_the_screen_is_not_saved_and_logout_forgets_a_saved_one() {
             .contains("abandoned")
     );
 }
+
+#[test]
+fn uji_models_shows_init_lua_merges_and_providers_of_plugins_not_shipped() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"
+uji.provider.add({ id = "groq", base_url = "http://127.0.0.1:9/v1",
+  models = { { id = "llama-3.3-70b-versatile", context_window = 4096 }, { id = "brand-new", context_window = 777 } } })
+uji.provider.add({ id = "mine", wire = "openai-chat", base_url = "http://127.0.0.1:9/v1", models = { "m1" } })
+"#,
+    )
+    .unwrap();
+    // A third-party plugin adds its provider from its init: `uji models`
+    // must still load it (only shipped plugins are skipped).
+    let plugins = uji_tests::plugin_dir(&["echo_wire"]);
+    let output = sandbox
+        .uji()
+        .args(["models", "--all"])
+        .env("UJI_PLUGIN_PATH", plugins.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let line = |prefix: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}:\n{stdout}"))
+            .to_string()
+    };
+    assert!(line("groq/llama-3.3-70b-versatile ").contains(" 4096 "), "{stdout}");
+    assert!(line("groq/brand-new ").contains(" 777 "), "{stdout}");
+    // Merged, not replaced: the shipped models and key variable stay.
+    assert!(line(&format!("{GROQ_MODEL} ")).contains("262144"), "{stdout}");
+    assert!(line("mine/m1 ").ends_with("no key needed"), "{stdout}");
+    assert!(line("echo/parrot ").contains("8000"), "{stdout}");
+}

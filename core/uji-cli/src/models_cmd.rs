@@ -12,7 +12,11 @@ pub fn run(
     data_dir: Option<PathBuf>,
     all: bool,
 ) -> Result<(), String> {
-    let booted = crate::boot_here(config_dir, data_dir)?;
+    let dirs = uji_host::paths::Dirs::resolve(config_dir, data_dir, &uji_host::paths::ProcessEnv)
+        .map_err(|e| e.to_string())?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let booted = uji_core::boot_for_providers(dirs, &cwd);
     crate::print_notices(&booted.registry);
     let text = render(&booted.providers, all);
     if text.is_empty() {

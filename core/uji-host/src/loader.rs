@@ -211,6 +211,16 @@ fn is_bundled_plugin(path: &Path) -> bool {
             .is_some_and(|n| n.starts_with(&wanted))
 }
 
+/// `lua` for `libuji_plugin_lua.so`.
+fn bundled_name(path: &Path) -> &str {
+    let prefix = format!("{}{BUNDLED_PREFIX}", std::env::consts::DLL_PREFIX);
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(prefix.as_str()))
+        .and_then(|n| n.strip_suffix(std::env::consts::DLL_SUFFIX))
+        .unwrap_or_default()
+}
+
 fn list_dir(dir: &Path, keep: fn(&Path) -> bool) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -312,9 +322,24 @@ fn open(path: &Path) -> Result<(PluginModuleRef, Manifest), FailureReason> {
 /// Loads every plugin `search` finds into `registry`. Never fails: problems
 /// are collected per file and uji goes on without those plugins.
 pub fn load_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
+    load_plugins_keeping(search, registry, &|_| true)
+}
+
+/// Like [`load_plugins`], but of the plugins shipped with uji only those
+/// `keep` accepts (by name: `lua` for `libuji_plugin_lua.so`) are opened.
+/// What a shipped plugin registers is known, so a command that needs only
+/// part of it (`uji models` needs init.lua's providers, not the wires or
+/// the screen) can skip the rest; any other plugin is loaded, since it may
+/// register anything.
+pub fn load_plugins_keeping(
+    search: &PluginSearch,
+    registry: &Registry,
+    keep: &dyn Fn(&str) -> bool,
+) -> PluginSet {
     let started = Instant::now();
     let mut set = PluginSet::default();
-    let candidates = discover(search, &mut set.failed);
+    let mut candidates = discover(search, &mut set.failed);
+    candidates.retain(|c| c.origin != Origin::Bundled || keep(bundled_name(&c.path)));
 
     struct Opened {
         module: PluginModuleRef,
