@@ -8,8 +8,13 @@ use crate::{Row, release_dir};
 
 /// Runs `target/release/examples/<example>` and returns its named numbers.
 pub fn numbers(example: &str) -> HashMap<String, f64> {
+    numbers_with(example, &[])
+}
+
+/// [`numbers`] of the example run with `args`.
+pub fn numbers_with(example: &str, args: &[&str]) -> HashMap<String, f64> {
     let path = release_dir().join("examples").join(example);
-    let output = Command::new(&path).output().unwrap_or_else(|e| {
+    let output = Command::new(&path).args(args).output().unwrap_or_else(|e| {
         panic!(
             "{} could not run ({e}); bench/run builds the examples",
             path.display()

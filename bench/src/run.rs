@@ -6,6 +6,8 @@ use std::process::Command;
 
 use serde_json::json;
 use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::gemini::GeminiEvents;
+use uji_fake_model::responses::ResponsesEvents;
 use uji_fake_model::{FakeModel, Script};
 
 use crate::{Row, Run, measure, median, uji};
@@ -124,88 +126,159 @@ pub fn run() -> Vec<Row> {
     ]
 }
 
-pub fn wire() -> Vec<Row> {
+/// The wires the `wire` rows measure: name in the table, wire, the model
+/// uji runs, the environment pointing it at the fake server, and a streamed
+/// answer of `text` in `pieces` events in the wire's format.
+struct WireCase {
+    label: &'static str,
+    wire: &'static str,
+    model: &'static str,
+    env: [(&'static str, &'static str); 2],
+    answer: fn(&str, usize) -> Script,
+}
+
+const WIRES: [WireCase; 3] = [
+    WireCase {
+        label: "Chat Completions",
+        wire: "openai-chat",
+        model: "openrouter/m",
+        env: [
+            ("OPENROUTER_API_KEY", "bench-key"),
+            ("OPENROUTER_BASE_URL", ""),
+        ],
+        answer: text_answer,
+    },
+    WireCase {
+        label: "Responses",
+        wire: "openai-responses",
+        model: "openai/gpt-5",
+        env: [("OPENAI_API_KEY", "bench-key"), ("OPENAI_BASE_URL", "")],
+        answer: |text, pieces| {
+            Script::sse(
+                ResponsesEvents::new("gpt-5")
+                    .text(text, pieces)
+                    .usage(10, 10, 0)
+                    .completed(),
+            )
+        },
+    },
+    WireCase {
+        label: "Gemini",
+        wire: "gemini",
+        model: "gemini/gemini-2.5-flash",
+        env: [("GEMINI_API_KEY", "bench-key"), ("GEMINI_BASE_URL", "")],
+        answer: |text, pieces| {
+            Script::sse(
+                GeminiEvents::new("gemini-2.5-flash")
+                    .text(text, pieces)
+                    .usage(10, 10, 0, 0)
+                    .finish("STOP"),
+            )
+        },
+    },
+];
+
+/// uji's CPU time (median of 5) for a 50,000-chunk answer through `uji run`.
+fn stream_cpu(case: &WireCase) -> f64 {
     let home = tempfile::tempdir().expect("tempdir");
     let work = tempfile::tempdir().expect("tempdir");
     let model = FakeModel::start();
+    let base = model.base_url();
     let text: String = (0..50_000)
         .map(|i| char::from(b'a' + (i % 26) as u8))
         .collect();
     let mut runs = Vec::new();
     for _ in 0..5 {
-        model.push(text_answer(&text, 50_000));
-        runs.push(ok(
-            measure(&mut run_cmd(
-                home.path(),
-                work.path(),
-                &model,
-                "stream a lot",
-            )),
-            "50k-chunk",
-        ));
+        model.push((case.answer)(&text, 50_000));
+        let mut cmd = uji(home.path());
+        cmd.current_dir(work.path())
+            .env(case.env[0].0, case.env[0].1)
+            .env(case.env[1].0, &base)
+            .args(["run", "--yes", "--model", case.model, "stream a lot"]);
+        let run = ok(measure(&mut cmd), "50k-chunk");
+        assert!(
+            run.stdout.len() >= 50_000,
+            "the {} answer did not come through whole",
+            case.label
+        );
+        runs.push(run);
     }
-    let cpu = median(runs.iter().map(|r| r.cpu.as_secs_f64()).collect());
-    let parser = crate::examples::numbers("stream_bench");
-    let first_byte = crate::examples::numbers("wire_first_byte");
-    let responses = crate::examples::numbers("responses_stream_bench");
-    let gemini = crate::examples::numbers("gemini_stream_bench");
+    median(runs.iter().map(|r| r.cpu.as_secs_f64()).collect())
+}
+
+fn parser_row(label: &str, example: &str, key: &str) -> Row {
+    Row {
+        area: "wire",
+        what: format!("50,000-event answer, SSE reader + {label} parser only"),
+        value: crate::examples::numbers(example)
+            .get(key)
+            .copied()
+            .unwrap_or(f64::NAN),
+        unit: "ms",
+        target: None,
+    }
+}
+
+/// Per wire: the whole stream through `uji run`, and the first byte of a
+/// request (cold and warm).
+fn wire_rows(case: &WireCase) -> Vec<Row> {
+    let first_byte = crate::examples::numbers_with("wire_first_byte", &[case.wire]);
+    let byte = |key: &str| first_byte.get(key).copied().unwrap_or(f64::NAN);
     vec![
         Row {
             area: "wire",
-            what: "50,000-chunk answer through `uji run`: uji CPU time".into(),
-            value: cpu,
+            what: format!(
+                "50,000-chunk answer through `uji run`, {}: uji CPU time",
+                case.label
+            ),
+            value: stream_cpu(case),
             unit: "s",
             target: Some(0.5),
         },
         Row {
             area: "wire",
-            what: "50,000-chunk answer, SSE reader + Chat Completions parser only".into(),
-            value: parser
-                .get("stream_50k_chunks_ms")
-                .copied()
-                .unwrap_or(f64::NAN),
-            unit: "ms",
-            target: None,
-        },
-        Row {
-            area: "wire",
-            what: "50,000-event answer, SSE reader + Responses parser only".into(),
-            value: responses
-                .get("responses_50k_chunks_ms")
-                .copied()
-                .unwrap_or(f64::NAN),
-            unit: "ms",
-            target: None,
-        },
-        Row {
-            area: "wire",
-            what: "50,000-event answer, SSE reader + Gemini parser only".into(),
-            value: gemini
-                .get("gemini_50k_chunks_ms")
-                .copied()
-                .unwrap_or(f64::NAN),
-            unit: "ms",
-            target: None,
-        },
-        Row {
-            area: "wire",
-            what: "request built → first byte on the socket (cold: runtime + connect)".into(),
-            value: first_byte
-                .get("first_byte_cold_us")
-                .copied()
-                .unwrap_or(f64::NAN),
+            what: format!(
+                "request built → first byte on the socket, {} (cold: runtime + connect)",
+                case.label
+            ),
+            value: byte("first_byte_cold_us"),
             unit: "µs",
             target: None,
         },
         Row {
             area: "wire",
-            what: "request built → first byte on the socket (warm, median of 50)".into(),
-            value: first_byte
-                .get("first_byte_warm_us")
-                .copied()
-                .unwrap_or(f64::NAN),
+            what: format!(
+                "request built → first byte on the socket, {} (warm, median of 50)",
+                case.label
+            ),
+            value: byte("first_byte_warm_us"),
             unit: "µs",
             target: None,
         },
     ]
+}
+
+pub fn wire() -> Vec<Row> {
+    let mut rows: Vec<Row> = WIRES.iter().flat_map(wire_rows).collect();
+    rows.push(Row {
+        area: "wire",
+        what: "50,000-chunk answer, SSE reader + Chat Completions parser only".into(),
+        value: crate::examples::numbers("stream_bench")
+            .get("stream_50k_chunks_ms")
+            .copied()
+            .unwrap_or(f64::NAN),
+        unit: "ms",
+        target: None,
+    });
+    rows.push(parser_row(
+        "Responses",
+        "responses_stream_bench",
+        "responses_50k_chunks_ms",
+    ));
+    rows.push(parser_row(
+        "Gemini",
+        "gemini_stream_bench",
+        "gemini_50k_chunks_ms",
+    ));
+    rows
 }

@@ -33,7 +33,7 @@ pub fn run() -> Vec<Row> {
     vec![
         Row {
             area: "startup",
-            what: "`uji models --all` wall time (catalogue + plugins loaded)".to_string(),
+            what: "`uji models --all` wall time (catalogue + init.lua)".to_string(),
             value: median(models_ms),
             unit: "ms",
             target: Some(10.0),

@@ -1,8 +1,11 @@
 //! Time from a built model request to its first byte on the socket, through
-//! the real openai-chat wire plugin loaded by uji-host.
+//! a real wire plugin loaded by uji-host: `openai-chat` (the default),
+//! `openai-responses`, `gemini` or `anthropic`, named as the argument. The
+//! loopback server answers each request with a short stream in the wire's
+//! own format (from the fake model's builders).
 //!
-//! `cargo run --release -p uji-tests --example wire_first_byte` prints
-//! `first_byte_cold_us <µs> first_byte_warm_us <median µs>`.
+//! `cargo run --release -p uji-tests --example wire_first_byte [WIRE]`
+//! prints `first_byte_cold_us <µs> first_byte_warm_us <median µs>`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,6 +14,10 @@ use std::net::TcpListener;
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
+use uji_fake_model::anthropic::AnthropicEvents;
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::gemini::GeminiEvents;
+use uji_fake_model::responses::ResponsesEvents;
 use uji_host::{Registry, WireEvents, load_plugin_file};
 use uji_protocol::wire::{Auth, Message, ProviderInfo, WireRequest};
 
@@ -20,23 +27,50 @@ impl WireEvents for Quiet {
     fn reasoning(&self, _: &str) {}
 }
 
+/// The plugin library and a one-word answer in the wire's format.
+fn plugin_and_answer(wire: &str) -> (&'static str, Vec<String>) {
+    match wire {
+        "openai-chat" => (
+            "uji_plugin_openai_chat",
+            ChatEvents::new("m").text("ok", 1).finish("stop").done(),
+        ),
+        "openai-responses" => (
+            "uji_plugin_openai_responses",
+            ResponsesEvents::new("m").text("ok", 1).completed(),
+        ),
+        "gemini" => (
+            "uji_plugin_gemini",
+            GeminiEvents::new("m").text("ok", 1).finish("STOP"),
+        ),
+        "anthropic" => (
+            "uji_plugin_anthropic",
+            AnthropicEvents::new("m").text("ok", 1).build(),
+        ),
+        other => panic!("unknown wire {other}: openai-chat, openai-responses, gemini or anthropic"),
+    }
+}
+
 fn main() {
+    let wire_name = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "openai-chat".to_string());
+    let (lib_name, frames) = plugin_and_answer(&wire_name);
     let exe = std::env::current_exe().unwrap();
     let release = exe.parent().and_then(|p| p.parent()).unwrap();
     let lib = release.join(format!(
-        "{}uji_plugin_openai_chat{}",
+        "{}{lib_name}{}",
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     ));
     let registry = Registry::new();
     load_plugin_file(&lib, &registry).unwrap_or_else(|e| panic!("{}: {}", lib.display(), e.reason));
-    let wire = registry.wire("openai-chat").unwrap();
+    let wire = registry.wire(&wire_name).unwrap();
 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let (arrived_tx, arrived_rx) = mpsc::channel::<Instant>();
+    let body = frames.concat();
     std::thread::spawn(move || {
-        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let mut buf = [0u8; 65536];
@@ -88,7 +122,11 @@ fn main() {
         let running = wire.stream(&request, Arc::new(Quiet)).unwrap();
         let arrived = arrived_rx.recv().unwrap();
         samples.push(arrived.duration_since(started).as_secs_f64() * 1e6);
-        let _ = running.wait_blocking();
+        // The answer must have been read as the wire's format, or the
+        // numbers would time a failure.
+        if let Err(e) = running.wait_blocking() {
+            panic!("{wire_name} could not read the answer: {e}");
+        }
     }
     let cold = samples[0];
     let mut warm = samples[1..].to_vec();

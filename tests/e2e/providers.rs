@@ -133,7 +133,7 @@ fn uji_models_lists_the_catalogue_and_marks_keys() {
         .find(|l| l.starts_with("openai/gpt-4.1 "))
         .unwrap();
     assert!(
-        gpt.contains("1000000") && gpt.ends_with("key from OPENAI_API_KEY"),
+        gpt.contains("1047576") && gpt.ends_with("key from OPENAI_API_KEY"),
         "{gpt}"
     );
     assert!(!stdout.contains("groq/"), "{stdout}");
@@ -398,17 +398,21 @@ fn gemini_models_use_the_gemini_wire_with_a_saved_key_or_google_api_key() {
 
 /// The TUI with the plugins a groq session needs, in a 30×100 terminal.
 fn screen(sandbox: &Sandbox) -> Tty {
+    screen_with(sandbox, &[])
+}
+
+fn screen_with(sandbox: &Sandbox, env: &[(&str, &str)]) -> Tty {
     let plugins = uji_tests::plugin_path(&[
         "uji_plugin_tui",
         "uji_plugin_tools",
         "uji_plugin_openai_chat",
         "uji_plugin_lua",
     ]);
-    let cmd = sandbox
-        .uji_tty()
-        .env("UJI_PLUGIN_PATH", plugins)
-        .then_stty();
-    let tty = Tty::spawn(cmd, 30, 100);
+    let mut cmd = sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins);
+    for (key, value) in env {
+        cmd = cmd.env(key, value);
+    }
+    let tty = Tty::spawn(cmd.then_stty(), 30, 100);
     tty.wait_for_text("Ask uji anything");
     tty
 }
@@ -468,6 +472,13 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
         check.header("authorization"),
         Some(&*format!("Bearer {KEY}"))
     );
+    let saved = std::fs::read_to_string(auth_file(&sandbox)).unwrap();
+    assert!(saved.contains(KEY));
+    let mode = std::fs::metadata(auth_file(&sandbox))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
 
     // The model list has the provider's models usable at once.
     tty.type_text("/model");
@@ -494,6 +505,17 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
     // Up recalls the prompt, not the key.
     tty.press("<C-p>");
     tty.wait_for_text("› hi");
+    tty.press("<C-u>");
+
+    // After /logout the session stops sending the key.
+    tty.type_text("/logout groq");
+    tty.press("<CR>");
+    tty.wait_for_text("removed the saved key for groq");
+    let requests = model.requests().len();
+    tty.type_text("again");
+    tty.press("<CR>");
+    tty.wait_for_text("GROQ_API_KEY is not set");
+    assert_eq!(model.requests().len(), requests, "a request went out");
     tty.press("<C-c>");
     assert_eq!(
         tty.wait_exit(Duration::from_secs(15)),
@@ -511,12 +533,7 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
     assert_eq!(files_holding(&data, KEY), Vec::<std::path::PathBuf>::new());
     assert!(data.join("logs").is_dir(), "the log was written");
     let saved = std::fs::read_to_string(auth_file(&sandbox)).unwrap();
-    assert!(saved.contains(KEY));
-    let mode = std::fs::metadata(auth_file(&sandbox))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o777, 0o600);
+    assert!(!saved.contains(KEY), "/logout left the key: {saved}");
 }
 
 #[test]
@@ -605,10 +622,56 @@ uji.provider.add({ id = "mine", wire = "openai-chat", base_url = "http://127.0.0
             .unwrap_or_else(|| panic!("no {prefix}:\n{stdout}"))
             .to_string()
     };
-    assert!(line("groq/llama-3.3-70b-versatile ").contains(" 4096 "), "{stdout}");
+    assert!(
+        line("groq/llama-3.3-70b-versatile ").contains(" 4096 "),
+        "{stdout}"
+    );
     assert!(line("groq/brand-new ").contains(" 777 "), "{stdout}");
     // Merged, not replaced: the shipped models and key variable stay.
-    assert!(line(&format!("{GROQ_MODEL} ")).contains("262144"), "{stdout}");
+    assert!(
+        line(&format!("{GROQ_MODEL} ")).contains("262144"),
+        "{stdout}"
+    );
     assert!(line("mine/m1 ").ends_with("no key needed"), "{stdout}");
     assert!(line("echo/parrot ").contains("8000"), "{stdout}");
+}
+
+#[test]
+fn login_in_the_screen_says_when_the_environment_key_wins() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    model
+        .push(Script::status(
+            200,
+            r#"{"object": "list", "data": []}"#,
+            &[],
+        ))
+        .push(answer("env wins"));
+    let mut tty = screen_with(&sandbox, &[("GROQ_API_KEY", "gsk-from-env-1234")]);
+    tty.type_text("/login");
+    tty.press("<CR>");
+    tty.wait_for_text("Groq · key from GROQ_API_KEY");
+    tty.press("<Esc>");
+    tty.wait_for("the picker to close", |s| !s.contains("enter choose"));
+    tty.type_text("/login groq");
+    tty.press("<CR>");
+    tty.wait_for_text("GROQ_API_KEY is set: it wins over a saved key");
+    tty.paste(KEY);
+    tty.press("<CR>");
+    tty.wait_for_text("GROQ_API_KEY is set and is used instead of the saved key");
+    tty.type_text("hi");
+    tty.press("<CR>");
+    tty.wait_for_text("env wins");
+    assert_eq!(
+        model.last_request().header("authorization"),
+        Some("Bearer gsk-from-env-1234")
+    );
+    tty.press("<C-c>");
+    assert_eq!(
+        tty.wait_exit(Duration::from_secs(15)),
+        Some(0),
+        "{}",
+        tty.screen()
+    );
 }

@@ -20,9 +20,9 @@ pub use calls::{
 };
 pub use checks::Refusal;
 pub use loader::{
-    BUNDLED_PREFIX, CONFIG_PLUGIN, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch, PluginSet,
-    Shadowed, UJI_VERSION, load_module, load_plugin_file, load_plugins, load_plugins_keeping,
-    version_line,
+    BUNDLED_PREFIX, CONFIG_PLUGIN, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch,
+    PluginSet, Shadowed, UJI_VERSION, load_module, load_plugin_file, load_plugins,
+    load_plugins_keeping, version_line,
 };
 pub use registry::{Clash, Notice, PluginState, Provided, Registry, Service, Snapshot};
 pub use uji_abi::{ABI_VERSION, LoadError, PluginModuleRef};
