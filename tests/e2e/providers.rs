@@ -49,6 +49,22 @@ fn groq_at(sandbox: &Sandbox, model: &FakeModel) {
     .unwrap();
 }
 
+/// A sandbox with groq at the fake server, which accepts the key check
+/// (`GET /models`) and then answers `text`.
+fn groq_accepting_a_key_then(text: &str) -> (Sandbox, FakeModel) {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    groq_at(&sandbox, &model);
+    model
+        .push(Script::status(
+            200,
+            r#"{"object": "list", "data": []}"#,
+            &[],
+        ))
+        .push(answer(text));
+    (sandbox, model)
+}
+
 fn auth_file(sandbox: &Sandbox) -> std::path::PathBuf {
     sandbox.root.path().join("data/auth.json")
 }
@@ -143,16 +159,7 @@ fn uji_models_lists_the_catalogue_and_marks_keys() {
 
 #[test]
 fn login_from_stdin_saves_the_key_owner_only_and_a_run_sends_it() {
-    let sandbox = Sandbox::new();
-    let model = FakeModel::start();
-    groq_at(&sandbox, &model);
-    model
-        .push(Script::status(
-            200,
-            r#"{"object": "list", "data": []}"#,
-            &[],
-        ))
-        .push(answer("hello"));
+    let (sandbox, model) = groq_accepting_a_key_then("hello");
 
     let (output, stdout, stderr) = login(&sandbox, &format!("{KEY}\n"));
     assert!(output.status.success(), "{stderr}");
@@ -438,16 +445,7 @@ fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf>
 
 #[test]
 fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
-    let sandbox = Sandbox::new();
-    let model = FakeModel::start();
-    groq_at(&sandbox, &model);
-    model
-        .push(Script::status(
-            200,
-            r#"{"object": "list", "data": []}"#,
-            &[],
-        ))
-        .push(answer("hello from groq"));
+    let (sandbox, model) = groq_accepting_a_key_then("hello from groq");
     let mut tty = screen(&sandbox);
     tty.wait_for_text("no model provider is set up");
 
@@ -638,16 +636,7 @@ uji.provider.add({ id = "mine", wire = "openai-chat", base_url = "http://127.0.0
 
 #[test]
 fn login_in_the_screen_says_when_the_environment_key_wins() {
-    let sandbox = Sandbox::new();
-    let model = FakeModel::start();
-    groq_at(&sandbox, &model);
-    model
-        .push(Script::status(
-            200,
-            r#"{"object": "list", "data": []}"#,
-            &[],
-        ))
-        .push(answer("env wins"));
+    let (sandbox, model) = groq_accepting_a_key_then("env wins");
     let mut tty = screen_with(&sandbox, &[("GROQ_API_KEY", "gsk-from-env-1234")]);
     tty.type_text("/login");
     tty.press("<CR>");
