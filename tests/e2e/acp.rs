@@ -12,9 +12,9 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, ContentBlock, EmbeddedResource,
     EmbeddedResourceResource, ImageContent, InitializeRequest, ListSessionsRequest,
-    LoadSessionRequest, McpServer, McpServerStdio, PromptRequest,
-    RequestPermissionOutcome, ResourceLink, SessionConfigKind, SessionConfigSelectOptions,
-    SetSessionConfigOptionRequest, SetSessionModeRequest, StopReason, TextResourceContents,
+    LoadSessionRequest, McpServer, McpServerStdio, PromptRequest, RequestPermissionOutcome,
+    ResourceLink, SessionConfigKind, SessionConfigSelectOptions, SetSessionConfigOptionRequest,
+    SetSessionModeRequest, StopReason, TextResourceContents,
 };
 use serde_json::{Value, json};
 use uji_fake_model::{FakeModel, Script};
@@ -55,7 +55,10 @@ fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
     ]);
     std::fs::write(sandbox.work().join("notes.txt"), "an old line\n").unwrap();
 
-    let answer = client.prompt(&session, "update the notes").answer().unwrap();
+    let answer = client
+        .prompt(&session, "update the notes")
+        .answer()
+        .unwrap();
 
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
     assert_eq!(
@@ -74,7 +77,10 @@ fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
         .map(|o| &o["kind"])
         .collect();
     assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
-    assert!(question_about(&questions, "c1").is_none(), "reads do not ask");
+    assert!(
+        question_about(&questions, "c1").is_none(),
+        "reads do not ask"
+    );
 
     let calls = client.updates_of("tool_call");
     let read = calls.iter().find(|u| u["toolCallId"] == "c1").unwrap();
@@ -178,7 +184,11 @@ fn plan_mode_answers_become_a_plan_update() {
         .collect();
     assert_eq!(
         steps,
-        ["Read src/lib.rs", "Add a `--dry-run` flag", "Run cargo test"]
+        [
+            "Read src/lib.rs",
+            "Add a `--dry-run` flag",
+            "Run cargo test"
+        ]
     );
     assert!(
         plan["entries"]
@@ -268,10 +278,7 @@ fn a_saved_session_is_listed_and_loaded_with_its_history_replayed() {
     let loaded = client
         .request(LoadSessionRequest::new(session.clone(), sandbox.work()))
         .unwrap();
-    assert_eq!(
-        loaded.modes.unwrap().current_mode_id.to_string(),
-        "default"
-    );
+    assert_eq!(loaded.modes.unwrap().current_mode_id.to_string(), "default");
     let replayed: Vec<(Value, Value)> = client
         .updates()
         .into_iter()
@@ -288,12 +295,7 @@ fn a_saved_session_is_listed_and_loaded_with_its_history_replayed() {
             (json!("agent_message_chunk"), json!("hello there"))
         ]
     );
-    assert!(
-        client
-            .updates()
-            .iter()
-            .all(|u| u["_sessionId"] == session)
-    );
+    assert!(client.updates().iter().all(|u| u["_sessionId"] == session));
 }
 
 #[test]
@@ -327,7 +329,9 @@ fn garbage_and_malformed_requests_get_json_rpc_errors_and_uji_goes_on() {
     client.send_line(r#"{"jsonrpc":"2.0","id":6,"method":"session/teleport"}"#);
     let unknown = client.line("method not found", |m| m["id"] == 6);
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
-    client.send_line(r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":3}}"#);
+    client.send_line(
+        r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":3}}"#,
+    );
     let bad_params = client.line("invalid params", |m| m["id"] == 7);
     assert_eq!(bad_params["error"]["code"], -32602, "{bad_params}");
 
@@ -391,9 +395,7 @@ fn prompts_carry_links_embedded_files_and_images_to_the_model() {
         ContentBlock::Resource(embedded),
         ContentBlock::Image(ImageContent::new("iVBORw0KGgo=", "image/png")),
     ];
-    let answer = client
-        .request(PromptRequest::new(session, blocks))
-        .unwrap();
+    let answer = client.request(PromptRequest::new(session, blocks)).unwrap();
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
     let sent = model.last_request().body_text();
     assert!(sent.contains("@/w/a.rs"), "{sent}");
@@ -401,8 +403,13 @@ fn prompts_carry_links_embedded_files_and_images_to_the_model() {
     assert!(sent.contains("iVBORw0KGgo="), "{sent}");
 }
 
-fn model_choice(options: &[agent_client_protocol::v1::schema::SessionConfigOption]) -> (String, Vec<String>) {
-    let option = options.iter().find(|o| o.id.to_string() == "model").unwrap();
+fn model_choice(
+    options: &[agent_client_protocol::v1::schema::SessionConfigOption],
+) -> (String, Vec<String>) {
+    let option = options
+        .iter()
+        .find(|o| o.id.to_string() == "model")
+        .unwrap();
     let SessionConfigKind::Select(select) = &option.kind else {
         panic!("the model option is a select: {option:?}");
     };
@@ -478,7 +485,10 @@ fn allow_always_is_a_session_rule_for_the_same_tool_and_subject() {
         answer("Written twice."),
     ]);
     client.choose(|_| selected("allow_session"));
-    let answer = client.prompt(&session, "write a.txt twice").answer().unwrap();
+    let answer = client
+        .prompt(&session, "write a.txt twice")
+        .answer()
+        .unwrap();
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
     assert_eq!(client.questions().len(), 1, "only the first write asks");
     assert_eq!(
@@ -569,7 +579,10 @@ fn with_editor_fs_on_the_policy_gate_still_decides_reads() {
     client.choose(|_| selected("deny"));
     let answer = client.prompt(&session, "read outside").answer().unwrap();
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
-    assert!(client.reads().is_empty(), "a refused read never reaches the editor");
+    assert!(
+        client.reads().is_empty(),
+        "a refused read never reaches the editor"
+    );
 }
 
 #[test]

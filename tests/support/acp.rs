@@ -13,14 +13,14 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, InitializeRequest, InitializeResponse, McpServer,
-    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification,
 };
-use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::{Agent, Client as ClientRole, ErrorCode, JsonRpcRequest, Lines};
 use serde_json::Value;
 use uji_fake_model::FakeModel;
@@ -296,7 +296,10 @@ impl Client {
             std::thread::sleep(Duration::from_millis(20));
         };
         let not_rpc = &self.seen.lock().unwrap().not_rpc;
-        assert!(not_rpc.is_empty(), "stdout lines that are not JSON-RPC: {not_rpc:#?}");
+        assert!(
+            not_rpc.is_empty(),
+            "stdout lines that are not JSON-RPC: {not_rpc:#?}"
+        );
         status
     }
 }
@@ -356,15 +359,12 @@ fn connect(
                     let buffer = buffers.lock().unwrap().get(&path).cloned();
                     let text = buffer.or_else(|| std::fs::read_to_string(&r.path).ok());
                     match text {
-                        Some(text) => responder.respond(ReadTextFileResponse::new(page(
-                            &text, r.line, r.limit,
-                        ))),
-                        None => responder.respond_with_error(
-                            agent_client_protocol::Error::new(
-                                ErrorCode::RESOURCE_NOT_FOUND,
-                                format!("no file {path}"),
-                            ),
-                        ),
+                        Some(text) => responder
+                            .respond(ReadTextFileResponse::new(page(&text, r.line, r.limit))),
+                        None => responder.respond_with_error(agent_client_protocol::Error::new(
+                            ErrorCode::RESOURCE_NOT_FOUND,
+                            format!("no file {path}"),
+                        )),
                     }
                 },
                 agent_client_protocol::on_receive_request!(),

@@ -96,7 +96,9 @@ pub fn internal(message: impl Into<String>) -> agent_client_protocol::Error {
 fn typed<T: DeserializeOwned>(value: Value) -> Result<T, agent_client_protocol::Error> {
     serde_json::from_value(value).map_err(|e| {
         crate::log_warn(&format!("uji built a message the schema refuses: {e}"));
-        internal(format!("uji built a malformed answer ({e}); please report it"))
+        internal(format!(
+            "uji built a malformed answer ({e}); please report it"
+        ))
     })
 }
 
@@ -142,7 +144,7 @@ impl<'a> Agent<'a> {
     /// Handles one input of the loop.
     pub fn input(&mut self, input: Input) -> Flow {
         match input {
-            Input::Request(request) => self.request(request),
+            Input::Request(request) => self.request(*request),
             Input::Cancel(cancel) => self.cancel(&cancel),
             Input::Permission(call_id, answer) => self.permission_answer(call_id, answer),
             Input::EditorRead(ask) => self.editor_read(ask),

@@ -24,6 +24,10 @@ use crate::agent::{self, Ops};
 use crate::{Settings, editor_fs};
 
 /// A request from the editor with the responder that answers it.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built once per editor request and boxed in Input"
+)]
 pub enum Request {
     Initialize(InitializeRequest, Responder<InitializeResponse>),
     Authenticate(AuthenticateRequest, Responder<AuthenticateResponse>),
@@ -40,7 +44,7 @@ pub enum Request {
 
 /// What the agent loop waits for.
 pub enum Input {
-    Request(Request),
+    Request(Box<Request>),
     Cancel(CancelNotification),
     /// The editor's answer to a permission question about a call.
     Permission(
@@ -68,7 +72,7 @@ macro_rules! forward {
         let tx = $tx.clone();
         $builder.on_receive_request(
             async move |request: $request, responder, _cx| {
-                send(&tx, Input::Request($variant(request, responder)));
+                send(&tx, Input::Request(Box::new($variant(request, responder))));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

@@ -82,11 +82,15 @@ pub fn after_tool(payload: Value) -> Result<Value, String> {
     match answer.recv_timeout(EDITOR_TIMEOUT) {
         Ok(Ok(content)) => Ok(Value::String(page(path, line, &content))),
         Ok(Err(e)) => {
-            crate::log_warn(&format!("the editor did not read {path} ({e}); using the file on disk"));
+            crate::log_warn(&format!(
+                "the editor did not read {path} ({e}); using the file on disk"
+            ));
             Ok(Value::Null)
         }
         Err(_) => {
-            crate::log_warn(&format!("the editor did not answer for {path}; using the file on disk"));
+            crate::log_warn(&format!(
+                "the editor did not answer for {path}; using the file on disk"
+            ));
             Ok(Value::Null)
         }
     }
@@ -146,6 +150,8 @@ mod tests {
         assert_eq!(page("a.txt", 7, "z"), "    7| z\n");
         assert_eq!(page("a.txt", 1, ""), "a.txt is empty");
         assert!(is_text_page("    1| x\n"));
-        assert!(!is_text_page("a.png is a 2x2 image/png image, attached here."));
+        assert!(!is_text_page(
+            "a.png is a 2x2 image/png image, attached here."
+        ));
     }
 }

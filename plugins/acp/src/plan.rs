@@ -55,7 +55,12 @@ mod tests {
             ```\n- not a step\n```\n* [ ] run cargo test\nDone.";
         assert_eq!(
             entries(text),
-            ["Read src/a.rs", "Change `f`", "add a test", "run cargo test"]
+            [
+                "Read src/a.rs",
+                "Change `f`",
+                "add a test",
+                "run cargo test"
+            ]
         );
         assert!(entries("no list here").is_empty());
         assert_eq!(update(&["x".into()])["entries"][0]["status"], "pending");

@@ -1,9 +1,9 @@
 //! The editor's requests and notifications, as frontend operations.
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, InitializeRequest, LoadSessionRequest, NewSessionRequest,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionResponse,
-    SetSessionConfigOptionRequest, SetSessionModeRequest,
+    CancelNotification, InitializeRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionResponse, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use serde_json::{Value, json};
 
