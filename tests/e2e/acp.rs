@@ -568,6 +568,26 @@ fn with_editor_fs_on_reads_see_the_editor_s_unsaved_buffer() {
 }
 
 #[test]
+fn with_editor_fs_on_a_read_the_editor_refuses_comes_from_disk() {
+    let model = FakeModel::start();
+    model.push(call("c1", "read_file", json!({"path": "notes.txt"})));
+    model.push(answer("read it"));
+    let sandbox = sandbox_with(&model, r#"uji.config.set("acp", { editor_fs = true })"#);
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "saved line\n").unwrap();
+    let client = Client::spawn(&sandbox);
+    client.refuse_reads_of(&notes);
+    client.initialize_with(reading_editor());
+    let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+    client.prompt(&session, "read the notes").answer().unwrap();
+    assert_eq!(client.reads().len(), 1, "the editor was asked");
+    assert_eq!(tool_result(&model, "c1"), "    1| saved line\n");
+    assert!(client.finish().success());
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(log.contains("using the file on disk"), "{log}");
+}
+
+#[test]
 fn with_editor_fs_on_the_policy_gate_still_decides_reads() {
     let model = FakeModel::start();
     model.push(call("c1", "read_file", json!({"path": "/etc/hostname"})));

@@ -86,8 +86,9 @@ pub struct Client {
     conn: ConnectionTo<Agent>,
     seen: Arc<Mutex<Seen>>,
     chooser: Arc<Mutex<Chooser>>,
-    /// Open buffers the editor serves to `fs/read_text_file`, by absolute path.
-    buffers: Arc<Mutex<HashMap<String, String>>>,
+    /// Open buffers the editor serves to `fs/read_text_file`, by absolute
+    /// path; `None` for a file the editor refuses to read.
+    buffers: Arc<Mutex<HashMap<String, Option<String>>>>,
 }
 
 /// A request sent and not answered yet.
@@ -191,7 +192,16 @@ impl Client {
     /// Serves `text` as the editor's (unsaved) buffer of `path`.
     pub fn open_buffer(&self, path: &std::path::Path, text: &str) {
         let path = path.to_string_lossy().into_owned();
-        self.buffers.lock().unwrap().insert(path, text.to_string());
+        self.buffers
+            .lock()
+            .unwrap()
+            .insert(path, Some(text.to_string()));
+    }
+
+    /// Answers `fs/read_text_file` for `path` with an error.
+    pub fn refuse_reads_of(&self, path: &std::path::Path) {
+        let path = path.to_string_lossy().into_owned();
+        self.buffers.lock().unwrap().insert(path, None);
     }
 
     /// `initialize` with `capabilities`; its answer.
@@ -317,7 +327,7 @@ fn connect(
     transport: impl agent_client_protocol::ConnectTo<ClientRole> + 'static,
     seen: Arc<Mutex<Seen>>,
     chooser: Arc<Mutex<Chooser>>,
-    buffers: Arc<Mutex<HashMap<String, String>>>,
+    buffers: Arc<Mutex<HashMap<String, Option<String>>>>,
 ) -> ConnectionTo<Agent> {
     let (conn_tx, conn_rx) = channel();
     std::thread::spawn(move || {
@@ -357,7 +367,10 @@ fn connect(
                         .push(serde_json::to_value(&r).unwrap());
                     let path = r.path.to_string_lossy().into_owned();
                     let buffer = buffers.lock().unwrap().get(&path).cloned();
-                    let text = buffer.or_else(|| std::fs::read_to_string(&r.path).ok());
+                    let text = match buffer {
+                        Some(buffer) => buffer,
+                        None => std::fs::read_to_string(&r.path).ok(),
+                    };
                     match text {
                         Some(text) => responder
                             .respond(ReadTextFileResponse::new(page(&text, r.line, r.limit))),

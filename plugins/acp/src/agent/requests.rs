@@ -1,9 +1,11 @@
 //! The editor's requests and notifications, as frontend operations.
 
+use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, InitializeRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
-    RequestPermissionOutcome, RequestPermissionResponse, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
+    CancelNotification, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    NewSessionRequest, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionResponse, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use serde_json::{Value, json};
 
@@ -66,13 +68,7 @@ impl Agent<'_> {
         }
     }
 
-    fn initialize(
-        &mut self,
-        req: &InitializeRequest,
-        r: agent_client_protocol::v1::Responder<
-            agent_client_protocol::v1::schema::InitializeResponse,
-        >,
-    ) {
+    fn initialize(&mut self, req: &InitializeRequest, r: Responder<InitializeResponse>) {
         self.editor_reads = req.client_capabilities.fs.read_text_file;
         if self.settings.editor_fs && self.editor_reads {
             crate::editor_fs::start(self.tx.clone());
@@ -134,9 +130,7 @@ impl Agent<'_> {
     fn set_config_option(
         &mut self,
         req: &SetSessionConfigOptionRequest,
-        r: agent_client_protocol::v1::Responder<
-            agent_client_protocol::v1::schema::SetSessionConfigOptionResponse,
-        >,
+        r: Responder<SetSessionConfigOptionResponse>,
     ) {
         let params = serde_json::to_value(req).unwrap_or_default();
         let answer = self.check_session(&params).and_then(|()| {
@@ -246,11 +240,7 @@ impl Agent<'_> {
         }
     }
 
-    fn prompt(
-        &mut self,
-        req: &PromptRequest,
-        r: agent_client_protocol::v1::Responder<agent_client_protocol::v1::schema::PromptResponse>,
-    ) {
+    fn prompt(&mut self, req: &PromptRequest, r: Responder<PromptResponse>) {
         let params = serde_json::to_value(req).unwrap_or_default();
         if let Err(e) = self.check_session(&params) {
             return reply(r, Err(e));
@@ -304,13 +294,7 @@ impl Agent<'_> {
         if self.plan { "plan" } else { "default" }
     }
 
-    fn set_mode(
-        &mut self,
-        req: &SetSessionModeRequest,
-        r: agent_client_protocol::v1::Responder<
-            agent_client_protocol::v1::schema::SetSessionModeResponse,
-        >,
-    ) {
+    fn set_mode(&mut self, req: &SetSessionModeRequest, r: Responder<SetSessionModeResponse>) {
         let params = serde_json::to_value(req).unwrap_or_default();
         let mode = req.mode_id.to_string();
         let checked = self.check_session(&params).and_then(|()| {
