@@ -1,15 +1,24 @@
 //! `uji acp` end to end: the real binary speaking the Agent Client Protocol
-//! on its stdin and stdout to a client in the test (as Zed or CodeCompanion
-//! would), the real tools, Lua and openai-chat plugins, and the fake model
-//! server scripting the model's tool calls.
+//! on its stdin and stdout to the `agent-client-protocol` crate's client
+//! side (as Zed would), the real tools, Lua and openai-chat plugins, and the
+//! fake model server scripting the model's tool calls.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 
+use agent_client_protocol::ErrorCode;
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AuthenticateRequest, CancelNotification, ContentBlock, EmbeddedResource,
+    EmbeddedResourceResource, ImageContent, InitializeRequest, ListSessionsRequest,
+    LoadSessionRequest, McpServer, McpServerStdio, PromptRequest, RequestPermissionOutcome,
+    ResourceLink, SessionConfigKind, SessionConfigSelectOptions, SetSessionConfigOptionRequest,
+    SetSessionModeRequest, StopReason, TextResourceContents,
+};
 use serde_json::{Value, json};
 use uji_fake_model::{FakeModel, Script};
-use uji_tests::acp::{Client, sandbox};
+use uji_tests::acp::{Client, reading_editor, sandbox, sandbox_with, selected};
 use uji_tests::chat::{answer, call};
 use uji_tests::{Sandbox, names};
 
@@ -21,56 +30,20 @@ fn open(scripts: Vec<Script>) -> (Client, String, FakeModel, Sandbox) {
         model.push(script);
     }
     let sandbox = sandbox(&model);
-    let mut client = Client::spawn(&sandbox);
+    let client = Client::spawn(&sandbox);
     let session = client.start(&sandbox);
     (client, session, model, sandbox)
 }
 
-fn prompt(client: &mut Client, session: &str, text: &str) -> u64 {
-    client.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
-    )
-}
-
-/// Reads until the prompt's answer, answering each permission request with
-/// `choose(request)` (an ACP outcome).
-fn run_prompt(
-    client: &mut Client,
-    id: u64,
-    choose: impl Fn(&Value) -> Value,
-) -> (Value, Vec<Value>) {
-    let mut asked = Vec::new();
-    loop {
-        let message = client.until("the prompt's answer or a permission request", |m| {
-            (m["id"] == id && m.get("method").is_none())
-                || m["method"] == "session/request_permission"
-        });
-        if message["method"] == "session/request_permission" {
-            let outcome = choose(&message);
-            client.respond(&message["id"], json!({"outcome": outcome}));
-            asked.push(message);
-        } else {
-            return (message, asked);
-        }
-    }
-}
-
-fn selected(option: &str) -> Value {
-    json!({"outcome": "selected", "optionId": option})
-}
-
-fn updates_of<'a>(client: &'a Client, kind: &str) -> Vec<&'a Value> {
-    client
-        .updates()
-        .into_iter()
-        .filter(|u| u["sessionUpdate"] == kind)
-        .collect()
+fn question_about<'a>(questions: &'a [Value], call: &str) -> Option<&'a Value> {
+    questions
+        .iter()
+        .find(|q| q["toolCall"]["toolCallId"] == call)
 }
 
 #[test]
 fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
-    let (mut client, session, _model, sandbox) = open(vec![
+    let (client, session, _model, sandbox) = open(vec![
         call("c1", "read_file", json!({"path": "notes.txt"})),
         call(
             "c2",
@@ -82,44 +55,34 @@ fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
     ]);
     std::fs::write(sandbox.work().join("notes.txt"), "an old line\n").unwrap();
 
-    let id = prompt(&mut client, &session, "update the notes");
-    let (answer, asked) = run_prompt(&mut client, id, |_| selected("allow_once"));
+    let answer = client
+        .prompt(&session, "update the notes")
+        .answer()
+        .unwrap();
 
-    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
     assert_eq!(
         std::fs::read_to_string(sandbox.work().join("notes.txt")).unwrap(),
         "an new line\n"
     );
     // The edit asked, with the three options and the call it is about.
-    let edit_question = asked
-        .iter()
-        .find(|q| q["params"]["toolCall"]["toolCallId"] == "c2")
-        .expect("the edit asked");
-    let params = &edit_question["params"];
-    assert_eq!(params["sessionId"], session);
-    assert_eq!(params["toolCall"]["kind"], "edit");
-    let kinds: Vec<&Value> = params["options"]
+    let questions = client.questions();
+    let edit = question_about(&questions, "c2").expect("the edit asked");
+    assert_eq!(edit["sessionId"], session);
+    assert_eq!(edit["toolCall"]["kind"], "edit");
+    let kinds: Vec<&Value> = edit["options"]
         .as_array()
         .unwrap()
         .iter()
         .map(|o| &o["kind"])
         .collect();
-    assert_eq!(
-        kinds,
-        [
-            &json!("allow_once"),
-            &json!("allow_always"),
-            &json!("reject_once")
-        ]
-    );
+    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
     assert!(
-        asked
-            .iter()
-            .all(|q| q["params"]["toolCall"]["toolCallId"] != "c1"),
+        question_about(&questions, "c1").is_none(),
         "reads do not ask"
     );
 
-    let calls = updates_of(&client, "tool_call");
+    let calls = client.updates_of("tool_call");
     let read = calls.iter().find(|u| u["toolCallId"] == "c1").unwrap();
     assert_eq!(read["kind"], "read");
     assert_eq!(read["title"], "Read notes.txt");
@@ -132,7 +95,7 @@ fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
         "{command}"
     );
 
-    let finished = updates_of(&client, "tool_call_update");
+    let finished = client.updates_of("tool_call_update");
     let finished_edit = finished
         .iter()
         .find(|u| u["toolCallId"] == "c2" && u["status"] == "completed")
@@ -158,19 +121,20 @@ fn a_prompt_reads_edits_after_a_permission_and_runs_a_command() {
         "allowed calls go in progress"
     );
 
-    let text: String = updates_of(&client, "agent_message_chunk")
+    let text: String = client
+        .updates_of("agent_message_chunk")
         .iter()
-        .map(|u| u["content"]["text"].as_str().unwrap())
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(text, "All done.");
-    let usage = updates_of(&client, "usage_update");
+    let usage = client.updates_of("usage_update");
     assert_eq!(usage.last().unwrap()["size"], 128_000);
     assert!(client.finish().success());
 }
 
 #[test]
 fn commands_are_offered_and_run_from_a_prompt_and_the_plan_mode_switches() {
-    let (mut client, session, model, _sandbox) = open(vec![]);
+    let (client, session, model, _sandbox) = open(vec![]);
     let offered = client.update("available commands", |u| {
         u["sessionUpdate"] == "available_commands_update"
     });
@@ -180,77 +144,106 @@ fn commands_are_offered_and_run_from_a_prompt_and_the_plan_mode_switches() {
         "{names:?}"
     );
 
-    let id = prompt(&mut client, &session, "/hello editor");
-    let answer = client.answer(id);
-    assert_eq!(answer["result"]["stopReason"], "end_turn");
-    let said = updates_of(&client, "agent_message_chunk");
+    let answer = client.prompt(&session, "/hello editor").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let said = client.updates_of("agent_message_chunk");
     assert_eq!(said.last().unwrap()["content"]["text"], "hello editor");
 
-    let id = client.request(
-        "session/set_mode",
-        json!({"sessionId": session, "modeId": "plan"}),
-    );
-    assert_eq!(client.answer(id)["result"], json!({}));
+    client
+        .request(SetSessionModeRequest::new(session.clone(), "plan"))
+        .unwrap();
     assert!(
-        updates_of(&client, "current_mode_update")
+        client
+            .updates_of("current_mode_update")
             .iter()
             .any(|u| u["currentModeId"] == "plan")
     );
-    let id = client.request(
-        "session/set_mode",
-        json!({"sessionId": session, "modeId": "fast"}),
-    );
-    assert_eq!(client.answer(id)["error"]["code"], -32602);
+    let refused = client
+        .request(SetSessionModeRequest::new(session, "fast"))
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::INVALID_PARAMS);
     assert_eq!(model.requests().len(), 0, "commands never reach the model");
 }
 
 #[test]
+fn plan_mode_answers_become_a_plan_update() {
+    let (client, session, _model, _sandbox) = open(vec![answer(
+        "Here is the plan:\n\n1. Read src/lib.rs\n2. Add a `--dry-run` flag\n3. Run cargo test\n",
+    )]);
+    client
+        .request(SetSessionModeRequest::new(session.clone(), "plan"))
+        .unwrap();
+    let answer = client.prompt(&session, "plan a dry run").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let plan = client.update("a plan", |u| u["sessionUpdate"] == "plan");
+    let steps: Vec<&Value> = plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["content"])
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "Read src/lib.rs",
+            "Add a `--dry-run` flag",
+            "Run cargo test"
+        ]
+    );
+    assert!(
+        plan["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["status"] == "pending")
+    );
+}
+
+#[test]
 fn a_rejected_or_cancelled_permission_denies_the_call() {
-    let (mut client, session, _model, sandbox) = open(vec![
+    let (client, session, _model, sandbox) = open(vec![
         call("c1", "write_file", json!({"path": "a.txt", "content": "x"})),
         call("c2", "write_file", json!({"path": "b.txt", "content": "y"})),
         answer("Understood."),
     ]);
-    let id = prompt(&mut client, &session, "write two files");
-    let (answer, asked) = run_prompt(&mut client, id, |q| {
-        if q["params"]["toolCall"]["toolCallId"] == "c1" {
+    client.choose(|q| {
+        if q.tool_call.tool_call_id.to_string() == "c1" {
             selected("deny")
         } else {
-            json!({"outcome": "cancelled"})
+            RequestPermissionOutcome::Cancelled
         }
     });
-    assert_eq!(answer["result"]["stopReason"], "end_turn");
-    assert_eq!(asked.len(), 2);
+    let answer = client.prompt(&session, "write two files").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert_eq!(client.questions().len(), 2);
     assert!(!sandbox.work().join("a.txt").exists() && !sandbox.work().join("b.txt").exists());
+    let finished = client.updates_of("tool_call_update");
     for call in ["c1", "c2"] {
-        let failed = updates_of(&client, "tool_call_update");
         assert!(
-            failed
+            finished
                 .iter()
                 .any(|u| u["toolCallId"] == call && u["status"] == "failed"),
-            "{call} failed: {failed:#?}"
+            "{call} failed: {finished:#?}"
         );
     }
 }
 
 #[test]
 fn cancel_stops_a_running_command_at_once() {
-    let (mut client, session, _model, _sandbox) = open(vec![call(
+    let (client, session, _model, _sandbox) = open(vec![call(
         "c1",
         "run_command",
         json!({"command": "sleep 30"}),
     )]);
-    let id = prompt(&mut client, &session, "wait a while");
-    let question = client.request_from_uji("session/request_permission");
-    client.respond(&question["id"], json!({"outcome": selected("allow_once")}));
+    let pending = client.prompt(&session, "wait a while");
     client.update("the command running", |u| {
         u["toolCallId"] == "c1" && u["status"] == "in_progress"
     });
     std::thread::sleep(Duration::from_millis(300));
     let started = Instant::now();
-    client.notify("session/cancel", json!({"sessionId": session}));
-    let answer = client.answer(id);
-    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    client.notify(CancelNotification::new(session));
+    let answer = pending.answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::Cancelled);
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "cancel took {:?}",
@@ -261,161 +254,172 @@ fn cancel_stops_a_running_command_at_once() {
 
 #[test]
 fn a_saved_session_is_listed_and_loaded_with_its_history_replayed() {
-    let (mut first, session, _model, sandbox) = open(vec![answer("hello there")]);
-    let id = prompt(&mut first, &session, "hi");
-    assert_eq!(first.answer(id)["result"]["stopReason"], "end_turn");
+    let (first, session, _model, sandbox) = open(vec![answer("hello there")]);
+    let answer = first.prompt(&session, "hi").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
     assert!(first.finish().success());
 
-    let mut client = Client::spawn(&sandbox);
-    let id = client.request("initialize", json!({"protocolVersion": 1}));
-    assert_eq!(
-        client.answer(id)["result"]["agentCapabilities"]["loadSession"],
-        true
-    );
-    let id = client.request("session/list", json!({"cwd": sandbox.work()}));
-    let list = client.answer(id);
-    let sessions = list["result"]["sessions"].as_array().unwrap();
-    let saved = sessions
+    let client = Client::spawn(&sandbox);
+    let init = client
+        .request(InitializeRequest::new(ProtocolVersion::V1))
+        .unwrap();
+    assert!(init.agent_capabilities.load_session);
+    let list = client
+        .request(ListSessionsRequest::new().cwd(sandbox.work()))
+        .unwrap();
+    let saved = list
+        .sessions
         .iter()
-        .find(|s| s["sessionId"] == session)
+        .find(|s| s.session_id.to_string() == session)
         .expect("the saved session is listed");
-    assert_eq!(saved["cwd"], sandbox.work().to_str().unwrap());
-    assert!(saved["updatedAt"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(saved.cwd, sandbox.work());
+    assert!(saved.updated_at.as_deref().unwrap().ends_with('Z'));
 
-    let id = client.request(
-        "session/load",
-        json!({"sessionId": session, "cwd": sandbox.work(), "mcpServers": []}),
-    );
-    let loaded = client.answer(id);
-    assert_eq!(
-        loaded["result"]["modes"]["currentModeId"], "default",
-        "{loaded}"
-    );
-    let replayed: Vec<(&Value, &Value)> = client
+    let loaded = client
+        .request(LoadSessionRequest::new(session.clone(), sandbox.work()))
+        .unwrap();
+    assert_eq!(loaded.modes.unwrap().current_mode_id.to_string(), "default");
+    let replayed: Vec<(Value, Value)> = client
         .updates()
         .into_iter()
         .filter(|u| {
             u["sessionUpdate"] == "user_message_chunk"
                 || u["sessionUpdate"] == "agent_message_chunk"
         })
-        .map(|u| (&u["sessionUpdate"], &u["content"]["text"]))
+        .map(|u| (u["sessionUpdate"].clone(), u["content"]["text"].clone()))
         .collect();
     assert_eq!(
         replayed,
         [
-            (&json!("user_message_chunk"), &json!("hi")),
-            (&json!("agent_message_chunk"), &json!("hello there"))
+            (json!("user_message_chunk"), json!("hi")),
+            (json!("agent_message_chunk"), json!("hello there"))
         ]
     );
-    let notified = client
-        .seen
-        .iter()
-        .filter(|m| m["method"] == "session/update");
-    assert!(
-        notified
-            .clone()
-            .all(|m| m["params"]["sessionId"] == session)
-    );
+    assert!(client.updates().iter().all(|u| u["_sessionId"] == session));
 }
 
 #[test]
 fn a_failing_turn_answers_the_prompt_with_uji_s_error() {
-    let (mut client, session, _model, _sandbox) = open(vec![Script::status(
+    let (client, session, _model, _sandbox) = open(vec![Script::status(
         400,
         r#"{"error": {"message": "bad model name"}}"#,
         &[],
     )]);
-    let id = prompt(&mut client, &session, "hi");
-    let answer = client.answer(id);
-    let message = answer["error"]["message"]
-        .as_str()
-        .unwrap_or_else(|| panic!("an error: {answer}"));
-    assert!(message.contains("bad model name"), "{message}");
-    assert_eq!(answer["error"]["code"], -32603);
+    let error = client.prompt(&session, "hi").answer().unwrap_err();
+    assert!(error.message.contains("bad model name"), "{error:?}");
+    assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
 }
 
 #[test]
 fn garbage_and_malformed_requests_get_json_rpc_errors_and_uji_goes_on() {
     let model = FakeModel::start();
     let sandbox = sandbox(&model);
-    let mut client = Client::spawn(&sandbox);
+    let client = Client::spawn(&sandbox);
     client.send_line("this is not json");
-    assert_eq!(
-        client.until("a parse error", |m| m.get("error").is_some())["error"]["code"],
-        -32700
-    );
+    let parse = client.line("a parse error", |m| m["error"]["code"] == -32700);
+    assert!(parse["id"].is_null(), "{parse}");
     client.send_line(r#"{"jsonrpc":"2.0","id":5,"method":42}"#);
-    let invalid = client.answer(5);
-    assert_eq!(invalid["error"]["code"], -32600);
+    client.line("an invalid request", |m| m["error"]["code"] == -32600);
     client.send_line("[1, 2, 3]");
-    assert_eq!(
-        client.until("an invalid request", |m| m.get("error").is_some()
-            && m["id"].is_null())["error"]["code"],
-        -32600
-    );
-    client.send_line(r#"{"jsonrpc":"2.0","id":6,"method":"session/teleport"}"#);
-    assert_eq!(client.answer(6)["error"]["code"], -32601);
-    let id = client.request("session/teleport", json!({}));
-    assert_eq!(client.answer(id)["error"]["code"], -32601);
-    let id = client.request("session/prompt", json!({"sessionId": "nope", "prompt": []}));
-    assert_eq!(client.answer(id)["error"]["code"], -32602);
-    let id = client.request("session/new", json!({"cwd": "/somewhere/else"}));
-    let other = client.answer(id);
-    assert!(
-        other["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("start it in /somewhere/else"),
-        "{other}"
-    );
+    // Before initialize, the crate refuses every session method.
+    client.send_line(r#"{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"/"}}"#);
+    let early = client.line("a refusal before initialize", |m| m["id"] == 4);
+    assert_eq!(early["error"]["code"], -32600, "{early}");
     let session = client.start(&sandbox);
-    let id = client.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "audio", "data": "", "mimeType": "audio/wav"}]}));
-    assert!(
-        client.answer(id)["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("audio")
+    client.send_line(r#"{"jsonrpc":"2.0","id":6,"method":"session/teleport"}"#);
+    let unknown = client.line("method not found", |m| m["id"] == 6);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    client.send_line(
+        r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":3}}"#,
     );
-    let id = client.request("session/prompt", json!({"sessionId": session}));
-    assert_eq!(client.answer(id)["error"]["code"], -32602);
+    let bad_params = client.line("invalid params", |m| m["id"] == 7);
+    assert_eq!(bad_params["error"]["code"], -32602, "{bad_params}");
+
+    let wrong_session = client
+        .request(PromptRequest::new("nope", vec![]))
+        .unwrap_err();
+    assert_eq!(wrong_session.code, ErrorCode::INVALID_PARAMS);
+    let elsewhere = client
+        .request(agent_client_protocol::v1::schema::NewSessionRequest::new(
+            "/somewhere/else",
+        ))
+        .unwrap_err();
+    assert!(
+        elsewhere.message.contains("start it in /somewhere/else"),
+        "{elsewhere:?}"
+    );
+    let auth = client
+        .request(AuthenticateRequest::new("uji-config"))
+        .unwrap_err();
+    assert!(auth.message.contains("ANTHROPIC_API_KEY"), "{auth:?}");
+    let audio = agent_client_protocol::v1::schema::AudioContent::new("", "audio/wav");
+    let refused = client
+        .request(PromptRequest::new(
+            session,
+            vec![ContentBlock::Audio(audio)],
+        ))
+        .unwrap_err();
+    assert!(refused.message.contains("audio"), "{refused:?}");
     assert!(client.finish().success());
 }
 
 #[test]
 fn without_a_model_key_initialize_offers_an_auth_method() {
     let sandbox = Sandbox::new();
-    let mut client = Client::spawn(&sandbox);
-    let id = client.request("initialize", json!({"protocolVersion": 1}));
-    let answer = client.answer(id);
-    let methods = answer["result"]["authMethods"].as_array().unwrap();
-    assert_eq!(methods.len(), 1, "{answer}");
+    let client = Client::spawn(&sandbox);
+    let init = client
+        .request(InitializeRequest::new(ProtocolVersion::V1))
+        .unwrap();
+    let init = serde_json::to_value(&init).unwrap();
+    let methods = init["authMethods"].as_array().unwrap();
+    assert_eq!(methods.len(), 1, "{init}");
     assert!(
         methods[0]["description"]
             .as_str()
             .unwrap()
             .contains("ANTHROPIC_API_KEY")
     );
-    assert_eq!(answer["result"]["agentInfo"]["name"], "uji");
+    assert_eq!(init["agentInfo"]["name"], "uji");
+    assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["http"], true);
 }
 
 #[test]
 fn prompts_carry_links_embedded_files_and_images_to_the_model() {
-    let (mut client, session, model, _sandbox) = open(vec![answer("seen")]);
-    let blocks = json!([
-        {"type": "text", "text": "compare"},
-        {"type": "resource_link", "uri": "file:///w/a.rs", "name": "a.rs"},
-        {"type": "resource", "resource": {"uri": "file:///w/b.rs", "text": "fn b() {}"}},
-        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
-    ]);
-    let id = client.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": blocks}),
-    );
-    assert_eq!(client.answer(id)["result"]["stopReason"], "end_turn");
+    let (client, session, model, _sandbox) = open(vec![answer("seen")]);
+    let embedded = EmbeddedResource::new(EmbeddedResourceResource::TextResourceContents(
+        TextResourceContents::new("fn b() {}", "file:///w/b.rs"),
+    ));
+    let blocks = vec![
+        ContentBlock::from("compare".to_string()),
+        ContentBlock::ResourceLink(ResourceLink::new("a.rs", "file:///w/a.rs")),
+        ContentBlock::Resource(embedded),
+        ContentBlock::Image(ImageContent::new("iVBORw0KGgo=", "image/png")),
+    ];
+    let answer = client.request(PromptRequest::new(session, blocks)).unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
     let sent = model.last_request().body_text();
     assert!(sent.contains("@/w/a.rs"), "{sent}");
     assert!(sent.contains("fn b() {}"), "{sent}");
     assert!(sent.contains("iVBORw0KGgo="), "{sent}");
+}
+
+fn model_choice(
+    options: &[agent_client_protocol::v1::schema::SessionConfigOption],
+) -> (String, Vec<String>) {
+    let option = options
+        .iter()
+        .find(|o| o.id.to_string() == "model")
+        .unwrap();
+    let SessionConfigKind::Select(select) = &option.kind else {
+        panic!("the model option is a select: {option:?}");
+    };
+    let SessionConfigSelectOptions::Ungrouped(values) = &select.options else {
+        panic!("ungrouped models: {select:?}");
+    };
+    (
+        select.current_value.to_string(),
+        values.iter().map(|v| v.value.to_string()).collect(),
+    )
 }
 
 #[test]
@@ -423,33 +427,33 @@ fn the_model_is_chosen_through_a_session_config_option() {
     let model = FakeModel::start();
     model.push(answer("from m2"));
     let sandbox = sandbox(&model);
-    let mut client = Client::spawn(&sandbox);
-    let servers = json!([{"name": "files", "command": "/bin/true", "args": [], "env": []}]);
+    let client = Client::spawn(&sandbox);
+    let servers = vec![McpServer::Stdio(McpServerStdio::new("files", "/bin/true"))];
     let started = client.start_with(&sandbox, servers);
-    let session = started["result"]["sessionId"].as_str().unwrap().to_string();
-    let option = &started["result"]["configOptions"][0];
-    assert_eq!(option["category"], "model", "{started}");
-    assert_eq!(option["type"], "select");
-    assert_eq!(option["currentValue"], "fake/m1");
-    assert_eq!(names_of_values(&option["options"]), ["fake/m1", "fake/m2"]);
+    let session = started.session_id.to_string();
+    let (current, models) = model_choice(started.config_options.as_deref().unwrap());
+    assert_eq!(current, "fake/m1");
+    assert_eq!(models, ["fake/m1", "fake/m2"]);
 
-    let id = client.request(
-        "session/set_config_option",
-        json!({"sessionId": session, "configId": "model", "value": "fake/m2"}),
-    );
-    let chosen = client.answer(id);
-    assert_eq!(
-        chosen["result"]["configOptions"][0]["currentValue"], "fake/m2",
-        "{chosen}"
-    );
-    let id = client.request(
-        "session/set_config_option",
-        json!({"sessionId": session, "configId": "model", "value": "fake/m9"}),
-    );
-    assert_eq!(client.answer(id)["error"]["code"], -32602);
+    let chosen = client
+        .request(SetSessionConfigOptionRequest::new(
+            session.clone(),
+            "model",
+            "fake/m2",
+        ))
+        .unwrap();
+    assert_eq!(model_choice(&chosen.config_options).0, "fake/m2");
+    let unknown = client
+        .request(SetSessionConfigOptionRequest::new(
+            session.clone(),
+            "model",
+            "fake/m9",
+        ))
+        .unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::INVALID_PARAMS);
 
-    let id = prompt(&mut client, &session, "hi");
-    assert_eq!(client.answer(id)["result"]["stopReason"], "end_turn");
+    let answer = client.prompt(&session, "hi").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
     assert!(
         model
             .last_request()
@@ -460,23 +464,14 @@ fn the_model_is_chosen_through_a_session_config_option() {
     // Without the MCP plugin the editor's servers are logged, not used.
     let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
     assert!(
-        log.contains("the editor's MCP servers are not used"),
+        log.contains("the editor's MCP server \"files\" is not used"),
         "{log}"
     );
 }
 
-fn names_of_values(options: &Value) -> Vec<&str> {
-    options
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["value"].as_str().unwrap())
-        .collect()
-}
-
 #[test]
 fn allow_always_is_a_session_rule_for_the_same_tool_and_subject() {
-    let (mut client, session, _model, sandbox) = open(vec![
+    let (client, session, _model, sandbox) = open(vec![
         call(
             "c1",
             "write_file",
@@ -489,10 +484,13 @@ fn allow_always_is_a_session_rule_for_the_same_tool_and_subject() {
         ),
         answer("Written twice."),
     ]);
-    let id = prompt(&mut client, &session, "write a.txt twice");
-    let (answer, asked) = run_prompt(&mut client, id, |_| selected("allow_session"));
-    assert_eq!(answer["result"]["stopReason"], "end_turn");
-    assert_eq!(asked.len(), 1, "only the first write asks: {asked:#?}");
+    client.choose(|_| selected("allow_session"));
+    let answer = client
+        .prompt(&session, "write a.txt twice")
+        .answer()
+        .unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert_eq!(client.questions().len(), 1, "only the first write asks");
     assert_eq!(
         std::fs::read_to_string(sandbox.work().join("a.txt")).unwrap(),
         "two"
@@ -501,7 +499,7 @@ fn allow_always_is_a_session_rule_for_the_same_tool_and_subject() {
 
 #[test]
 fn in_plan_mode_edits_are_refused() {
-    let (mut client, session, _model, sandbox) = open(vec![
+    let (client, session, _model, sandbox) = open(vec![
         call(
             "c1",
             "write_file",
@@ -509,23 +507,157 @@ fn in_plan_mode_edits_are_refused() {
         ),
         answer("Here is the plan."),
     ]);
-    let id = client.request(
-        "session/set_mode",
-        json!({"sessionId": session, "modeId": "plan"}),
-    );
-    assert_eq!(client.answer(id)["result"], json!({}));
-    let id = prompt(&mut client, &session, "plan it");
-    let (answer, asked) = run_prompt(&mut client, id, |_| selected("allow_once"));
-    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    client
+        .request(SetSessionModeRequest::new(session.clone(), "plan"))
+        .unwrap();
+    let answer = client.prompt(&session, "plan it").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
     assert!(
-        asked.is_empty(),
+        client.questions().is_empty(),
         "a disabled tool is refused without asking"
     );
     assert!(!sandbox.work().join("plan.txt").exists());
-    let updates = updates_of(&client, "tool_call_update");
     assert!(
-        updates
+        client
+            .updates_of("tool_call_update")
             .iter()
             .any(|u| u["toolCallId"] == "c1" && u["status"] == "failed")
     );
+}
+
+/// The text of the tool result uji sent the model for `call`.
+fn tool_result(model: &FakeModel, call: &str) -> String {
+    let body: Value = serde_json::from_str(&model.last_request().body_text()).unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call)
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no result for {call}: {body}"))
+}
+
+#[test]
+fn with_editor_fs_on_reads_see_the_editor_s_unsaved_buffer() {
+    let model = FakeModel::start();
+    model.push(call("c1", "read_file", json!({"path": "notes.txt"})));
+    model.push(answer("read it"));
+    let sandbox = sandbox_with(&model, r#"uji.config.set("acp", { editor_fs = true })"#);
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "saved line\n").unwrap();
+    let client = Client::spawn(&sandbox);
+    client.open_buffer(&notes, "unsaved line\nsecond\n");
+    client.initialize_with(reading_editor());
+    let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+
+    let answer = client.prompt(&session, "read the notes").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert_eq!(
+        tool_result(&model, "c1"),
+        "    1| unsaved line\n    2| second\n"
+    );
+    let reads = client.reads();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert_eq!(reads[0]["path"], notes.to_str().unwrap());
+    assert_eq!(reads[0]["sessionId"], session);
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "saved line\n",
+        "the file on disk is untouched"
+    );
+}
+
+#[test]
+fn with_editor_fs_on_a_read_the_editor_refuses_comes_from_disk() {
+    let model = FakeModel::start();
+    model.push(call("c1", "read_file", json!({"path": "notes.txt"})));
+    model.push(answer("read it"));
+    let sandbox = sandbox_with(&model, r#"uji.config.set("acp", { editor_fs = true })"#);
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "saved line\n").unwrap();
+    let client = Client::spawn(&sandbox);
+    client.refuse_reads_of(&notes);
+    client.initialize_with(reading_editor());
+    let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+    client.prompt(&session, "read the notes").answer().unwrap();
+    assert_eq!(client.reads().len(), 1, "the editor was asked");
+    assert_eq!(tool_result(&model, "c1"), "    1| saved line\n");
+    assert!(client.finish().success());
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(log.contains("using the file on disk"), "{log}");
+}
+
+#[test]
+fn with_editor_fs_on_the_policy_gate_still_decides_reads() {
+    let model = FakeModel::start();
+    model.push(call("c1", "read_file", json!({"path": "/etc/hostname"})));
+    model.push(answer("could not"));
+    let sandbox = sandbox_with(&model, r#"uji.config.set("acp", { editor_fs = true })"#);
+    let client = Client::spawn(&sandbox);
+    client.initialize_with(reading_editor());
+    let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+    client.choose(|_| selected("deny"));
+    let answer = client.prompt(&session, "read outside").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert!(
+        client.reads().is_empty(),
+        "a refused read never reaches the editor"
+    );
+}
+
+#[test]
+fn with_editor_fs_off_reads_come_from_disk() {
+    let (client, session, model, sandbox) = {
+        let model = FakeModel::start();
+        model.push(call("c1", "read_file", json!({"path": "notes.txt"})));
+        model.push(answer("read it"));
+        let sandbox = sandbox(&model);
+        let client = Client::spawn(&sandbox);
+        client.initialize_with(reading_editor());
+        let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+        (client, session, model, sandbox)
+    };
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "saved line\n").unwrap();
+    client.open_buffer(&notes, "unsaved line\n");
+    client.prompt(&session, "read the notes").answer().unwrap();
+    assert_eq!(tool_result(&model, "c1"), "    1| saved line\n");
+    assert!(client.reads().is_empty());
+}
+
+/// NEEDS THE MCP BRANCH: the `mcp.add` host service is added to the MCP
+/// plugin on branch `mcp`; until that is merged uji logs that the editor's
+/// server is not used, the model's call is to an unknown tool, and this
+/// test fails.
+#[test]
+fn editor_passed_mcp_servers_give_the_session_their_tools() {
+    let model = FakeModel::start();
+    model.push(call("c1", "ed__echo", json!({"text": "from the editor"})));
+    model.push(answer("echoed"));
+    let sandbox = sandbox(&model);
+    let marks = sandbox.work().join("marks");
+    let server = uji_tests::uji_bin().with_file_name("uji-test-mcp-server");
+    let stdio = McpServerStdio::new("ed", server).env(vec![
+        agent_client_protocol::v1::schema::EnvVariable::new(
+            "MCP_TEST_MARKS",
+            marks.to_string_lossy(),
+        ),
+    ]);
+    let client = Client::spawn_with(&sandbox, &["uji_plugin_mcp"]);
+    let session = client
+        .start_with(&sandbox, vec![McpServer::Stdio(stdio)])
+        .session_id
+        .to_string();
+    let answer = client.prompt(&session, "echo it").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let first: Value = serde_json::from_str(&model.requests()[0].body_text()).unwrap();
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"ed__echo"), "{tools:?}");
+    assert_eq!(tool_result(&model, "c1"), "echo: from the editor");
+    assert!(client.finish().success());
 }

@@ -69,6 +69,25 @@ fn tools_are_listed_as_server_and_tool_and_ask_by_default() {
     assert_eq!(stdout.trim(), "echo: hi");
 }
 
+/// The summary lists the arguments in key order, whatever order the model
+/// wrote them in, so a rule on it matches every time.
+#[test]
+fn the_argument_summary_is_in_key_order() {
+    let sandbox = sandbox_with("uji.tool.policy({ t__echo = { deny = { 'a=1, text=*' } } })");
+    let (output, stdout, _) = uji(
+        &sandbox,
+        &[
+            "tool",
+            "run",
+            "--yes",
+            "t__echo",
+            r#"{"text": "hi", "a": 1}"#,
+        ],
+    );
+    assert!(!output.status.success(), "{stdout}");
+    assert!(stdout.contains("denied"), "{stdout}");
+}
+
 #[test]
 fn policy_rules_apply_to_the_argument_summary() {
     let sandbox = sandbox_with(

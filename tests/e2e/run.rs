@@ -1122,3 +1122,88 @@ fn the_model_reads_a_spill_file_back_under_confinement() {
     );
     assert!(!after_stranger.contains("not yours"));
 }
+
+/// The raw text of the JSON value after `"key":` in `body` (the first one).
+fn raw_value<'a>(body: &'a str, key: &str) -> &'a str {
+    let start = body.find(&format!("\"{key}\":")).expect("the key") + key.len() + 3;
+    let (mut depth, mut in_string, mut escaped) = (0i32, false, false);
+    for (i, c) in body[start..].char_indices() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => in_string = false,
+            (false, _, '"') => in_string = true,
+            (false, _, '[' | '{') => depth += 1,
+            (false, _, ']' | '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return &body[start..=start + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("unbalanced {key} in {body}")
+}
+
+/// init.lua registering the tool `probe` with twelve properties, assigned
+/// in `order`; a key added and removed first, so the table's history
+/// differs too.
+fn probe_tool(order: &[&str]) -> String {
+    let mut lua = String::from("local props = { scratch = { type = 'string' } }\n");
+    for name in order {
+        lua.push_str(&format!(
+            "props.{name} = {{ type = 'string', description = '{name} value', enum = {{ 'b', 'a' }} }}\n"
+        ));
+    }
+    lua.push_str("props.scratch = nil\n");
+    lua.push_str(
+        "uji.tool.add('probe', { description = 'Probes.', policy = 'allow',\n\
+         parameters = { type = 'object', required = { 'kilo', 'alpha' }, properties = props,\n\
+         additionalProperties = false },\n\
+         run = function() return 'probed' end })\n",
+    );
+    lua
+}
+
+/// serde_json keeps keys in insertion order in this workspace (the ACP
+/// crate turns `preserve_order` on), and a Lua table's iteration order
+/// depends on how it was built. The tool schemas must still reach the model
+/// byte-identical in every turn and every run, or the provider's prompt
+/// cache misses: uji sorts a schema's keys where the tool is registered.
+#[test]
+fn tools_registered_from_lua_reach_the_model_byte_identical_across_turns_and_runs() {
+    let names = [
+        "kilo", "alpha", "zulu", "mike", "bravo", "yankee", "charlie", "xray", "delta", "lima",
+        "echo", "oscar",
+    ];
+    let mut reversed = names;
+    reversed.reverse();
+    let mut tools = Vec::new();
+    for order in [&names[..], &reversed[..]] {
+        let model = FakeModel::start();
+        model.push(call("c1", "probe", json!({"kilo": "a", "alpha": "b"})));
+        model.push(answer("probed"));
+        let sandbox = Sandbox::new();
+        std::fs::write(sandbox.config().join("init.lua"), probe_tool(order)).unwrap();
+        let (output, _, stderr) = run(&sandbox, &model, &["probe it"]);
+        assert!(output.status.success(), "{stderr}");
+        let requests = model.requests();
+        assert_eq!(requests.len(), 2, "a tool call, then the answer");
+        for request in &requests {
+            tools.push(raw_value(&request.body_text(), "tools").to_string());
+        }
+    }
+    assert!(
+        tools.iter().all(|t| *t == tools[0]),
+        "tools differ between turns or runs:\n{}",
+        tools.join("\n")
+    );
+    let probe = &tools[0][tools[0].find("\"probe\"").unwrap()..];
+    let at = |key: &str| probe.find(&format!("\"{key}\":")).unwrap();
+    assert!(
+        at("alpha") < at("bravo") && at("bravo") < at("kilo") && at("kilo") < at("zulu"),
+        "properties in key order: {probe}"
+    );
+    assert!(at("additionalProperties") < at("properties") && at("properties") < at("required"));
+}

@@ -610,6 +610,11 @@ impl Gate {
         interrupt: &mut Interrupt,
         started: &(dyn Fn(&Started<'_>) + Sync),
     ) -> GateResult {
+        // One key order whatever order the model wrote them in (serde_json
+        // keeps insertion order here): a subject built from the arguments
+        // (an MCP tool's `key=value, …`) is what policy rules match, so it
+        // must not change with the model's whims.
+        request.args = uji_protocol::canonical::sort_keys(std::mem::take(&mut request.args));
         let decided = match self.decide_call(&request) {
             Ok(decided) => decided,
             Err(refused) => {

@@ -165,8 +165,11 @@ impl RegisteredTool {
         plugin: Arc<PluginState>,
     ) -> Result<RegisteredTool, CallError> {
         let json = into_call_result(&plugin, tool.spec())?;
-        let spec: ToolSpec = serde_json::from_str(json.as_str())
+        let mut spec: ToolSpec = serde_json::from_str(json.as_str())
             .map_err(|e| bad_output(&plugin, format!("tool spec: {e}")))?;
+        // The schema goes into every model request: one key order, whatever
+        // order the plugin built it in, keeps those requests byte-identical.
+        spec.parameters = uji_protocol::canonical::sort_keys(std::mem::take(&mut spec.parameters));
         if spec.name.trim().is_empty() {
             return Err(bad_output(&plugin, "tool spec has an empty name"));
         }

@@ -3,25 +3,27 @@
 //! and stdout. A frontend plugin like the TUI: it only sends operations and
 //! reads events of the frontend protocol (docs/frontends.md, docs/editors.md).
 //!
-//! The messages follow the ACP schema (protocol version 1, as in
-//! agent-client-protocol-schema 1.20) but are built as JSON here rather than
-//! with the `agent-client-protocol` crate: its async runtime would be a
-//! second executor inside a cdylib that already gets events as blocking
-//! calls, and its schema crate turns on serde_json's `preserve_order` for the
-//! whole workspace, changing the key order of every JSON uji prints.
+//! The protocol is the `agent-client-protocol` crate's: its schema types and
+//! its connection (JSON-RPC framing, request routing, errors for malformed
+//! input). The connection is runtime-agnostic futures; it runs on a
+//! current-thread tokio runtime this plugin owns (a cdylib cannot share uji's
+//! runtime: it has its own copy of tokio's statics). uji's events, read from
+//! the frontend session on a thread of their own, come into that runtime
+//! through a channel (`connection::Input`).
 
 mod agent;
+mod connection;
+mod editor_fs;
+mod mcp;
+mod plan;
 mod prompt;
-mod rpc;
 mod sessions;
 mod updates;
 
-use std::io::BufRead;
-use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
-use uji_protocol::LogLevel;
+use uji_protocol::{HookOptions, LogLevel};
 use uji_sdk::{Frontend, FrontendSession, Host, Plugin};
 
 static HOST: OnceLock<Host> = OnceLock::new();
@@ -39,12 +41,21 @@ pub(crate) fn log_info(message: &str) {
     }
 }
 
-/// What the main loop waits for: a line from the editor or an event.
-enum Input {
-    Line(String),
-    StdinClosed,
-    Event(Value),
-    SessionEnded(String),
+/// What `uji.config.set("acp", { … })` switches on.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Settings {
+    /// Read files through the editor (`fs/read_text_file`), so open buffers
+    /// are read with their unsaved changes, when the editor offers it.
+    pub editor_fs: bool,
+}
+
+impl Settings {
+    fn from_config(host: Option<&Host>) -> Settings {
+        let config = host.and_then(|h| h.config("acp")).unwrap_or(Value::Null);
+        Settings {
+            editor_fs: config["editor_fs"] == true,
+        }
+    }
 }
 
 struct Session(Arc<FrontendSession>);
@@ -55,38 +66,14 @@ impl agent::Ops for Session {
     }
 
     /// The MCP plugin, when loaded, offers the host service `mcp.add`;
-    /// without it the editor's servers are logged and left out.
-    fn add_mcp_servers(&self, session_id: &str, servers: &Value) {
+    /// without it the editor's server is logged and left out.
+    fn add_mcp_server(&self, server: &Value) {
         let Some(host) = HOST.get() else { return };
-        let params = serde_json::json!({"session_id": session_id, "servers": servers});
-        if let Err(e) = host.call("mcp.add", &params) {
+        if let Err(e) = host.call("mcp.add", server) {
             log_warn(&format!(
-                "the editor's MCP servers are not used ({e}); load the MCP plugin to use them"
+                "the editor's MCP server {} is not used ({e}); load the MCP plugin to use it",
+                server["name"]
             ));
-        }
-    }
-}
-
-fn read_stdin(tx: Sender<Input>) {
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        if !line.trim().is_empty() && tx.send(Input::Line(line)).is_err() {
-            return;
-        }
-    }
-    let _ = tx.send(Input::StdinClosed);
-}
-
-fn read_events(session: Arc<FrontendSession>, tx: Sender<Input>) {
-    loop {
-        let input = match session.next_event(1000) {
-            Ok(Some(event)) => Input::Event(event),
-            Ok(None) => continue,
-            Err(e) => Input::SessionEnded(e),
-        };
-        let ended = matches!(input, Input::SessionEnded(_));
-        if tx.send(input).is_err() || ended {
-            return;
         }
     }
 }
@@ -95,62 +82,17 @@ struct Acp;
 
 impl Frontend for Acp {
     fn run(&self, session: FrontendSession) -> Result<(), String> {
+        let settings = Settings::from_config(HOST.get());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .thread_name("uji-acp")
+            .build()
+            .map_err(|e| format!("could not start the ACP plugin's runtime: {e}"))?;
         let session = Arc::new(session);
-        let (tx, rx) = channel();
-        let events_tx = tx.clone();
-        let events = Arc::clone(&session);
-        std::thread::Builder::new()
-            .name("acp-events".into())
-            .spawn(move || read_events(events, events_tx))
-            .map_err(|e| format!("cannot start the event reader: {e}"))?;
-        // stdin blocks in read(2) with no way to wake it: the thread is left
-        // to end with the process.
-        std::thread::Builder::new()
-            .name("acp-stdin".into())
-            .spawn(move || read_stdin(tx))
-            .map_err(|e| format!("cannot start the stdin reader: {e}"))?;
-        serve(&Session(session), &rx)
+        let ops = Session(Arc::clone(&session));
+        let served = runtime.block_on(connection::serve(session, &ops, settings));
+        editor_fs::stop();
+        served
     }
-}
-
-fn serve(session: &Session, rx: &Receiver<Input>) -> Result<(), String> {
-    let out = rpc::Writer::stdout();
-    let mut agent = agent::Agent::new(&out, session);
-    let mut closing = false;
-    while let Ok(input) = rx.recv() {
-        let written = match input {
-            Input::Line(line) => match rpc::parse(&line) {
-                Ok(message) => agent.incoming(message),
-                Err((id, error)) => {
-                    log_warn(&format!("bad line from the editor: {error}"));
-                    out.fail(&id, &error)
-                }
-            },
-            Input::Event(event) => match agent.event(&event) {
-                Ok(true) => Ok(()),
-                Ok(false) => return Ok(()),
-                Err(e) => Err(e),
-            },
-            Input::StdinClosed => {
-                closing = true;
-                shutdown(session)
-            }
-            Input::SessionEnded(e) => return if closing { Ok(()) } else { Err(e) },
-        };
-        if let Err(e) = written {
-            // The editor closed our stdout: end the session as if it had quit.
-            log_warn(&format!("stdout closed ({e}); ending the session"));
-            closing = true;
-            shutdown(session).map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(())
-}
-
-fn shutdown(session: &Session) -> std::io::Result<()> {
-    use agent::Ops;
-    let op = serde_json::json!({"id": "acp-shutdown", "type": "shutdown"});
-    session.submit(&op).map_err(std::io::Error::other)
 }
 
 struct AcpPlugin;
@@ -161,6 +103,13 @@ impl Plugin for AcpPlugin {
 
     fn init(host: &Host) -> Result<(), String> {
         let _ = HOST.set(host.clone());
+        // First of the after_tool handlers, so the user's see the editor's
+        // text; it does nothing unless `uji acp` runs with editor_fs on.
+        let options = HookOptions {
+            priority: 0,
+            name: Some("acp-editor-fs".into()),
+        };
+        host.on("after_tool", options, editor_fs::after_tool)?;
         host.register_frontend("acp", Acp)
     }
 }

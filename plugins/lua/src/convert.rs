@@ -147,7 +147,9 @@ fn table_to_json(
         }
         return Ok(Json::Array(items));
     }
-    let mut map = Map::new();
+    // Sorted: `pairs` order depends on the table's history, and this JSON
+    // may end up in model requests that must not change between turns.
+    let mut keyed = Vec::with_capacity(entries.len());
     for (k, v) in &entries {
         let key = match k {
             Value::String(s) => s.to_string_lossy(),
@@ -161,6 +163,11 @@ fn table_to_json(
                 ));
             }
         };
+        keyed.push((key, v));
+    }
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut map = Map::new();
+    for (key, v) in keyed {
         let value = convert(v, marker, &child(path, &key), depth + 1)?;
         map.insert(key, value);
     }

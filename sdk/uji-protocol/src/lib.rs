@@ -5,6 +5,8 @@
 //! these types, so unknown fields are ignored and new fields must be optional:
 //! that is what lets an older plugin keep working with a newer uji.
 
+pub mod canonical;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
