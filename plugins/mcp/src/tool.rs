@@ -93,7 +93,7 @@ impl McpTool {
                 return ToolOutput::error(format!("arguments must be a JSON object, got {other}"));
             }
         };
-        let peer = match self.server.peer() {
+        let peer = match self.server.ready_peer().await {
             Ok(peer) => peer,
             Err(message) => return ToolOutput::error(message),
         };
