@@ -586,8 +586,10 @@ fn a_streamable_http_server_that_goes_away_and_comes_back_is_reconnected() {
     let model = FakeModel::start();
     model
         .push(call("c1", "h__echo", json!({"text": "before"})))
-        // Time for the server to go away and come back.
-        .push(call("c2", "h__echo", json!({"text": "after"})).delay(Duration::from_secs(4)))
+        // (A delay is per streamed event: about six of them per call.)
+        .push(call("c2", "h__echo", json!({"text": "gone"})).delay(Duration::from_millis(100)))
+        // Time for the server to come back and uji to reconnect.
+        .push(call("c3", "h__echo", json!({"text": "after"})).delay(Duration::from_millis(500)))
         .push(answer("done"));
     let sandbox = Sandbox::new();
     let init = format!(
@@ -612,12 +614,26 @@ fn a_streamable_http_server_that_goes_away_and_comes_back_is_reconnected() {
     ));
     assert!(model.requests()[1].body_text().contains("echo: before"));
     drop(server);
-    std::thread::sleep(Duration::from_millis(700));
+    // The call made while it is away fails, saying so.
+    assert!(wait_for(
+        || model.requests().len() >= 3,
+        Duration::from_secs(15)
+    ));
+    let gone = model.requests()[2].body_text();
+    assert!(
+        gone.contains("error: h__echo: MCP server h could not be reached (")
+            && gone.contains("uji is reconnecting, try again in a few seconds"),
+        "{gone}"
+    );
     let _back = HttpServer::on_port(port);
     let output = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
     assert!(stdout.contains("echo: after"), "{stdout}\n{stderr}");
+    // It was connected again (and its tools listed again), not just retried.
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(log.contains("mcp server h: reconnecting: "), "{log}");
+    assert_eq!(log.matches("mcp server h: 7 tools").count(), 2, "{log}");
 }
 
 /// A published server through npx, where Node is installed (the npm

@@ -56,6 +56,9 @@ pub struct Server {
     progress: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
     refresh: Notify,
     stop: Notify,
+    /// A call found the connection broken (an HTTP server went away):
+    /// drop it and connect again, with backoff.
+    reconnect: Notify,
     /// Set once its supervisor was spawned.
     launched: AtomicBool,
 }
@@ -90,6 +93,7 @@ impl Server {
             progress: Mutex::new(HashMap::new()),
             refresh: Notify::new(),
             stop: Notify::new(),
+            reconnect: Notify::new(),
             launched: AtomicBool::new(false),
         })
     }
@@ -172,6 +176,14 @@ impl Server {
         }
     }
 
+    /// Drops the connection after a call could not reach the server; the
+    /// supervisor connects again with backoff.
+    pub fn reconnect(&self, why: &str) {
+        self.log(LogLevel::Warn, &format!("reconnecting: {why}"));
+        lock(&self.status).last_error = Some(why.to_string());
+        self.reconnect.notify_one();
+    }
+
     /// Stops the supervisor (and so the server) and removes the tools now,
     /// so no call reaches them once `uji.mcp.remove` has returned.
     pub fn stop(&self) {
@@ -235,6 +247,13 @@ impl Server {
             tokio::select! {
                 _ = &mut ended => break false,
                 _ = self.refresh.notified() => self.refresh_tools(&peer).await,
+                _ = self.reconnect.notified() => {
+                    cancel.cancel();
+                    let _ = ended.await;
+                    *lock(&self.peer) = None;
+                    self.set(State::Failed, None);
+                    return false;
+                }
                 _ = self.stop.notified() => {
                     cancel.cancel();
                     let _ = ended.await;
