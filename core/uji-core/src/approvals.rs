@@ -157,3 +157,36 @@ impl Approver for FrontendApprover {
         rx
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_offers_the_decisions_its_labels_name() {
+        let labels = BTreeMap::from([
+            ("allow_session".to_string(), "Trust it".to_string()),
+            ("deny".to_string(), "Don't".to_string()),
+        ]);
+        assert_eq!(
+            offered(&labels),
+            [ApprovalDecision::AllowSession, ApprovalDecision::Deny]
+        );
+        assert_eq!(offered(&BTreeMap::new()), ANSWERS.to_vec());
+    }
+
+    #[test]
+    fn a_timed_out_or_withdrawn_question_has_no_decision() {
+        let timed_out = Approval::Deny {
+            guidance: Some(TIMED_OUT.to_string()),
+        };
+        assert_eq!(decision_name(Some(timed_out)), None);
+        assert_eq!(decision_name(None), None);
+        let denied = Approval::Deny { guidance: None };
+        assert_eq!(decision_name(Some(denied)).as_deref(), Some("deny"));
+        assert_eq!(
+            decision_name(Some(Approval::AllowSession)).as_deref(),
+            Some("allow_session")
+        );
+    }
+}
