@@ -147,15 +147,18 @@ impl Manager {
 
     /// A session started: servers start in the background. A headless run
     /// has its prompt already, so it waits for them (each at most its
-    /// handshake timeout) for their tools to be in the first request.
+    /// handshake timeout) for their tools to be in the first request; an
+    /// interactive one waits at most [`INTERACTIVE_WAIT`].
     fn on_session(&self) {
-        self.start(true);
         let headless = self
             .host
             .config("frontend")
             .as_ref()
             .and_then(Value::as_str)
             == Some("headless");
+        // Headless, nobody could answer the trust question: its notice is
+        // given now, before the turn, not raced against it.
+        self.start(!headless);
         let longest = self.longest_handshake();
         self.list(Some(if headless {
             longest
