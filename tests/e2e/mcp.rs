@@ -46,13 +46,22 @@ fn marks(sandbox: &Sandbox) -> String {
 #[test]
 fn tools_are_listed_as_server_and_tool_and_ask_by_default() {
     let sandbox = sandbox_with("");
+    // A listing starts no server: it says where the tools will be.
     let (output, stdout, stderr) = uji(&sandbox, &["tool", "list"]);
     assert!(output.status.success(), "{stderr}");
     assert!(
-        stdout.contains("t__echo\task\tmcp\tEchoes its text. (the server says: read-only)"),
+        stdout.contains("t__*\t-\tmcp\tthe tools of MCP server t, listed once a session starts it"),
         "{stdout}"
     );
-    assert!(stdout.contains("t__picture\task\tmcp"), "{stdout}");
+    assert!(!stdout.contains("t__echo"), "{stdout}");
+    assert_eq!(marks(&sandbox), "", "no server started for a listing");
+    // `uji mcp list` starts them; the tools are then listed like any other.
+    let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
+    assert!(stdout.contains("t\tstdio\trunning\tt__echo,"), "{stdout}");
+    // `uji tool run` of a tool nobody listed yet starts the servers.
+    let (output, stdout, stderr) = uji(&sandbox, &["tool", "run", "--yes", "t__echo", "{}"]);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "echo:");
     // Headless without --yes: the gate asks, nobody answers, so it is denied,
     // read-only hint or not.
     let (output, stdout, _) = uji(&sandbox, &["tool", "run", "t__echo", r#"{"text": "hi"}"#]);
@@ -191,16 +200,31 @@ fn no_server_process_is_left_after_exit() {
     }
 }
 
+/// A project whose `.mcp.json` names the test server as `proj`.
+fn project_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new();
+    write_project(&sandbox, &[]);
+    sandbox
+}
+
+fn write_project(sandbox: &Sandbox, args: &[&str]) {
+    let file = json!({"mcpServers": {"proj": {
+        "command": server_bin(),
+        "args": args,
+        "env": {"MCP_TEST_MARKS": sandbox.work().join("marks")},
+    }}});
+    std::fs::write(sandbox.work().join(".mcp.json"), file.to_string()).unwrap();
+}
+
 #[test]
 fn a_projects_mcp_json_starts_only_once_trusted() {
-    let sandbox = Sandbox::new();
-    let file = format!(
-        r#"{{"mcpServers": {{"proj": {{"command": {:?}}}}}}}"#,
-        server_bin().display().to_string()
-    );
-    std::fs::write(sandbox.work().join(".mcp.json"), file).unwrap();
-    let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
+    let sandbox = project_sandbox();
+    let (_, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
     assert_eq!(stdout.trim(), "no MCP servers configured");
+    assert!(
+        stderr.contains("(proj) are not started: the file is not trusted; trust it with `uji mcp trust`, UJI_MCP_TRUST_PROJECT=1 or uji.mcp.trust_project() in init.lua"),
+        "{stderr}"
+    );
     let output = sandbox
         .uji()
         .args(["mcp", "list"])
@@ -219,6 +243,214 @@ fn a_projects_mcp_json_starts_only_once_trusted() {
     .unwrap();
     let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
     assert!(stdout.contains("proj\tstdio\trunning"), "{stdout}");
+    // Neither is remembered.
+    assert!(!sandbox.root.path().join("data/trust.json").exists());
+}
+
+#[test]
+fn uji_mcp_trust_is_remembered_until_the_file_changes_and_can_be_revoked() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = project_sandbox();
+    let (output, stdout, stderr) = uji(&sandbox, &["mcp", "trust"]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("trusted "), "{stdout}");
+    assert!(stdout.contains("(servers: proj)"), "{stdout}");
+    let trust = sandbox.root.path().join("data/trust.json");
+    let mode = std::fs::metadata(&trust).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "owner-only");
+    let (_, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
+    assert!(stdout.contains("proj\tstdio\trunning"), "{stdout}");
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    // A changed file is asked about again: headless, it is skipped.
+    write_project(&sandbox, &["--changed"]);
+    let (_, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
+    assert_eq!(stdout.trim(), "no MCP servers configured");
+    assert!(stderr.contains("the file is not trusted"), "{stderr}");
+    uji(&sandbox, &["mcp", "trust"]);
+    let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
+    assert!(stdout.contains("proj\tstdio\trunning"), "{stdout}");
+    let (output, stdout, _) = uji(&sandbox, &["mcp", "trust", "--revoke"]);
+    assert!(output.status.success());
+    assert!(stdout.contains("forgot the trust decision"), "{stdout}");
+    let (_, stdout, stderr) = uji(&sandbox, &["mcp", "list"]);
+    assert_eq!(stdout.trim(), "no MCP servers configured");
+    assert!(stderr.contains("the file is not trusted"), "{stderr}");
+    // Without a .mcp.json there is nothing to trust, and the error says so.
+    std::fs::remove_file(sandbox.work().join(".mcp.json")).unwrap();
+    let (output, _, stderr) = uji(&sandbox, &["mcp", "trust"]);
+    assert!(!output.status.success());
+    assert!(stderr.contains("there is no .mcp.json in "), "{stderr}");
+}
+
+#[test]
+fn a_headless_run_skips_an_untrusted_project_with_a_notice_and_uses_a_trusted_one() {
+    let model = FakeModel::start();
+    model
+        .push(answer("one"))
+        .push(call("c1", "proj__echo", json!({"text": "p"})))
+        .push(answer("two"));
+    let sandbox = project_sandbox();
+    let provider = format!(
+        "uji.provider.add({{ id = 'fake', wire = 'openai-chat', base_url = '{}', models = {{ 'm1' }} }})\n\
+         uji.model.use('fake/m1')\n",
+        model.base_url()
+    );
+    std::fs::write(sandbox.config().join("init.lua"), provider).unwrap();
+    let run = || {
+        let output = sandbox
+            .uji()
+            .args(["run", "--yes", "go"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stderr}");
+        (stdout, stderr)
+    };
+    let (_, stderr) = run();
+    assert!(
+        stderr.contains(
+            "(proj) are not started: the file is not trusted; trust it with `uji mcp trust`"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("not trusted").count(),
+        1,
+        "one line: {stderr}"
+    );
+    assert_eq!(marks(&sandbox), "");
+    assert!(!model.requests()[0].body_text().contains("proj__echo"));
+    uji(&sandbox, &["mcp", "trust"]);
+    let (stdout, stderr) = run();
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(stdout.contains("two"), "{stdout}");
+    // A headless run waits for the servers: the first request offers them.
+    assert!(model.requests()[1].body_text().contains("proj__echo"));
+    assert!(model.requests()[2].body_text().contains("echo: p"));
+}
+
+/// Each listed command runs no session, so no server may start.
+#[test]
+fn commands_that_run_no_session_start_no_server() {
+    let sandbox = sandbox_with("");
+    for args in [
+        &["tool", "list"][..],
+        &["plugins"],
+        &["policy", "check", "t__echo", "text=x"],
+        &["models", "--all"],
+        &["list"],
+    ] {
+        let (output, _, stderr) = uji(&sandbox, args);
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        assert_eq!(marks(&sandbox), "", "{args:?} started a server");
+    }
+    let (_, stdout, _) = uji(&sandbox, &["mcp", "list"]);
+    assert!(
+        stdout.contains("t\trunning") || stdout.contains("t\tstdio\trunning"),
+        "{stdout}"
+    );
+    assert_eq!(marks(&sandbox).matches("started").count(), 1);
+}
+
+#[test]
+fn a_server_dies_with_uji_even_on_sigkill() {
+    let model = FakeModel::start();
+    // The model never answers within the test: uji is killed meanwhile.
+    model.push(answer("late").delay(Duration::from_secs(60)));
+    let sandbox = session_sandbox(&model);
+    let mut child = sandbox
+        .uji()
+        .args(["run", "--yes", "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = wait_for(
+        || marks(&sandbox).contains("started "),
+        Duration::from_secs(10),
+    );
+    assert!(started, "the server never started");
+    let pid = server_pids(&sandbox)[0].clone();
+    // Its tools were listed (the request went out), so it runs.
+    assert!(wait_for(
+        || !model.requests().is_empty(),
+        Duration::from_secs(10)
+    ));
+    assert!(alive(&pid), "server {pid} should run while uji does");
+    child.kill().unwrap(); // SIGKILL: nothing of uji's runs at exit.
+    child.wait().unwrap();
+    assert!(
+        wait_for(|| !alive(&pid), Duration::from_secs(5)),
+        "server {pid} outlived uji"
+    );
+}
+
+fn wait_for(condition: impl Fn() -> bool, within: Duration) -> bool {
+    let deadline = std::time::Instant::now() + within;
+    while std::time::Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    condition()
+}
+
+fn server_pids(sandbox: &Sandbox) -> Vec<String> {
+    marks(sandbox)
+        .lines()
+        .filter_map(|l| l.strip_prefix("started "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Running: a /proc entry that is not a zombie.
+fn alive(pid: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !stat.is_empty() && !stat.contains(") Z ")
+}
+
+#[test]
+fn a_plugin_adds_a_server_through_the_mcp_add_host_service() {
+    let model = FakeModel::start();
+    let sandbox = session_sandbox(&model);
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        format!(
+            "uji.provider.add({{ id = 'fake', wire = 'openai-chat', base_url = '{}', models = {{ 'm1' }} }})\n\
+             uji.model.use('fake/m1')\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+    let spec = json!({"name": "ed", "spec": {
+        "command": server_bin(), "args": [], "env": {"MCP_TEST_MARKS": sandbox.work().join("marks")}, "cwd": sandbox.work(),
+    }});
+    let bad = json!({"name": "bad", "spec": {"command": "x", "url": "http://127.0.0.1:1/mcp"}});
+    let script = json!([
+        {"send": {"id": "a", "type": "run_command", "name": "call-service", "args": format!("mcp.add {spec}")}},
+        {"wait": "ack", "where": {"op_id": "a"}},
+        {"send": {"id": "b", "type": "run_command", "name": "call-service", "args": format!("mcp.add {bad}")}},
+        {"wait": "error", "where": {"op_id": "b"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = of_type(&events, "ack");
+    assert!(ack[0].to_string().contains("true"), "{ack:?}");
+    let errors = of_type(&events, "error");
+    assert!(
+        errors[0]
+            .to_string()
+            .contains("mcp.add: server bad: give either `command` (a stdio server) or `url`"),
+        "{errors:?}"
+    );
+    // The session had started: the added server started at once.
+    assert!(wait_for(
+        || marks(&sandbox).contains("started"),
+        Duration::from_secs(10)
+    ));
 }
 
 /// init.lua for a session on the fake model with the test server as `t`.
@@ -312,9 +544,14 @@ struct HttpServer(std::process::Child, u16);
 
 impl HttpServer {
     fn start() -> HttpServer {
+        HttpServer::on_port(0)
+    }
+
+    /// On `port` (0: a free one).
+    fn on_port(port: u16) -> HttpServer {
         use std::io::BufRead;
         let mut child = std::process::Command::new(server_bin())
-            .arg("--http")
+            .args(["--http", "--port", &port.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -361,6 +598,63 @@ fn a_streamable_http_server_with_headers() {
     assert_eq!(stdout.trim(), "echo: web");
 }
 
+#[test]
+fn a_streamable_http_server_that_goes_away_and_comes_back_is_reconnected() {
+    let server = HttpServer::start();
+    let port = server.1;
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "h__echo", json!({"text": "before"})))
+        // (A delay is per streamed event: about six of them per call.)
+        .push(call("c2", "h__echo", json!({"text": "gone"})).delay(Duration::from_millis(100)))
+        // Time for the server to come back and uji to reconnect.
+        .push(call("c3", "h__echo", json!({"text": "after"})).delay(Duration::from_millis(500)))
+        .push(answer("done"));
+    let sandbox = Sandbox::new();
+    let init = format!(
+        "uji.provider.add({{ id = 'fake', wire = 'openai-chat', base_url = '{}', models = {{ 'm1' }} }})\n\
+         uji.model.use('fake/m1')\n\
+         uji.mcp.add('h', {{ url = 'http://127.0.0.1:{port}/mcp' }})\n",
+        model.base_url()
+    );
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    let child = sandbox
+        .uji()
+        .args(["run", "--json", "--yes", "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first call's result went back to the model: now the server goes.
+    assert!(wait_for(
+        || model.requests().len() >= 2,
+        Duration::from_secs(15)
+    ));
+    assert!(model.requests()[1].body_text().contains("echo: before"));
+    drop(server);
+    // The call made while it is away fails, saying so.
+    assert!(wait_for(
+        || model.requests().len() >= 3,
+        Duration::from_secs(15)
+    ));
+    let gone = model.requests()[2].body_text();
+    assert!(
+        gone.contains("error: h__echo: MCP server h could not be reached (")
+            && gone.contains("uji is reconnecting, try again in a few seconds"),
+        "{gone}"
+    );
+    let _back = HttpServer::on_port(port);
+    let output = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("echo: after"), "{stdout}\n{stderr}");
+    // It was connected again (and its tools listed again), not just retried.
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(log.contains("mcp server h: reconnecting: "), "{log}");
+    assert_eq!(log.matches("mcp server h: 7 tools").count(), 2, "{log}");
+}
+
 /// A published server through npx, where Node is installed (the npm
 /// registry must be reachable).
 #[test]
@@ -404,14 +698,19 @@ fn a_published_server_through_npx() {
 fn the_mcp_slash_command_lists_the_servers() {
     let model = FakeModel::start();
     let sandbox = session_sandbox(&model);
+    model.push(answer("hi"));
+    // Servers start with the session, in the background; its first turn
+    // waits for them (a few seconds at most).
     let script = json!([
+        {"send": {"id": "u", "type": "user_message", "text": "hello"}},
+        {"wait": "turn_finished"},
         {"send": {"id": "m", "type": "run_command", "name": "mcp", "args": ""}},
         {"wait": "ack", "where": {"op_id": "m"}},
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
     let ack = of_type(&events, "ack");
-    let text = ack[0].to_string();
+    let text = ack.iter().find(|a| a["op_id"] == "m").unwrap().to_string();
     assert!(
         text.contains("t (stdio) running: 7 tools [t__echo, "),
         "{text}"
@@ -422,7 +721,7 @@ fn the_mcp_slash_command_lists_the_servers() {
 fn lua_remove_list_and_bad_specs() {
     let sandbox = sandbox_with(
         "local before = uji.mcp.list()\n\
-         assert(before[1].name == 't' and before[1].state == 'running' and #before[1].tools == 7)\n\
+         assert(before[1].name == 't' and before[1].state == 'configured' and #before[1].tools == 0)\n\
          assert(uji.mcp.remove('t') == true)\n\
          assert(uji.mcp.remove('t') == false)\n\
          uji.mcp.add('x', { comand = 'a' })\n",
@@ -454,4 +753,95 @@ fn an_image_result_reaches_the_model_as_an_image() {
     assert!(output.status.success(), "{:?}", text(&output));
     let body = model.requests()[1].body_text();
     assert!(body.contains("data:image/png;base64,iVBORw0KGgo"), "{body}");
+}
+
+/// The interface asks whether to trust a project's `.mcp.json` (listing
+/// its servers and what they run), remembers "trust", and asks again once
+/// the file changed.
+#[test]
+fn the_interface_asks_to_trust_a_project_and_remembers_the_answer() {
+    use uji_tests::tty::Tty;
+    let model = FakeModel::start();
+    let sandbox = project_sandbox();
+    let init = format!(
+        "uji.provider.add({{ id = 'fake', wire = 'openai-chat', base_url = '{}', models = {{ 'm1' }} }})\n\
+         uji.model.use('fake/m1')\n",
+        model.base_url()
+    );
+    std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    let plugins = uji_tests::plugin_path(&[
+        "uji_plugin_tui",
+        "uji_plugin_openai_chat",
+        "uji_plugin_lua",
+        "uji_plugin_mcp",
+    ]);
+    let open = || {
+        let cmd = sandbox
+            .uji_tty()
+            .env("UJI_PLUGIN_PATH", plugins.clone())
+            .then_stty();
+        Tty::spawn(cmd, 30, 100)
+    };
+    let quit = |tty: &mut Tty| {
+        tty.press("<C-c>");
+        assert_eq!(
+            tty.wait_exit(Duration::from_secs(15)),
+            Some(0),
+            "{}",
+            tty.screen()
+        );
+    };
+    let mut tty = open();
+    let screen = tty.wait_for_text("Trust it: start these servers");
+    assert!(screen.contains("starts 1 MCP server(s)"), "{screen}");
+    assert!(screen.contains("proj"), "{screen}");
+    assert!(
+        screen.contains("uji-test-mcp-server"),
+        "the command is shown: {screen}"
+    );
+    assert_eq!(marks(&sandbox), "", "nothing starts before the answer");
+    tty.press("a");
+    assert!(wait_for(
+        || marks(&sandbox).contains("started"),
+        Duration::from_secs(10)
+    ));
+    let screen = mcp_screen(&mut tty, "proj (stdio) running: 7 tools");
+    assert!(screen.contains("proj__echo"), "{screen}");
+    quit(&mut tty);
+    // Remembered: the next start asks nothing and starts the server.
+    let mut tty = open();
+    tty.wait_for_text("Ask uji anything");
+    assert!(wait_for(
+        || server_pids(&sandbox).len() == 2,
+        Duration::from_secs(10)
+    ));
+    assert!(!tty.screen().contains("Trust it"), "{}", tty.screen());
+    quit(&mut tty);
+    // A changed file is asked about again; "don't trust" starts nothing.
+    write_project(&sandbox, &["--changed"]);
+    let mut tty = open();
+    tty.wait_for_text("Trust it: start these servers");
+    tty.press("n");
+    tty.wait_for_text("Ask uji anything");
+    let screen = mcp_screen(&mut tty, "no MCP servers configured");
+    assert!(!screen.contains("proj (stdio)"), "{screen}");
+    quit(&mut tty);
+    assert_eq!(server_pids(&sandbox).len(), 2);
+    let trust = std::fs::read_to_string(sandbox.root.path().join("data/trust.json")).unwrap();
+    assert!(trust.contains("\"trusted\": false"), "{trust}");
+}
+
+/// Runs `/mcp` until the screen shows `expected` (a server may still be
+/// starting), answering the screen.
+fn mcp_screen(tty: &mut uji_tests::tty::Tty, expected: &str) -> String {
+    for _ in 0..20 {
+        tty.type_text("/mcp");
+        tty.press("<CR>");
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = tty.screen();
+        if screen.contains(expected) {
+            return screen;
+        }
+    }
+    panic!("/mcp never showed {expected:?}: {}", tty.screen());
 }

@@ -161,11 +161,17 @@ enum ToolCommand {
 
 #[derive(Subcommand, Debug)]
 enum McpCommand {
-    /// One line per server: name, transport, state, tools, last error (waits up to 10 s for servers starting).
+    /// Start the servers, then one line per server: name, transport, state, tools, last error (waits for servers starting, at most their handshake timeouts).
     List {
         /// Print JSON instead of lines.
         #[arg(long)]
         json: bool,
+    },
+    /// Trust this directory's .mcp.json as it is now, so sessions start its servers (remembered in the data directory until the file changes).
+    Trust {
+        /// Forget the decision instead: the next session asks again.
+        #[arg(long)]
+        revoke: bool,
     },
 }
 
@@ -316,6 +322,9 @@ fn main() -> ExitCode {
         Some(Command::Mcp {
             command: McpCommand::List { json },
         }) => mcp_cmd::list(cli.config_dir, cli.data_dir, json),
+        Some(Command::Mcp {
+            command: McpCommand::Trust { revoke },
+        }) => mcp_cmd::trust(cli.config_dir, cli.data_dir, revoke),
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),

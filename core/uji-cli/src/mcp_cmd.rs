@@ -1,12 +1,9 @@
-//! `uji mcp list`: asks the mcp plugin (through the `mcp.list` event it
-//! handles) for its servers, after init.lua has configured them.
+//! `uji mcp list` and `uji mcp trust`: ask the mcp plugin (through the
+//! `mcp.*` events it handles) after init.lua has configured it.
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-
-/// How long `uji mcp list` waits for servers still starting.
-const WAIT_MS: u64 = 10_000;
 
 pub fn list(
     config_dir: Option<PathBuf>,
@@ -14,12 +11,9 @@ pub fn list(
     json: bool,
 ) -> Result<(), String> {
     let booted = crate::tool_cmd::boot(config_dir, data_dir)?;
-    let answers = booted
-        .registry
-        .emit("mcp.list", json!({ "wait_ms": WAIT_MS }));
-    let Some(servers) = answers.iter().find_map(|a| a.get("ok")).cloned() else {
-        return Err("the mcp plugin (libuji_plugin_mcp) is not loaded".to_string());
-    };
+    // Listing starts the servers: their state and tools are the point.
+    let servers = ask(&booted.registry, "mcp.list", json!({ "start": true }))?;
+    crate::print_notices(&booted.registry);
     if json {
         return crate::out::print(&format!("{servers}\n"));
     }
@@ -32,6 +26,71 @@ pub fn list(
         out.push_str("no MCP servers configured\n");
     }
     crate::out::print(&out)
+}
+
+/// The `ok` of the mcp plugin's answer to `event`, or its error.
+fn ask(registry: &uji_host::Registry, event: &str, payload: Value) -> Result<Value, String> {
+    for answer in registry.emit(event, payload) {
+        if let Some(error) = answer.get("error").and_then(Value::as_str) {
+            return Err(error.to_string());
+        }
+        if let Some(ok) = answer.get("ok") {
+            return Ok(ok.clone());
+        }
+    }
+    Err("the mcp plugin (libuji_plugin_mcp) is not loaded".to_string())
+}
+
+/// `uji mcp trust [--revoke]`: remembers that the current directory's
+/// `.mcp.json`, as it is now, is trusted (or forgets the decision).
+pub fn trust(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    revoke: bool,
+) -> Result<(), String> {
+    let booted = crate::tool_cmd::boot(config_dir, data_dir)?;
+    let answer = ask(&booted.registry, "mcp.trust", json!({ "revoke": revoke }))?;
+    let path = answer["path"].as_str().unwrap_or_default();
+    let file = answer["file"].as_str().unwrap_or_default();
+    let text = if revoke && answer["revoked"] == Value::Bool(true) {
+        format!(
+            "uji: forgot the trust decision for {path} (in {file}); the next session asks again\n"
+        )
+    } else if revoke {
+        format!("uji: no trust decision was remembered for {path}\n")
+    } else {
+        let names: Vec<&str> = answer["trusted"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        format!(
+            "uji: trusted {path} as it is now (servers: {}); remembered in {file} until the file changes\n",
+            names.join(", ")
+        )
+    };
+    crate::out::print(&text)
+}
+
+/// Servers configured but not started (no session ran), for `uji tool list`.
+pub fn not_started(registry: &uji_host::Registry) -> Vec<String> {
+    let Ok(servers) = ask(registry, "mcp.list", json!({ "wait_ms": 0 })) else {
+        return Vec::new();
+    };
+    servers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["state"] == "configured")
+        .filter_map(|s| s["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Starts the servers (for `uji tool run` of a tool no server has listed
+/// yet) and waits for them (at most their handshake timeouts).
+pub fn start(registry: &uji_host::Registry) {
+    let _ = ask(registry, "mcp.start", json!({}));
 }
 
 fn line(server: &Value) -> String {

@@ -49,6 +49,13 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<()
             tool.plugin()
         ));
     }
+    // Servers start with a session, not for a listing: say where their
+    // tools are.
+    for server in crate::mcp_cmd::not_started(&booted.registry) {
+        out.push_str(&format!(
+            "{server}__*\t-\tmcp\tthe tools of MCP server {server}, listed once a session starts it (`uji mcp list` starts it)\n"
+        ));
+    }
     crate::out::print(&out)
 }
 
@@ -86,6 +93,10 @@ pub fn run(
             .map_err(|e| format!("the arguments are not valid JSON ({e}); pass one JSON object, e.g. '{{\"path\": \"README.md\"}}'"))?,
     };
     let booted = boot(config_dir, data_dir)?;
+    if booted.registry.tool(&options.name).is_none() {
+        // Perhaps an MCP server's tool: servers start only when needed.
+        crate::mcp_cmd::start(&booted.registry);
+    }
     crate::set_sandbox(&booted.gate, options.sandbox.as_deref());
     // No session: long output goes to a spill directory of its own, under
     // the same retention as the sessions' ones.

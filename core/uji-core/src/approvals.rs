@@ -2,7 +2,7 @@
 //! event, answered by an `approval` operation, and an `approval_resolved`
 //! event however the question ended (answered, timed out, withdrawn).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -110,12 +110,38 @@ impl FrontendApprover {
     }
 }
 
+/// The decisions a question offers: those its labels name, else all.
+fn offered(labels: &BTreeMap<String, String>) -> Vec<ApprovalDecision> {
+    if labels.is_empty() {
+        return ANSWERS.to_vec();
+    }
+    ANSWERS
+        .into_iter()
+        .filter(|d| labels.contains_key(d.as_str()))
+        .collect()
+}
+
+/// What a question that is not about a tool call (`session.ask`) was
+/// answered: the decision's name, or None when it timed out or was
+/// withdrawn.
+pub fn decision_name(approval: Option<Approval>) -> Option<String> {
+    let decision = match approval? {
+        Approval::Allow => ApprovalDecision::AllowOnce,
+        Approval::AllowSession => ApprovalDecision::AllowSession,
+        Approval::Deny { guidance } if guidance.as_deref() == Some(TIMED_OUT) => return None,
+        Approval::Deny { .. } => ApprovalDecision::Deny,
+        Approval::Unavailable => return None,
+    };
+    Some(decision.as_str().to_string())
+}
+
 impl Approver for FrontendApprover {
     fn ask(&self, request: ApprovalRequest) -> oneshot::Receiver<Approval> {
         let (tx, rx) = oneshot::channel();
         if let Ok(mut pending) = self.pending.lock() {
             pending.insert(request.call_id.clone(), tx);
         }
+        let answers = offered(&request.labels);
         (self.events)(Event::ApprovalRequest {
             call_id: request.call_id.clone(),
             tool: request.tool,
@@ -124,9 +150,43 @@ impl Approver for FrontendApprover {
             question: request.question,
             diff: request.diff,
             args: request.args,
-            answers: ANSWERS.to_vec(),
+            answers,
+            labels: request.labels,
         });
         self.expire_later(request.call_id);
         rx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_offers_the_decisions_its_labels_name() {
+        let labels = BTreeMap::from([
+            ("allow_session".to_string(), "Trust it".to_string()),
+            ("deny".to_string(), "Don't".to_string()),
+        ]);
+        assert_eq!(
+            offered(&labels),
+            [ApprovalDecision::AllowSession, ApprovalDecision::Deny]
+        );
+        assert_eq!(offered(&BTreeMap::new()), ANSWERS.to_vec());
+    }
+
+    #[test]
+    fn a_timed_out_or_withdrawn_question_has_no_decision() {
+        let timed_out = Approval::Deny {
+            guidance: Some(TIMED_OUT.to_string()),
+        };
+        assert_eq!(decision_name(Some(timed_out)), None);
+        assert_eq!(decision_name(None), None);
+        let denied = Approval::Deny { guidance: None };
+        assert_eq!(decision_name(Some(denied)).as_deref(), Some("deny"));
+        assert_eq!(
+            decision_name(Some(Approval::AllowSession)).as_deref(),
+            Some("allow_session")
+        );
     }
 }

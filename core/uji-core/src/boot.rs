@@ -28,6 +28,9 @@ pub struct Booted {
 pub const CONFIG_DIR_KEY: &str = "config_dir";
 pub const DATA_DIR_KEY: &str = "data_dir";
 pub const CWD_KEY: &str = "cwd";
+/// The frontend serving the session (`headless`, `tui`, `acp`…), set when
+/// one starts.
+pub const FRONTEND_KEY: &str = "frontend";
 /// Set by the Lua plugin (`config.set`) when init.lua failed: the text to
 /// show, naming the file, the line and what uji did instead.
 pub const CONFIG_ERROR_KEY: &str = "config_error";

@@ -52,6 +52,9 @@ pub struct ApprovalRequest {
     /// For edits and writes: the change the call would make.
     pub diff: Option<FileDiff>,
     pub args: Value,
+    /// What each decision means, for a question that is not a tool call
+    /// (`session.ask`); empty for tool calls.
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// The answer to an approval request.
@@ -839,6 +842,7 @@ impl Gate {
                 None
             },
             args: call.args.clone(),
+            labels: Default::default(),
         };
         let answer = tokio::select! {
             // An interrupt withdraws the question: it wins over the denial

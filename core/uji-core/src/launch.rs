@@ -67,6 +67,12 @@ pub fn run_frontend(
             },
         });
     };
+    // Plugins may read which frontend runs (the MCP plugin waits for its
+    // servers before a headless run's first request).
+    sessions.registry.set_config(
+        crate::boot::FRONTEND_KEY,
+        serde_json::Value::from(launch.frontend.clone()),
+    );
     let (agent, resumed) = sessions.start(&launch.start)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -31,6 +31,7 @@ use crate::interrupt::{Interrupter, interrupt_pair};
 use crate::providers::{MODEL_USE_NEEDS, Resolved};
 use crate::sessions::{Approvals, Sessions, Start};
 
+mod ask;
 mod commands;
 mod login;
 mod outbox;
@@ -113,6 +114,8 @@ struct Shared {
     pending_interrupt: AtomicBool,
     closing: AtomicBool,
     approver: Option<FrontendApprover>,
+    /// The session's runtime, for questions asked from plugins' threads.
+    runtime: tokio::runtime::Handle,
     queue: MessageQueue,
     control: SessionControl,
     work: Mutex<Option<tmpsc::UnboundedSender<Work>>>,
@@ -442,6 +445,7 @@ pub fn serve(
             pending_interrupt: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             approver: (approvals == Approvals::Frontend).then(|| FrontendApprover::new(sink)),
+            runtime: tokio::runtime::Handle::current(),
             queue: agent.queue.clone(),
             control: agent.control.clone(),
             work: Mutex::new(Some(work_tx)),
@@ -744,6 +748,7 @@ fn install_services(shared: &Arc<Shared>) {
         shared.set_status(item);
         Ok(())
     });
+    serve_typed(shared, ask::ask);
     serve_typed(shared, |shared, _: Quit| {
         shared.handle(None, Op::Shutdown).map(drop)
     });

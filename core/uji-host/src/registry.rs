@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 use uji_protocol::frontend::NoticeLevel;
 use uji_protocol::services::{
-    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, PluginsAllowReplace, Service as _,
-    WireList, WireRemove,
+    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, McpAdd, PluginsAllowReplace,
+    Service as _, WireList, WireRemove,
 };
 use uji_protocol::{HookOptions, LogLevel, ToolSpec, keymap};
 
@@ -462,7 +462,29 @@ impl Registry {
             registry.set_config(&request.key, request.value);
             Ok(())
         });
+        let registry = self.clone();
+        self.serve(move |request: McpAdd| registry.add_mcp_server(request));
         self.install_allow_replace();
+    }
+
+    /// `mcp.add` for plugins (the ACP frontend passes an editor's servers):
+    /// routed to the MCP plugin through the `mcp.add` event it handles, as
+    /// `uji.mcp.add` is, so there is one way in.
+    fn add_mcp_server(&self, request: McpAdd) -> Result<bool, String> {
+        let payload = serde_json::json!({"name": request.name, "spec": request.spec});
+        for answer in self.emit(McpAdd::METHOD, payload) {
+            if let Some(error) = answer.get("error").and_then(Value::as_str) {
+                return Err(format!("mcp.add: {error}"));
+            }
+            if answer.get("ok").is_some() {
+                return Ok(true);
+            }
+        }
+        Err(
+            "mcp.add: the MCP plugin (libuji_plugin_mcp.so) is not loaded; \
+             install it next to uji or in <config>/plugins"
+                .to_string(),
+        )
     }
 
     /// `plugins.allow_replace`, for the user's config alone: a plugin must

@@ -45,6 +45,7 @@ async fn stdio(
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
+    die_with_uji(&mut cmd);
     let mut wrapped = CommandWrap::from(cmd);
     // A group of its own: killing the group takes `npx` and the node it runs.
     wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
@@ -62,6 +63,27 @@ async fn stdio(
         .serve(child)
         .await
         .map_err(|e| format!("handshake failed: {e}"))
+}
+
+/// The server gets SIGKILL when uji dies, even by SIGKILL (when nothing
+/// at exit runs). The kernel sends it when the thread that spawned the
+/// child ends: that is one of the plugin runtime's workers, which live as
+/// long as uji. Its own children do not inherit this; they are killed with
+/// its process group at a normal exit, and otherwise see their stdin close.
+fn die_with_uji(cmd: &mut tokio::process::Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: prctl, getppid and _exit are async-signal-safe system calls;
+    // nothing is allocated between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // uji died before the signal was armed: nobody would send it.
+            if rustix::process::getppid() != Some(parent) {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// A server's stderr goes to uji's log, line by line, never to the screen.

@@ -4,15 +4,20 @@
 //!
 //! Configuration arrives as events the Lua prelude's `uji.mcp.*` emit
 //! (`mcp.add`, `mcp.remove`, `mcp.list`, `mcp.trust_project`), since init.lua
-//! runs after every native plugin's `init`.
+//! runs after every native plugin's `init`; core's `mcp.add` host service
+//! (other plugins) and the CLI (`mcp.start`, `mcp.trust`) send the same
+//! events. Servers start with the first session (`session_created`), never
+//! for commands that run none.
 
 mod config;
 mod connect;
 mod convert;
 mod manager;
+mod project;
 mod runtime;
 mod server;
 mod tool;
+mod trust;
 
 use uji_sdk::protocol::HookOptions;
 use uji_sdk::{Host, Plugin};

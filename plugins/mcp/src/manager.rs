@@ -1,25 +1,44 @@
 //! The servers configured so far, and the events `uji.mcp.*` sends.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use uji_sdk::{Host, LogLevel};
+use uji_sdk::Host;
 
-use crate::config::{self, ServerConfig};
-use crate::runtime;
+use crate::config::ServerConfig;
+use crate::project;
 use crate::server::{self, Server, State};
 
-pub const EVENTS: [&str; 4] = ["mcp.add", "mcp.remove", "mcp.list", "mcp.trust_project"];
+/// The events the plugin handles: `uji.mcp.*` (the Lua prelude), the CLI's
+/// `mcp.start` and `mcp.trust`, and the start of a session.
+pub const EVENTS: [&str; 8] = [
+    "mcp.add",
+    "mcp.remove",
+    "mcp.list",
+    "mcp.trust_project",
+    "mcp.trust",
+    "mcp.start",
+    "session_created",
+    "session_resumed",
+];
 
-/// Trusts the project's `.mcp.json` without init.lua (headless runs, CI).
-const TRUST_ENV: &str = "UJI_MCP_TRUST_PROJECT";
+/// How long an interactive session's first turn waits at most for servers
+/// still starting; slower ones join later, without holding the turn.
+const INTERACTIVE_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct Manager {
-    host: Host,
+    pub(crate) host: Host,
     servers: Arc<Mutex<BTreeMap<String, Arc<Server>>>>,
+    /// Set once servers should run (a session started): servers added
+    /// later start at once.
+    started: Arc<AtomicBool>,
+    /// The project's `.mcp.json` was dealt with (trusted by the config,
+    /// the environment or the user, or found untrusted).
+    project_done: Arc<AtomicBool>,
 }
 
 impl Manager {
@@ -27,6 +46,8 @@ impl Manager {
         Manager {
             host,
             servers: Arc::default(),
+            started: Arc::default(),
+            project_done: Arc::default(),
         }
     }
 
@@ -38,15 +59,35 @@ impl Manager {
     }
 
     /// Answers one event; failures come back as `{error = "…"}` for the
-    /// prelude to raise at the caller's line.
+    /// prelude (or core's `mcp.add` service) to report to the caller.
     pub fn handle(&self, event: &str, payload: &Value) -> Value {
         let result = match event {
             "mcp.add" => self.add_from(payload),
             "mcp.remove" => Ok(json!(
                 self.remove(payload["name"].as_str().unwrap_or_default())
             )),
-            "mcp.list" => Ok(self.list(payload["wait_ms"].as_u64().unwrap_or(0))),
-            "mcp.trust_project" => self.trust_project(payload["cwd"].as_str()),
+            "mcp.list" => {
+                let start = payload["start"].as_bool() == Some(true);
+                if start {
+                    self.start(false);
+                }
+                // Starting them, wait as long as their handshakes may take.
+                let wait = match payload["wait_ms"].as_u64() {
+                    Some(ms) => Some(Duration::from_millis(ms)),
+                    None => start.then(|| self.longest_handshake()),
+                };
+                Ok(self.list(wait))
+            }
+            "mcp.trust_project" => self.trust_project(),
+            "mcp.trust" => project::remember(self, payload["revoke"].as_bool() == Some(true)),
+            "mcp.start" => {
+                self.start(false);
+                Ok(self.list(Some(self.longest_handshake())))
+            }
+            "session_created" | "session_resumed" => {
+                self.on_session();
+                return Value::Null;
+            }
             _ => Err(format!("unknown event {event}")),
         };
         match result {
@@ -62,14 +103,17 @@ impl Manager {
         Ok(Value::Bool(true))
     }
 
-    /// Starts a server in the background; one of the same name is replaced.
+    /// Keeps a server's configuration; it starts now if a session already
+    /// runs, else with the first one. One of the same name is replaced.
     pub fn add(&self, config: ServerConfig) -> Result<(), String> {
         let name = config.name.clone();
         self.remove(&name);
         let server = Server::new(config, self.host.clone());
-        runtime::spawn(Arc::clone(&server).supervise())?;
         if let Ok(mut servers) = self.servers.lock() {
-            servers.insert(name, server);
+            servers.insert(name, Arc::clone(&server));
+        }
+        if self.started.load(Ordering::SeqCst) {
+            server.launch()?;
         }
         Ok(())
     }
@@ -85,10 +129,59 @@ impl Manager {
         }
     }
 
-    /// Every server's status. With `wait_ms`, first waits (at most that
-    /// long) for the servers still starting, so `uji mcp list` shows results.
-    pub fn list(&self, wait_ms: u64) -> Value {
-        let deadline = Instant::now() + Duration::from_millis(wait_ms);
+    /// Starts every configured server and deals with the project's
+    /// `.mcp.json` (asking the user when the session can and it is
+    /// undecided).
+    fn start(&self, can_ask: bool) {
+        if !self.started.swap(true, Ordering::SeqCst) {
+            for server in self.servers() {
+                if let Err(e) = server.launch() {
+                    self.host.notify(&format!("mcp: {e}"));
+                }
+            }
+        }
+        if !self.project_done.swap(true, Ordering::SeqCst) {
+            project::at_start(self, can_ask);
+        }
+    }
+
+    /// A session started: servers start in the background. A headless run
+    /// has its prompt already, so it waits for them (each at most its
+    /// handshake timeout) for their tools to be in the first request; an
+    /// interactive one waits at most [`INTERACTIVE_WAIT`].
+    fn on_session(&self) {
+        let headless = self
+            .host
+            .config("frontend")
+            .as_ref()
+            .and_then(Value::as_str)
+            == Some("headless");
+        // Headless, nobody could answer the trust question: its notice is
+        // given now, before the turn, not raced against it.
+        self.start(!headless);
+        let longest = self.longest_handshake();
+        self.list(Some(if headless {
+            longest
+        } else {
+            longest.min(INTERACTIVE_WAIT)
+        }));
+    }
+
+    /// The longest handshake timeout of the servers: how long waiting for
+    /// all of them to start can take.
+    fn longest_handshake(&self) -> Duration {
+        self.servers()
+            .iter()
+            .map(|s| s.config.handshake)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// Every server's status. With `wait`, first waits (at most that long)
+    /// for the servers still starting, so `uji mcp list` shows results.
+    pub fn list(&self, wait: Option<Duration>) -> Value {
+        let now = Instant::now();
+        let deadline = now.checked_add(wait.unwrap_or_default()).unwrap_or(now);
         while Instant::now() < deadline
             && self
                 .servers()
@@ -113,39 +206,22 @@ impl Manager {
             .join("\n")
     }
 
-    /// Starts the servers of `<cwd>/.mcp.json`: the user trusts the file.
-    fn trust_project(&self, cwd: Option<&str>) -> Result<Value, String> {
-        let dir = match cwd {
-            Some(dir) => std::path::PathBuf::from(dir),
-            None => std::env::current_dir().map_err(|e| format!("current directory: {e}"))?,
+    /// `uji.mcp.trust_project()`: the config trusts `.mcp.json` of the
+    /// current directory for this process (nothing is remembered).
+    fn trust_project(&self) -> Result<Value, String> {
+        self.project_done.store(true, Ordering::SeqCst);
+        let Some(file) = project::read(self)? else {
+            return Ok(json!([]));
         };
-        let path = dir.join(".mcp.json");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(json!([])),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        };
-        let configs =
-            config::parse_project(&path.display().to_string(), &text).map_err(|e| e.to_string())?;
-        let names: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
-        for config in configs {
-            self.add(config)?;
-        }
-        Ok(json!(names))
+        project::add_servers(self, &file)
     }
 
     /// `UJI_MCP_TRUST_PROJECT=1`: trust `.mcp.json` of the current directory.
     pub fn trust_from_env(&self) {
-        if std::env::var(TRUST_ENV).is_ok_and(|v| v == "1") {
-            if let Err(e) = self.trust_project(None) {
-                self.host.notify(&format!("mcp: {e}"));
-            }
-        } else if std::path::Path::new(".mcp.json").exists() {
-            self.host.log(
-                LogLevel::Info,
-                "mcp: .mcp.json not trusted, its servers are not started \
-                 (uji.mcp.trust_project() in init.lua or UJI_MCP_TRUST_PROJECT=1)",
-            );
+        if std::env::var(project::TRUST_ENV).is_ok_and(|v| v == "1")
+            && let Err(e) = self.trust_project()
+        {
+            self.host.notify(&format!("mcp: {e}"));
         }
     }
 }

@@ -3,6 +3,7 @@
 //! with backoff when it dies.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ const BACKOFF_MAX: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
+    /// Configured; it starts with the first session (or `uji mcp list`).
+    Configured,
     Starting,
     Running,
     Failed,
@@ -53,6 +56,11 @@ pub struct Server {
     progress: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
     refresh: Notify,
     stop: Notify,
+    /// A call found the connection broken (an HTTP server went away):
+    /// drop it and connect again, with backoff.
+    reconnect: Notify,
+    /// Set once its supervisor was spawned.
+    launched: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,7 +82,7 @@ impl Server {
             status: Mutex::new(Status {
                 name: config.name.clone(),
                 transport,
-                state: State::Starting,
+                state: State::Configured,
                 tools: Vec::new(),
                 last_error: None,
                 restarts: 0,
@@ -85,7 +93,32 @@ impl Server {
             progress: Mutex::new(HashMap::new()),
             refresh: Notify::new(),
             stop: Notify::new(),
+            reconnect: Notify::new(),
+            launched: AtomicBool::new(false),
         })
+    }
+
+    /// Starts its supervisor, once.
+    pub fn launch(self: &Arc<Self>) -> Result<(), String> {
+        if self.launched.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.set(State::Starting, None);
+        crate::runtime::spawn(Arc::clone(self).supervise())
+    }
+
+    /// The connection, waiting while the server starts (at most its
+    /// handshake timeout): a call made right after a session opened finds
+    /// the server it names still starting.
+    pub async fn ready_peer(&self) -> Result<Peer<RoleClient>, String> {
+        let deadline = tokio::time::Instant::now() + self.config.handshake;
+        while self.status().state == State::Starting && tokio::time::Instant::now() < deadline {
+            if let Some(peer) = lock(&self.peer).clone() {
+                return Ok(peer);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.peer()
     }
 
     pub fn name(&self) -> &str {
@@ -117,6 +150,7 @@ impl Server {
                 self.name()
             ),
             State::Stopped => format!("MCP server {} was removed", self.name()),
+            State::Configured => format!("MCP server {} was not started", self.name()),
             _ => format!(
                 "MCP server {} is not running and is being restarted{why}",
                 self.name()
@@ -140,6 +174,14 @@ impl Server {
         if error.is_some() {
             status.last_error = error;
         }
+    }
+
+    /// Drops the connection after a call could not reach the server; the
+    /// supervisor connects again with backoff.
+    pub fn reconnect(&self, why: &str) {
+        self.log(LogLevel::Warn, &format!("reconnecting: {why}"));
+        lock(&self.status).last_error = Some(why.to_string());
+        self.reconnect.notify_one();
     }
 
     /// Stops the supervisor (and so the server) and removes the tools now,
@@ -205,6 +247,13 @@ impl Server {
             tokio::select! {
                 _ = &mut ended => break false,
                 _ = self.refresh.notified() => self.refresh_tools(&peer).await,
+                _ = self.reconnect.notified() => {
+                    cancel.cancel();
+                    let _ = ended.await;
+                    *lock(&self.peer) = None;
+                    self.set(State::Failed, None);
+                    return false;
+                }
                 _ = self.stop.notified() => {
                     cancel.cancel();
                     let _ = ended.await;

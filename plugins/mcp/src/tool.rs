@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ServerResult,
 };
-use rmcp::service::PeerRequestOptions;
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::Value;
 use tokio::sync::Notify;
 use uji_sdk::{Canceller, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
@@ -93,7 +93,7 @@ impl McpTool {
                 return ToolOutput::error(format!("arguments must be a JSON object, got {other}"));
             }
         };
-        let peer = match self.server.peer() {
+        let peer = match self.server.ready_peer().await {
             Ok(peer) => peer,
             Err(message) => return ToolOutput::error(message),
         };
@@ -105,7 +105,7 @@ impl McpTool {
             .await
         {
             Ok(handle) => handle,
-            Err(e) => return ToolOutput::error(format!("{}: {e}", self.spec.name)),
+            Err(e) => return self.failed(e),
         };
         let token = handle.progress_token.clone();
         let id = handle.id.clone();
@@ -138,7 +138,33 @@ impl McpTool {
             Some(Ok(other)) => {
                 convert::output(&serde_json::to_value(&other).unwrap_or(Value::Null))
             }
-            Some(Err(e)) => ToolOutput::error(format!("{}: {e}", self.spec.name)),
+            Some(Err(e)) => self.failed(e),
         }
     }
+
+    /// A call that got no answer. When the server could not be reached
+    /// (a streamable-HTTP server went away), the connection is dropped and
+    /// made again with backoff, and the model is told to try again.
+    fn failed(&self, e: ServiceError) -> ToolOutput {
+        let ServiceError::TransportSend(_) = &e else {
+            return ToolOutput::error(format!("{}: {e}", self.spec.name));
+        };
+        let cause = root_cause(&e);
+        self.server.reconnect(&cause);
+        ToolOutput::error(format!(
+            "{}: MCP server {} could not be reached ({cause}); uji is reconnecting, try again in a few seconds",
+            self.spec.name,
+            self.server.name()
+        ))
+    }
+}
+
+/// The innermost error's words (e.g. `Connection refused (os error 111)`),
+/// without the transport's type names around them.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }

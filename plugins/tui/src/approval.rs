@@ -7,6 +7,7 @@
 //! low, the answers keep their rows and the details scroll.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -81,6 +82,14 @@ impl Choice {
         }
     }
 
+    fn name(self) -> &'static str {
+        match self {
+            Choice::Once => "allow_once",
+            Choice::Session => "allow_session",
+            Choice::Deny => "deny",
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Choice::Once => "Yes, proceed (y)",
@@ -100,6 +109,9 @@ pub struct Approval {
     args: Vec<String>,
     diff: Option<FileDiff>,
     choices: Vec<Choice>,
+    /// A question that is not about a tool call names its answers itself
+    /// (by decision name); a denial then needs no guidance.
+    labels: BTreeMap<String, String>,
     selected: usize,
     /// Some while the user types guidance after denying.
     guidance: Option<String>,
@@ -148,12 +160,32 @@ impl Approval {
             args: arg_texts(args),
             diff: diff.cloned(),
             choices,
+            labels: BTreeMap::new(),
             selected: 0,
             guidance: None,
             scroll: 0,
             seen: Cell::new((0, DEFAULT_PAGE)),
             body: RefCell::new(BodyRows::default()),
         }
+    }
+
+    /// Shows `labels` (by decision name) instead of the usual answers, and
+    /// offers only the decisions they name.
+    pub fn with_labels(mut self, labels: BTreeMap<String, String>) -> Approval {
+        if !labels.is_empty() {
+            self.choices.retain(|c| labels.contains_key(c.name()));
+            if self.choices.is_empty() {
+                self.choices = Choice::ALL.to_vec();
+            }
+        }
+        self.labels = labels;
+        self
+    }
+
+    fn label_of(&self, choice: Choice) -> &str {
+        self.labels
+            .get(choice.name())
+            .map_or(choice.label(), String::as_str)
     }
 
     /// The call the question is about (for the `approval` operation).
@@ -207,6 +239,9 @@ impl Approval {
         match choice? {
             Choice::Once => Some(ApprovalAnswer::AllowOnce),
             Choice::Session => Some(ApprovalAnswer::AllowSession),
+            Choice::Deny if !self.labels.is_empty() => {
+                Some(ApprovalAnswer::Deny { guidance: None })
+            }
             Choice::Deny => {
                 self.guidance = Some(String::new());
                 None
@@ -362,7 +397,7 @@ impl Approval {
                 } else {
                     (" ", theme.text)
                 };
-                let text = format!("{marker} {}. {}", i + 1, choice.label());
+                let text = format!("{marker} {}. {}", i + 1, self.label_of(*choice));
                 Line::styled(cut(&text, width), style)
             })
             .collect()

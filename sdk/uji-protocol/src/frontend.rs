@@ -460,6 +460,12 @@ pub enum Event {
         /// The decisions this question accepts.
         #[serde(default)]
         answers: Vec<ApprovalDecision>,
+        /// For a question that is not about a tool call (e.g. trusting a
+        /// project's `.mcp.json`): what each decision means, by decision
+        /// name, to show instead of the usual words. A denial then needs
+        /// no guidance.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        labels: BTreeMap<String, String>,
     },
     ApprovalResolved {
         call_id: String,

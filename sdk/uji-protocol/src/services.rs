@@ -580,6 +580,56 @@ service!(SessionInterrupt, "session.interrupt", "{}", ());
 pub struct Quit {}
 service!(Quit, "quit", "{}", ());
 
+// ---- MCP servers and questions ---------------------------------------------
+
+/// `mcp.add`: adds (or replaces) an MCP server, exactly as `uji.mcp.add(name,
+/// spec)` does: `spec` is `{command, args?, env?, cwd?}` for a stdio server or
+/// `{url, headers?}` for a streamable-HTTP one (plus `timeout?`, `policy?`).
+/// Core passes it to the MCP plugin; the error says what to fix, or that the
+/// MCP plugin is not loaded. Answers `true`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpAdd {
+    pub name: String,
+    pub spec: Value,
+}
+service!(
+    McpAdd,
+    "mcp.add",
+    "{\"name\": server, \"spec\": {\"command\", \"args\"?, \"env\"?, \"cwd\"?} or {\"url\", \"headers\"?}}",
+    bool
+);
+
+/// `session.ask`: asks the user of the running session a question that is
+/// not about a tool call, through the frontend's approval question (the
+/// `approval_request` event with `labels`). Blocks the calling thread until
+/// it is answered, so call it from a thread of the plugin's own. Answers the
+/// decision (`allow_once`, `allow_session`, `deny`), or `null` when the
+/// question timed out or was withdrawn; fails when the session's frontend
+/// cannot ask (a headless run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionAsk {
+    /// Names the question (its `call_id`), e.g. `mcp-trust`.
+    pub id: String,
+    /// Who asks, shown like a tool name, e.g. `mcp`.
+    pub tool: String,
+    /// What it is about, e.g. a path; empty to have the details listed.
+    #[serde(default)]
+    pub subject: String,
+    pub question: String,
+    /// Details shown as `key: value` rows.
+    #[serde(default)]
+    pub details: Value,
+    /// What each decision means here, by decision name; the decisions
+    /// offered are the keys.
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+service!(
+    SessionAsk,
+    "session.ask",
+    "{\"id\", \"tool\", \"subject\", \"question\", \"details\"?, \"labels\": {decision: label}}",
+    Option<String>
+);
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

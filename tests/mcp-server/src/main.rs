@@ -6,6 +6,7 @@
 //! appends `cancelled` to `$MCP_TEST_MARKS`), `grow` (adds the tool `extra`
 //! and sends `notifications/tools/list_changed`), `structured`.
 //! Every start appends `started PID` to `$MCP_TEST_MARKS` when that is set.
+//! `--http [--port N]` serves streamable HTTP instead.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -150,8 +151,8 @@ impl ServerHandler for TestServer {
     }
 }
 
-/// `--http`: serves streamable HTTP on 127.0.0.1 (a free port, printed as
-/// `listening PORT` on stdout) until killed.
+/// `--http`: serves streamable HTTP on 127.0.0.1 (`--port N`, else a free
+/// port; printed as `listening PORT` on stdout) until killed.
 async fn serve_http() {
     use hyper_util::rt::{TokioExecutor, TokioIo};
     use hyper_util::service::TowerToHyperService;
@@ -163,7 +164,12 @@ async fn serve_http() {
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
-    let Ok(listener) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+    let port: u16 = std::env::args()
+        .skip_while(|a| a != "--port")
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    let Ok(listener) = tokio::net::TcpListener::bind(("127.0.0.1", port)).await else {
         std::process::exit(2);
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();

@@ -103,6 +103,7 @@ impl App {
                 diff,
                 args,
                 answers,
+                labels,
                 ..
             } => {
                 let answers: Vec<String> = answers.iter().map(|a| a.as_str().to_string()).collect();
@@ -114,7 +115,8 @@ impl App {
                     &args,
                     diff.as_ref(),
                     &answers,
-                );
+                )
+                .with_labels(labels);
                 self.approvals.push(approval);
                 if let Some(block) = self.transcript.tool_mut(&call_id) {
                     block.set_state(ToolState::Asking);
