@@ -105,6 +105,10 @@ impl Manager {
 
     /// Keeps a server's configuration; it starts now if a session already
     /// runs, else with the first one. One of the same name is replaced.
+    /// Added to a running session (an editor's servers with `session/new`,
+    /// a Lua command), the call returns once the server is up or has
+    /// failed, at most as long as a session's first turn would wait, so
+    /// the next request already offers its tools.
     pub fn add(&self, config: ServerConfig) -> Result<(), String> {
         let name = config.name.clone();
         self.remove(&name);
@@ -114,6 +118,11 @@ impl Manager {
         }
         if self.started.load(Ordering::SeqCst) {
             server.launch()?;
+            let wait = server.config.handshake.min(INTERACTIVE_WAIT);
+            let deadline = Instant::now() + wait;
+            while Instant::now() < deadline && server.status().state == State::Starting {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
         Ok(())
     }
