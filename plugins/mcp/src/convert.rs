@@ -29,14 +29,20 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 pub fn subject(args: &Value) -> String {
     let text = match args {
         Value::Object(map) if map.is_empty() => String::new(),
-        Value::Object(map) => map
-            .iter()
-            .map(|(key, value)| match value {
-                Value::String(s) => format!("{key}={s}"),
-                other => format!("{key}={other}"),
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
+        // Sorted, whatever order the model wrote them in (serde_json keeps
+        // insertion order in this workspace): rules match this summary.
+        Value::Object(map) => {
+            let mut pairs: Vec<_> = map.iter().collect();
+            pairs.sort_by(|a, b| a.0.cmp(b.0));
+            pairs
+                .into_iter()
+                .map(|(key, value)| match value {
+                    Value::String(s) => format!("{key}={s}"),
+                    other => format!("{key}={other}"),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
         Value::Null => String::new(),
         other => other.to_string(),
     };
