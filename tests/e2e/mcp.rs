@@ -782,15 +782,6 @@ fn the_interface_asks_to_trust_a_project_and_remembers_the_answer() {
             .then_stty();
         Tty::spawn(cmd, 30, 100)
     };
-    let quit = |tty: &mut Tty| {
-        tty.press("<C-c>");
-        assert_eq!(
-            tty.wait_exit(Duration::from_secs(15)),
-            Some(0),
-            "{}",
-            tty.screen()
-        );
-    };
     let mut tty = open();
     let screen = tty.wait_for_text("Trust it: start these servers");
     assert!(screen.contains("starts 1 MCP server(s)"), "{screen}");
@@ -807,7 +798,7 @@ fn the_interface_asks_to_trust_a_project_and_remembers_the_answer() {
     ));
     let screen = mcp_screen(&mut tty, "proj (stdio) running: 7 tools");
     assert!(screen.contains("proj__echo"), "{screen}");
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
     // Remembered: the next start asks nothing and starts the server.
     let mut tty = open();
     tty.wait_for_text("Ask uji anything");
@@ -816,7 +807,7 @@ fn the_interface_asks_to_trust_a_project_and_remembers_the_answer() {
         Duration::from_secs(10)
     ));
     assert!(!tty.screen().contains("Trust it"), "{}", tty.screen());
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
     // A changed file is asked about again; "don't trust" starts nothing.
     write_project(&sandbox, &["--changed"]);
     let mut tty = open();
@@ -825,7 +816,7 @@ fn the_interface_asks_to_trust_a_project_and_remembers_the_answer() {
     tty.wait_for_text("Ask uji anything");
     let screen = mcp_screen(&mut tty, "no MCP servers configured");
     assert!(!screen.contains("proj (stdio)"), "{screen}");
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
     assert_eq!(server_pids(&sandbox).len(), 2);
     let trust = std::fs::read_to_string(sandbox.root.path().join("data/trust.json")).unwrap();
     assert!(trust.contains("\"trusted\": false"), "{trust}");

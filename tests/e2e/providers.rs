@@ -514,13 +514,7 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
     tty.press("<CR>");
     tty.wait_for_text("GROQ_API_KEY is not set");
     assert_eq!(model.requests().len(), requests, "a request went out");
-    tty.press("<C-c>");
-    assert_eq!(
-        tty.wait_exit(Duration::from_secs(15)),
-        Some(0),
-        "{}",
-        tty.screen()
-    );
+    tty.quit_with_ctrl_c();
     tty.terminal_restored().unwrap();
     let drawn = tty.transcript();
     assert!(
@@ -572,13 +566,7 @@ fn a_refused_key_in_the_screen_is_not_saved_and_logout_forgets_a_saved_one() {
     tty.type_text("gsk-abandoned-1");
     tty.press("<Esc>");
     tty.wait_for_text("login cancelled; nothing was saved");
-    tty.press("<C-c>");
-    assert_eq!(
-        tty.wait_exit(Duration::from_secs(15)),
-        Some(0),
-        "{}",
-        tty.screen()
-    );
+    tty.quit_with_ctrl_c();
     assert!(
         !tty.transcript().contains("gsk-wrong-key"),
         "the key was drawn"
@@ -656,11 +644,5 @@ fn login_in_the_screen_says_when_the_environment_key_wins() {
         model.last_request().header("authorization"),
         Some("Bearer gsk-from-env-1234")
     );
-    tty.press("<C-c>");
-    assert_eq!(
-        tty.wait_exit(Duration::from_secs(15)),
-        Some(0),
-        "{}",
-        tty.screen()
-    );
+    tty.quit_with_ctrl_c();
 }

@@ -7,7 +7,6 @@
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use serde_json::Value;
 use uji_fake_model::chat::ChatEvents;
@@ -265,11 +264,5 @@ fn the_screen_shows_the_damaged_line_notice() {
         .then_stty();
     let mut tty = Tty::spawn(cmd, 30, 200);
     tty.wait_for_text("skipped 1 damaged line");
-    tty.press("<C-c>");
-    assert_eq!(
-        tty.wait_exit(Duration::from_secs(15)),
-        Some(0),
-        "{}",
-        tty.screen()
-    );
+    tty.quit_with_ctrl_c();
 }

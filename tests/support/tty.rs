@@ -300,6 +300,18 @@ impl Tty {
         self.wait_for(&format!("{needle:?} on the screen"), |s| s.contains(needle))
     }
 
+    /// Quits with Ctrl+C, as a person would, and asserts a clean exit
+    /// (status 0 within 15 s), showing the screen otherwise.
+    pub fn quit_with_ctrl_c(&mut self) {
+        self.press("<C-c>");
+        assert_eq!(
+            self.wait_exit(Duration::from_secs(15)),
+            Some(0),
+            "{}",
+            self.screen()
+        );
+    }
+
     /// Waits for the program to exit and for everything it printed to
     /// reach the screen; its exit code (`None`: still running).
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<u32> {
