@@ -341,6 +341,7 @@ fn default_priority() -> i64 {
 }
 
 pub mod frontend;
+pub mod jobs;
 pub mod keymap;
 pub mod services;
 pub mod session;

@@ -39,6 +39,9 @@ enum Spill {
     /// The file reached [`MAX_SPILL_BYTES`]; the rest was not kept.
     Cut(PathBuf),
     Failed(String),
+    /// Another capture keeps the full output in this file: this one
+    /// writes nothing (see [`Capture::window`]).
+    Elsewhere(PathBuf),
 }
 
 /// The bounded tail of an output. Until the output exceeds the limits,
@@ -100,6 +103,25 @@ impl Capture {
         }
     }
 
+    /// A window on part of an output whose whole is spilled by another
+    /// capture to `full` (a background job's output since it was last
+    /// read): it keeps the same bounded tail, writes no file, and its note
+    /// names `full`.
+    pub fn window(full: PathBuf) -> Self {
+        Capture {
+            spill: Spill::Elsewhere(full),
+            ..Capture::new(None)
+        }
+    }
+
+    /// The spill file, once there is one.
+    pub fn spill_file(&self) -> Option<&std::path::Path> {
+        match &self.spill {
+            Spill::File { path, .. } | Spill::Cut(path) => Some(path),
+            Spill::None | Spill::Failed(_) | Spill::Elsewhere(_) => None,
+        }
+    }
+
     /// Completed lines so far.
     pub fn total_lines(&self) -> usize {
         self.total_lines
@@ -136,7 +158,7 @@ impl Capture {
                     Ok(()) => return,
                 };
             }
-            Spill::Cut(_) | Spill::Failed(_) => {}
+            Spill::Cut(_) | Spill::Failed(_) | Spill::Elsewhere(_) => {}
         }
     }
 
@@ -229,6 +251,7 @@ impl Capture {
                 path.display()
             ),
             Spill::Failed(e) => format!(" The full output could not be saved: {e}"),
+            Spill::Elsewhere(path) => format!(" Full output: {}", path.display()),
             Spill::None => String::new(),
         }
     }
