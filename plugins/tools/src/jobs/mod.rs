@@ -184,9 +184,13 @@ pub struct Full {
 
 impl Full {
     pub fn describe(&self) -> String {
+        let running = if self.max == 1 {
+            "1 background job is running".to_string()
+        } else {
+            format!("{} background jobs are running", self.max)
+        };
         format!(
-            "{} background jobs are running, the most uji runs at once; stop one with stop_job              (or wait for one to end)",
-            self.max
+            "{running}, the most uji runs at once; stop one with stop_job (or wait for one to end)"
         )
     }
 }
