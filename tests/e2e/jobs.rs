@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use uji_fake_model::{FakeModel, RecordedRequest};
 use uji_tests::chat::{answer, call, uji_with_model};
+use uji_tests::scripted::{assert_ok, drive_with_env, of_type};
 use uji_tests::{Sandbox, text};
 
 const MODEL: &str = "openrouter/test-model";
@@ -377,4 +378,160 @@ uji.tool.add("probe", {
         "{probe}"
     );
     assert_eq!(probe["settings"], json!({"wake": true, "max": 1, "limit": 60}));
+}
+
+// ---- through an interactive frontend (the scripted fixture) -----------------
+
+fn drive_jobs(sandbox: &Sandbox, model: &FakeModel, script: Value) -> Vec<Value> {
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        format!(
+            "uji.model.use(\"{MODEL}\")\nuji.tool.policy({{ run_command = {{ default = \"allow\" }} }})\n"
+        ),
+    )
+    .unwrap();
+    let base_url = model.base_url();
+    let (output, events) = drive_with_env(
+        sandbox,
+        &["--frontend", "scripted"],
+        &[("OPENROUTER_API_KEY", KEY), ("OPENROUTER_BASE_URL", &base_url)],
+        script,
+    );
+    assert_ok(&output, &events);
+    events
+}
+
+fn ack<'a>(events: &'a [Value], id: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "ack" && e["op_id"] == id)
+        .unwrap_or_else(|| panic!("no ack of {id}: {events:#?}"))
+}
+
+#[test]
+fn a_job_ending_while_the_session_is_idle_wakes_it_with_the_report() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(background("c1", "echo hi; sleep 1; echo bye"))
+        .push(answer("it runs"))
+        .push(answer("it said bye"));
+    let events = drive_jobs(
+        &sandbox,
+        &model,
+        json!([
+            {"send": {"id": "m", "type": "user_message", "text": "start it"}},
+            {"wait": "turn_finished"},
+            {"wait": "job_finished"},
+            {"wait": "turn_finished"},
+            {"send": {"id": "l", "type": "list_jobs"}},
+            {"wait": "ack", "where": {"op_id": "l"}},
+        ]),
+    );
+    let started = of_type(&events, "job_started");
+    assert_eq!(started[0]["job"]["id"], 1);
+    assert_eq!(started[0]["job"]["command"], "echo hi; sleep 1; echo bye");
+    let lines: Vec<&Value> = of_type(&events, "job_output")
+        .iter()
+        .map(|e| &e["line"])
+        .collect();
+    assert!(lines.contains(&&json!("bye")), "{lines:?}");
+    let finished = of_type(&events, "job_finished");
+    assert_eq!(
+        (&finished[0]["job"]["state"], &finished[0]["job"]["code"]),
+        (&json!("exited"), &json!(0))
+    );
+    assert!(
+        of_type(&events, "notice")
+            .iter()
+            .any(|n| n["text"] == "job 1 (`echo hi; sleep 1; echo bye`) exited with code 0"),
+        "{events:#?}"
+    );
+    // The wake turn's request carried the report.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let report = user_texts(&requests[2]).pop().unwrap();
+    assert!(
+        report.starts_with("[Background job 1 (`echo hi; sleep 1; echo bye`) exited with code 0")
+            && report.ends_with("hi\nbye"),
+        "{report}"
+    );
+    let jobs = &ack(&events, "l")["result"]["jobs"];
+    assert_eq!((&jobs[0]["id"], &jobs[0]["state"]), (&json!(1), &json!("exited")));
+}
+
+#[test]
+fn the_user_moves_a_command_to_the_background_then_stops_it_and_nothing_wakes() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "run_command",
+            json!({"command": "echo fg; sleep 300 & wait"}),
+        ))
+        .push(answer("moved"));
+    let events = drive_jobs(
+        &sandbox,
+        &model,
+        json!([
+            {"send": {"id": "m", "type": "user_message", "text": "run it"}},
+            {"wait": "progress", "where": {"line": "fg"}},
+            {"send": {"id": "z", "type": "background"}},
+            {"wait": "turn_finished"},
+            {"send": {"id": "l", "type": "list_jobs"}},
+            {"wait": "ack", "where": {"op_id": "l"}},
+            {"send": {"id": "s", "type": "stop_job", "job_id": 1}},
+            {"wait": "job_finished"},
+            {"wait": "ack", "where": {"op_id": "s"}},
+        ]),
+    );
+    assert_eq!(ack(&events, "z")["result"], json!({"running": 1}));
+    let requests = model.requests();
+    let moved = last_result(&requests[1]);
+    assert!(
+        moved.starts_with("fg\n\n[The user moved it to the background after"),
+        "{moved}"
+    );
+    assert_eq!(ack(&events, "l")["result"]["jobs"][0]["state"], "running");
+    let stopped = &ack(&events, "s")["result"]["job"];
+    assert_eq!((&stopped["state"], &stopped["by"]), (&json!("stopped"), &json!("user")));
+    // A job the user stopped wakes nothing.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(model.requests().len(), 2);
+}
+
+#[test]
+fn an_interrupt_stops_the_turn_and_its_command_but_not_the_jobs() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(background("c1", "echo $$ > job.pid; echo up; sleep 300"))
+        .push(call(
+            "c2",
+            "run_command",
+            json!({"command": "echo $$ > fg.pid; echo fg; sleep 300"}),
+        ));
+    let events = drive_jobs(
+        &sandbox,
+        &model,
+        json!([
+            {"send": {"id": "m", "type": "user_message", "text": "go"}},
+            {"wait": "progress", "where": {"line": "fg"}},
+            {"send": {"id": "i", "type": "interrupt"}},
+            {"wait": "turn_finished"},
+            {"send": {"id": "l", "type": "list_jobs"}},
+            {"wait": "ack", "where": {"op_id": "l"}},
+            {"exec": ["cat", "job.pid", "fg.pid"]},
+        ]),
+    );
+    let jobs = &ack(&events, "l")["result"]["jobs"];
+    assert_eq!(jobs.as_array().unwrap().len(), 1, "{jobs}");
+    assert_eq!(jobs[0]["state"], "running");
+    let turn = of_type(&events, "turn_finished");
+    assert_eq!(turn[0]["interrupted"], true);
+    // Then quitting stopped the job too.
+    let job = read_pid(&sandbox.work().join("job.pid"));
+    let fg = read_pid(&sandbox.work().join("fg.pid"));
+    assert!(!alive(job) && !alive(fg));
 }

@@ -45,6 +45,9 @@ pub struct Output {
     /// The call that started it is still waiting for its first output,
     /// and tells the model how it ended if it ends meanwhile (no report).
     pub caller_waiting: bool,
+    /// The host has been told of the end (what [`Job::wait_end`] waits
+    /// for, so a stop is answered after the frontend heard of it).
+    pub told: bool,
 }
 
 /// One background job.
@@ -92,11 +95,12 @@ impl Job {
         self.stop.lock().ok().and_then(|s| *s)
     }
 
-    /// Waits until the job has ended, at most `limit`; whether it has.
+    /// Waits until the job has ended and the host was told, at most
+    /// `limit`; whether it has.
     pub fn wait_end(&self, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         let mut out = self.output();
-        while out.state.is_running() {
+        while !out.told {
             let now = Instant::now();
             if now >= deadline {
                 return false;
@@ -237,6 +241,7 @@ pub fn adopt(
             state: JobState::Running,
             ended: None,
             caller_waiting,
+            told: false,
         }),
         log_path,
         changed: Condvar::new(),

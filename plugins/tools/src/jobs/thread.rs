@@ -112,14 +112,16 @@ fn end(job: &Job, state: JobState) {
     }
     out.state = state;
     out.ended = Some(Instant::now());
-    let told = out.caller_waiting;
+    let caller_tells = out.caller_waiting;
     drop(out);
     job.changed.notify_all();
     let info = job.info();
-    let report_text = (!told && !matches!(state, JobState::Stopped { .. }))
+    let report_text = (!caller_tells && !matches!(state, JobState::Stopped { .. }))
         .then(|| finished_report(job));
     report(JobEvent::Finished {
         job: info,
         report: report_text,
     });
+    job.output().told = true;
+    job.changed.notify_all();
 }
