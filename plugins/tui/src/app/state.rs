@@ -39,6 +39,7 @@ pub enum PickerKind {
     Model,
     Effort,
     Session,
+    Job,
 }
 
 /// An operation waiting for its answer, for the answers that need handling.
@@ -48,6 +49,8 @@ pub enum Pending {
     ListModels,
     /// A slash command uji runs: its output is shown.
     Command,
+    ListJobs,
+    Background,
     Other,
 }
 
@@ -81,6 +84,7 @@ pub struct App {
     pub(super) delete_armed: Option<String>,
     pub(super) keymap: Keymap,
     pub(super) status: Status,
+    pub(super) jobs: super::jobs::Jobs,
     pub(super) pending: HashMap<String, Pending>,
     next_op: u64,
     pub(super) dirty: bool,
@@ -108,6 +112,7 @@ impl App {
             delete_armed: None,
             keymap: Keymap::new(&[]),
             status: Status::default(),
+            jobs: super::jobs::Jobs::default(),
             pending: HashMap::new(),
             next_op: 0,
             dirty: true,
