@@ -101,8 +101,9 @@ impl Tool for StopJob {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
             "stop_job",
-            "Stop a background job: kill it and every process it started. Returns the output \
-             it printed since the last read and how it ended.",
+            "Stop a background job: kill it and every process it started (servers, watchers \
+             and their children included). Returns the output it printed since the last read \
+             and how it ended. Stop the jobs you no longer need: at most 8 run at once.",
         )
         .allow()
         .verb("Stop job")
