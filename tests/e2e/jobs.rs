@@ -286,6 +286,15 @@ fn the_ninth_job_is_refused_and_a_timeout_then_kills_and_nothing_outlives_uji() 
 
 #[test]
 fn sigterm_stops_every_job_before_uji_exits() {
+    signal_stops_every_job(libc::SIGTERM);
+}
+
+#[test]
+fn sighup_stops_every_job_before_uji_exits() {
+    signal_stops_every_job(libc::SIGHUP);
+}
+
+fn signal_stops_every_job(signal: i32) {
     let sandbox = Sandbox::new();
     let model = FakeModel::start();
     model
@@ -310,12 +319,12 @@ fn sigterm_stops_every_job_before_uji_exits() {
         left_over(uji)
     );
     // SAFETY: a signal to the child this test started.
-    unsafe { libc::kill(uji as i32, libc::SIGTERM) };
+    unsafe { libc::kill(uji as i32, signal) };
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(128 + libc::SIGTERM));
+    assert_eq!(output.status.code(), Some(128 + signal));
     assert!(
         eventually(Duration::from_secs(2), || left_over(uji).is_empty()),
-        "left running after SIGTERM: {:?}",
+        "left running after signal {signal}: {:?}",
         left_over(uji)
     );
 }
@@ -378,6 +387,79 @@ uji.tool.add("probe", {
         "{probe}"
     );
     assert_eq!(probe["settings"], json!({"wake": true, "max": 1, "limit": 60}));
+}
+
+#[test]
+fn a_job_uji_was_killed_under_dies_with_it() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(background("c1", "echo $$ > job.pid; echo up; exec sleep 300"))
+        .push(answer("late").delay(Duration::from_secs(30)));
+    let mut child = uji_with_model(&sandbox, &model, KEY)
+        .args(["run", "--yes", "--model", MODEL, "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(model.wait_for_requests(2, Duration::from_secs(20)));
+    let job = read_pid(&sandbox.work().join("job.pid"));
+    assert!(alive(job));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // PR_SET_PDEATHSIG: the kernel kills the job's leader with uji.
+    assert!(
+        eventually(Duration::from_secs(3), || !alive(job)),
+        "job {job} outlived a killed uji"
+    );
+}
+
+#[test]
+fn a_job_lives_at_most_its_timeout_and_the_model_is_told() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "run_command",
+            json!({"command": "echo $$ > job.pid; echo tick; exec sleep 30",
+                   "run_in_background": true, "timeout": 1}),
+        ))
+        .push(call("c2", "job_output", json!({"id": 1})).delay(Duration::from_millis(1800)))
+        .push(answer("done"));
+    run_ok(&sandbox, &model);
+    let requests = model.requests();
+    assert!(last_result(&requests[1]).contains("it lives at most 1s"));
+    let status = last_result(&requests[2]);
+    assert!(
+        status.contains("job 1 stopped at the end of its 1s lifetime after 1."),
+        "{status}"
+    );
+    let report = user_texts(&requests[2]).pop().unwrap();
+    assert!(
+        report.starts_with("[Background job 1 (`echo $$ > job.pid; echo tick; exec sleep 30`) stopped at the end of its 1s lifetime"),
+        "{report}"
+    );
+    assert!(!alive(read_pid(&sandbox.work().join("job.pid"))));
+}
+
+#[test]
+fn a_job_that_ends_at_once_is_told_in_its_result_without_a_report() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(background("c1", "exit 4"))
+        .push(call("c2", "run_command", json!({"command": "sleep 0.3"})))
+        .push(answer("done"));
+    run_ok(&sandbox, &model);
+    let requests = model.requests();
+    let result = last_result(&requests[1]);
+    assert!(
+        result.starts_with("(job 1 exited with code 4 after"),
+        "{result}"
+    );
+    assert!(!requests[2].body_text().contains("[Background job"));
 }
 
 // ---- through an interactive frontend (the scripted fixture) -----------------
@@ -499,6 +581,35 @@ fn the_user_moves_a_command_to_the_background_then_stops_it_and_nothing_wakes() 
     // A job the user stopped wakes nothing.
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(model.requests().len(), 2);
+}
+
+#[test]
+fn switching_sessions_stops_the_jobs_of_the_one_left() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(background("c1", "echo $$ > job.pid; echo up; exec sleep 300"))
+        .push(answer("started"));
+    let check = "kill -0 $(cat job.pid) 2>/dev/null && echo alive || echo gone";
+    let events = drive_jobs(
+        &sandbox,
+        &model,
+        json!([
+            {"send": {"id": "m", "type": "user_message", "text": "go"}},
+            {"wait": "turn_finished"},
+            {"exec": ["sh", "-c", check]},
+            {"send": {"id": "n", "type": "new_session"}},
+            {"wait": "ack", "where": {"op_id": "n"}},
+            {"exec": ["sh", "-c", check]},
+            {"send": {"id": "l", "type": "list_jobs"}},
+            {"wait": "ack", "where": {"op_id": "l"}},
+        ]),
+    );
+    let checks: Vec<&Value> = of_type(&events, "fixture_exec");
+    let outputs: Vec<String> = checks.iter().map(|e| e.to_string()).collect();
+    assert!(outputs[0].contains("alive") && outputs[1].contains("gone"), "{outputs:?}");
+    let jobs = &ack(&events, "l")["result"]["jobs"];
+    assert_eq!((&jobs[0]["state"], &jobs[0]["by"]), (&json!("stopped"), &json!("uji")));
 }
 
 #[test]
