@@ -84,7 +84,12 @@ fn left_over(uji: u32) -> Vec<i32> {
 fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next();
             state != Some("Z")
         }
         Err(_) => false,
@@ -119,7 +124,11 @@ fn a_job_is_read_while_it_runs_and_after_it_exits_and_its_report_reaches_the_mod
     model
         .push(background("c1", job))
         .push(call("c2", "job_output", json!({"id": 1})))
-        .push(call("c3", "run_command", json!({"command": "touch go; sleep 1"})))
+        .push(call(
+            "c3",
+            "run_command",
+            json!({"command": "touch go; sleep 1"}),
+        ))
         .push(call("c4", "job_output", json!({"id": "job 1"})))
         .push(answer("done"));
     let (stdout, stderr) = run_ok(&sandbox, &model);
@@ -127,11 +136,17 @@ fn a_job_is_read_while_it_runs_and_after_it_exits_and_its_report_reaches_the_mod
     let requests = model.requests();
 
     let started = last_result(&requests[1]);
-    assert!(started.contains("Started job 1 in the background"), "{started}");
+    assert!(
+        started.contains("Started job 1 in the background"),
+        "{started}"
+    );
     assert!(started.contains("Its output so far:\nstarted"), "{started}");
 
     let running = last_result(&requests[2]);
-    assert!(running.starts_with("(no new output)\njob 1 is running"), "{running}");
+    assert!(
+        running.starts_with("(no new output)\njob 1 is running"),
+        "{running}"
+    );
 
     // The job ended while `touch go; sleep 1` ran: its report came with
     // the next request, as a user message after the tool result.
@@ -146,8 +161,14 @@ fn a_job_is_read_while_it_runs_and_after_it_exits_and_its_report_reaches_the_mod
     );
 
     let after = last_result(&requests[4]);
-    assert!(after.starts_with("finished\njob 1 exited with code 3 after"), "{after}");
-    assert!(stderr.contains("job 1 (`echo started;"), "the user is told: {stderr}");
+    assert!(
+        after.starts_with("finished\njob 1 exited with code 3 after"),
+        "{after}"
+    );
+    assert!(
+        stderr.contains("job 1 (`echo started;"),
+        "the user is told: {stderr}"
+    );
 }
 
 #[test]
@@ -170,7 +191,10 @@ fn stop_job_kills_the_whole_tree() {
     let requests = model.requests();
     assert!(last_result(&requests[1]).contains("ready"));
     let stopped = last_result(&requests[2]);
-    assert!(stopped.contains("job 1 stopped by the model after"), "{stopped}");
+    assert!(
+        stopped.contains("job 1 stopped by the model after"),
+        "{stopped}"
+    );
     assert!(last_result(&requests[3]).contains("job 1 stopped by the model"));
     for file in ["sh.pid", "child.pid", "escaped.pid"] {
         let pid = read_pid(&sandbox.work().join(file));
@@ -204,7 +228,10 @@ fn a_command_still_running_at_its_timeout_moves_to_the_background() {
         "{moved}"
     );
     let after = last_result(&requests[2]);
-    assert!(after.starts_with("after\njob 1 exited with code 0"), "{after}");
+    assert!(
+        after.starts_with("after\njob 1 exited with code 0"),
+        "{after}"
+    );
 }
 
 #[test]
@@ -273,7 +300,9 @@ fn the_ninth_job_is_refused_and_a_timeout_then_kills_and_nothing_outlives_uji() 
     );
     let killed = last_result(&requests[10]);
     assert!(
-        killed.contains("error: command timed out after 1s and was killed: 8 background jobs were running"),
+        killed.contains(
+            "error: command timed out after 1s and was killed: 8 background jobs were running"
+        ),
         "{killed}"
     );
     assert!(!killed.contains("never"));
@@ -372,21 +401,34 @@ uji.tool.add("probe", {
     let probe: Value = serde_json::from_str(&last_result(&requests[3])).unwrap();
     let first = &probe["listed"][0];
     assert_eq!(
-        (first["id"].as_u64(), first["state"].as_str(), first["last_line"].as_str()),
+        (
+            first["id"].as_u64(),
+            first["state"].as_str(),
+            first["last_line"].as_str()
+        ),
         (Some(1), Some("running"), Some("hello"))
     );
     assert_eq!(first["command"], "echo hello; sleep 300");
     assert_eq!(probe["stopped"]["state"], "stopped");
     assert_eq!(probe["stopped"]["by"], "user");
     assert!(
-        probe["bad_max"].as_str().unwrap().contains("`max` must be from 1 to 64 jobs, not 0"),
+        probe["bad_max"]
+            .as_str()
+            .unwrap()
+            .contains("`max` must be from 1 to 64 jobs, not 0"),
         "{probe}"
     );
     assert!(
-        probe["bad_id"].as_str().unwrap().contains("there is no job 42; the jobs are 1"),
+        probe["bad_id"]
+            .as_str()
+            .unwrap()
+            .contains("there is no job 42; the jobs are 1"),
         "{probe}"
     );
-    assert_eq!(probe["settings"], json!({"wake": true, "max": 1, "limit": 60}));
+    assert_eq!(
+        probe["settings"],
+        json!({"wake": true, "max": 1, "limit": 60})
+    );
 }
 
 #[test]
@@ -394,7 +436,10 @@ fn a_job_uji_was_killed_under_dies_with_it() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start();
     model
-        .push(background("c1", "echo $$ > job.pid; echo up; exec sleep 300"))
+        .push(background(
+            "c1",
+            "echo $$ > job.pid; echo up; exec sleep 300",
+        ))
         .push(answer("late").delay(Duration::from_secs(30)));
     let mut child = uji_with_model(&sandbox, &model, KEY)
         .args(["run", "--yes", "--model", MODEL, "go"])
@@ -476,7 +521,10 @@ fn drive_jobs(sandbox: &Sandbox, model: &FakeModel, script: Value) -> Vec<Value>
     let (output, events) = drive_with_env(
         sandbox,
         &["--frontend", "scripted"],
-        &[("OPENROUTER_API_KEY", KEY), ("OPENROUTER_BASE_URL", &base_url)],
+        &[
+            ("OPENROUTER_API_KEY", KEY),
+            ("OPENROUTER_BASE_URL", &base_url),
+        ],
         script,
     );
     assert_ok(&output, &events);
@@ -539,7 +587,10 @@ fn a_job_ending_while_the_session_is_idle_wakes_it_with_the_report() {
         "{report}"
     );
     let jobs = &ack(&events, "l")["result"]["jobs"];
-    assert_eq!((&jobs[0]["id"], &jobs[0]["state"]), (&json!(1), &json!("exited")));
+    assert_eq!(
+        (&jobs[0]["id"], &jobs[0]["state"]),
+        (&json!(1), &json!("exited"))
+    );
 }
 
 #[test]
@@ -577,7 +628,10 @@ fn the_user_moves_a_command_to_the_background_then_stops_it_and_nothing_wakes() 
     );
     assert_eq!(ack(&events, "l")["result"]["jobs"][0]["state"], "running");
     let stopped = &ack(&events, "s")["result"]["job"];
-    assert_eq!((&stopped["state"], &stopped["by"]), (&json!("stopped"), &json!("user")));
+    assert_eq!(
+        (&stopped["state"], &stopped["by"]),
+        (&json!("stopped"), &json!("user"))
+    );
     // A job the user stopped wakes nothing.
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(model.requests().len(), 2);
@@ -588,7 +642,10 @@ fn switching_sessions_stops_the_jobs_of_the_one_left() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start();
     model
-        .push(background("c1", "echo $$ > job.pid; echo up; exec sleep 300"))
+        .push(background(
+            "c1",
+            "echo $$ > job.pid; echo up; exec sleep 300",
+        ))
         .push(answer("started"));
     let check = "kill -0 $(cat job.pid) 2>/dev/null && echo alive || echo gone";
     let events = drive_jobs(
@@ -607,9 +664,15 @@ fn switching_sessions_stops_the_jobs_of_the_one_left() {
     );
     let checks: Vec<&Value> = of_type(&events, "fixture_exec");
     let outputs: Vec<String> = checks.iter().map(|e| e.to_string()).collect();
-    assert!(outputs[0].contains("alive") && outputs[1].contains("gone"), "{outputs:?}");
+    assert!(
+        outputs[0].contains("alive") && outputs[1].contains("gone"),
+        "{outputs:?}"
+    );
     let jobs = &ack(&events, "l")["result"]["jobs"];
-    assert_eq!((&jobs[0]["state"], &jobs[0]["by"]), (&json!("stopped"), &json!("uji")));
+    assert_eq!(
+        (&jobs[0]["state"], &jobs[0]["by"]),
+        (&json!("stopped"), &json!("uji"))
+    );
 }
 
 #[test]

@@ -253,7 +253,10 @@ fn a_job_ending_with_uji_tool_kills_children_that_called_setsid() {
         ],
     );
     assert!(stdout.contains("started"), "{stdout}");
-    assert!(stdout.contains("still running at its 2s timeout"), "{stdout}");
+    assert!(
+        stdout.contains("still running at its 2s timeout"),
+        "{stdout}"
+    );
     // SIGKILL is sent before uji exits; on a busy machine the process may
     // take a moment to die after it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);

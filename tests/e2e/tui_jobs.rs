@@ -57,7 +57,12 @@ uji.tool.policy({{ run_command = {{ default = "allow" }} }})
 fn gone(sandbox: &Sandbox, file: &str) -> bool {
     let pid = std::fs::read_to_string(sandbox.work().join(file)).unwrap();
     match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        Ok(stat) => stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
         Err(_) => true,
     }
 }

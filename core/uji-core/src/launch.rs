@@ -94,7 +94,11 @@ pub fn run_frontend(
     }
     if let Some(on_quit) = launch.interrupt_on_sigint {
         let registry = sessions.registry.clone();
-        runtime.spawn(interrupt_on_sigint(Arc::clone(&port), registry.clone(), on_quit));
+        runtime.spawn(interrupt_on_sigint(
+            Arc::clone(&port),
+            registry.clone(),
+            on_quit,
+        ));
         runtime.spawn(stop_on_termination(registry));
     }
     let for_frontend: Arc<dyn SessionPort> = port.clone();

@@ -16,7 +16,7 @@ use uji_sdk::protocol::spill::{Capture, temp_spill_path};
 use uji_sdk::{SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
 use crate::args::{self, os_error};
-use crate::jobs::{self, BACKGROUND_REQUESTS, FOREGROUND};
+use crate::jobs::{self, BACKGROUND_REQUESTS, FOREGROUND, Refused};
 use crate::process::{Pumped, Running};
 use crate::sandbox;
 
@@ -148,7 +148,8 @@ fn start(request: &Request, call: &ToolCall) -> Result<Running, String> {
         ));
     }
     if request.background {
-        jobs::has_room().map_err(|full| format!("cannot start a background job: {}", full.describe()))?;
+        jobs::has_room()
+            .map_err(|full| format!("cannot start a background job: {}", full.describe()))?;
     }
     let sandbox = sandbox::prepare(call.sandbox.as_ref())
         .map_err(|e| format!("could not set up the sandbox: {e}"))?;
@@ -174,7 +175,12 @@ impl Drop for InForeground {
 
 /// Runs the command to its end, its timeout, an interrupt or a move to
 /// the background.
-fn foreground(request: &Request, mut running: Running, spill: PathBuf, ctx: &ToolContext) -> ToolOutput {
+fn foreground(
+    request: &Request,
+    mut running: Running,
+    spill: PathBuf,
+    ctx: &ToolContext,
+) -> ToolOutput {
     let _counted = InForeground::enter();
     let timeout_secs = request.foreground_timeout();
     let deadline = running.started + Duration::from_secs(timeout_secs);
@@ -192,16 +198,30 @@ fn foreground(request: &Request, mut running: Running, spill: PathBuf, ctx: &Too
         let Some(at_timeout) = moved else {
             return finish(running, capture, end, timeout_secs, ctx);
         };
-        match background::adopt(&request.command, running, capture, spill.clone(), at_timeout) {
+        match background::adopt(
+            &request.command,
+            running,
+            capture,
+            spill.clone(),
+            at_timeout,
+        ) {
             Ok(output) => return output,
-            Err((back, kept, full)) if at_timeout => {
-                let end = End::TimeoutFull(full.max);
-                return finish(back, kept, end, timeout_secs, ctx);
-            }
-            Err((back, kept, full)) => {
+            Err(refused) => {
+                let Refused {
+                    running: back,
+                    log,
+                    full,
+                } = *refused;
+                if at_timeout {
+                    let end = End::TimeoutFull(full.max);
+                    return finish(back, log, end, timeout_secs, ctx);
+                }
                 // Ctrl+Z with no room: say why and keep running.
-                ctx.progress(&format!("cannot move it to the background: {}", full.describe()));
-                (running, capture) = (back, kept);
+                ctx.progress(&format!(
+                    "cannot move it to the background: {}",
+                    full.describe()
+                ));
+                (running, capture) = (back, log);
             }
         }
     }
@@ -270,7 +290,12 @@ mod tests {
         for sleeping in ["sleep 30", " sleep 1; sleep 2 ", "sleep 5 && sleep 5"] {
             assert!(only_sleeps(sleeping), "{sleeping}");
         }
-        for working in ["sleep 5; npm start", "make && sleep 1", "sleepy 3", "echo sleep"] {
+        for working in [
+            "sleep 5; npm start",
+            "make && sleep 1",
+            "sleepy 3",
+            "echo sleep",
+        ] {
             assert!(!only_sleeps(working), "{working}");
         }
     }

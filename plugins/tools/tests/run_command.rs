@@ -220,13 +220,18 @@ fn at_its_timeout_a_command_moves_to_the_background_and_stop_job_kills_its_tree(
     );
     assert!(!out.is_error);
     let id = moved_job(&out.text);
-    assert_eq!(out.summary, Some(format!("Moved to the background as job {id}")));
+    assert_eq!(
+        out.summary,
+        Some(format!("Moved to the background as job {id}"))
+    );
     let pid = read(dir.path(), "bg.pid");
     let pid = pid.trim();
     assert!(!process_gone(pid), "the job runs on");
     let stopped = run(StopJob, json!({"id": id}), dir.path());
     assert!(
-        stopped.text.contains(&format!("job {id} stopped by the model after")),
+        stopped
+            .text
+            .contains(&format!("job {id} stopped by the model after")),
         "{}",
         stopped.text
     );

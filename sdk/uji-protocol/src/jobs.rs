@@ -62,12 +62,20 @@ pub enum StoppedBy {
 pub enum JobState {
     Running,
     /// Ended on its own with this exit code.
-    Exited { code: i32 },
+    Exited {
+        code: i32,
+    },
     /// Ended by a signal nobody in uji sent.
-    Killed { signal: i32 },
+    Killed {
+        signal: i32,
+    },
     /// Killed at the end of its lifetime.
-    TimedOut { after_secs: u64 },
-    Stopped { by: StoppedBy },
+    TimedOut {
+        after_secs: u64,
+    },
+    Stopped {
+        by: StoppedBy,
+    },
 }
 
 impl JobState {

@@ -71,7 +71,11 @@ impl Shared {
 
     /// Stops a job from the frontend; its end may take a moment, so the
     /// router goes on meanwhile.
-    pub(super) fn stop_job(self: &Arc<Self>, op_id: Option<&str>, id: u64) -> Result<Reply, String> {
+    pub(super) fn stop_job(
+        self: &Arc<Self>,
+        op_id: Option<&str>,
+        id: u64,
+    ) -> Result<Reply, String> {
         let shared = Arc::clone(self);
         let op_id = op_id.map(str::to_string);
         tokio::task::spawn_blocking(move || {

@@ -62,7 +62,9 @@ fn configure(host: &Host, payload: Value) -> Result<Value, String> {
     if let Some(max) = settings.max
         && !(1..=MAX_MAX_JOBS).contains(&max)
     {
-        return Err(format!("`max` must be from 1 to {MAX_MAX_JOBS} jobs, not {max}"));
+        return Err(format!(
+            "`max` must be from 1 to {MAX_MAX_JOBS} jobs, not {max}"
+        ));
     }
     if let Some(limit) = settings.limit
         && !(1..=MAX_LIFETIME_SECS).contains(&limit)

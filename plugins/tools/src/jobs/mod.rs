@@ -67,7 +67,9 @@ pub struct Job {
 
 impl Job {
     pub fn output(&self) -> MutexGuard<'_, Output> {
-        self.out.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.out
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn info(&self) -> JobInfo {
@@ -151,7 +153,9 @@ pub static BACKGROUND_REQUESTS: AtomicU64 = AtomicU64::new(0);
 pub static FOREGROUND: AtomicUsize = AtomicUsize::new(0);
 
 fn state() -> MutexGuard<'static, State> {
-    STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    STATE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Keeps the host to report to.
@@ -199,6 +203,13 @@ impl Full {
     }
 }
 
+/// A command given back because `full.max` jobs run already.
+pub struct Refused {
+    pub running: Running,
+    pub log: Capture,
+    pub full: Full,
+}
+
 /// Whether one more job may start now.
 pub fn has_room() -> Result<(), Full> {
     let state = state();
@@ -221,11 +232,13 @@ pub fn adopt(
     command: &str,
     lifetime: Duration,
     caller_waiting: bool,
-) -> Result<Arc<Job>, (Running, Capture, Full)> {
+) -> Result<Arc<Job>, Box<Refused>> {
     let mut state = state();
     if running_count(&state) >= state.limits.max {
-        let max = state.limits.max;
-        return Err((running, log, Full { max }));
+        let full = Full {
+            max: state.limits.max,
+        };
+        return Err(Box::new(Refused { running, log, full }));
     }
     let id = state.next_id;
     state.next_id += 1;
@@ -270,7 +283,10 @@ fn forget_old(state: &mut State) {
         .filter(|(_, job)| !job.output().state.is_running())
         .map(|(&id, _)| id)
         .collect();
-    for id in finished.iter().take(finished.len().saturating_sub(KEEP_FINISHED)) {
+    for id in finished
+        .iter()
+        .take(finished.len().saturating_sub(KEEP_FINISHED))
+    {
         state.jobs.remove(id);
     }
 }

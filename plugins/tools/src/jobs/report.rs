@@ -16,7 +16,11 @@ fn seconds(ms: u64) -> String {
 /// "job 2 is running (12.3s so far)", "job 2 exited with code 1 after 4.0s".
 pub fn status_line(info: &JobInfo) -> String {
     if info.state.is_running() {
-        format!("job {} is running ({} so far)", info.id, seconds(info.elapsed_ms))
+        format!(
+            "job {} is running ({} so far)",
+            info.id,
+            seconds(info.elapsed_ms)
+        )
     } else {
         format!(
             "job {} {} after {}",

@@ -116,8 +116,8 @@ fn end(job: &Job, state: JobState) {
     drop(out);
     job.changed.notify_all();
     let info = job.info();
-    let report_text = (!caller_tells && !matches!(state, JobState::Stopped { .. }))
-        .then(|| finished_report(job));
+    let report_text =
+        (!caller_tells && !matches!(state, JobState::Stopped { .. })).then(|| finished_report(job));
     report(JobEvent::Finished {
         job: info,
         report: report_text,

@@ -26,7 +26,11 @@ fn job_id(args: &Value) -> Result<u64, String> {
         Some(Value::Number(n)) => n.as_u64().filter(|&n| n >= 1).ok_or_else(bad),
         Some(Value::String(s)) => {
             let digits = s.trim().trim_start_matches("job").trim();
-            digits.parse().ok().filter(|&n: &u64| n >= 1).ok_or_else(bad)
+            digits
+                .parse()
+                .ok()
+                .filter(|&n: &u64| n >= 1)
+                .ok_or_else(bad)
         }
         _ => Err(bad()),
     }
@@ -146,7 +150,12 @@ mod tests {
         assert_eq!(job_id(&json!({"id": 3})), Ok(3));
         assert_eq!(job_id(&json!({"id": "job 4"})), Ok(4));
         assert_eq!(job_id(&json!({"id": " 5 "})), Ok(5));
-        for bad in [json!({}), json!({"id": 0}), json!({"id": "x"}), json!({"id": -1})] {
+        for bad in [
+            json!({}),
+            json!({"id": 0}),
+            json!({"id": "x"}),
+            json!({"id": -1}),
+        ] {
             assert!(job_id(&bad).is_err(), "{bad}");
         }
         assert_eq!(job_subject(&json!({"id": 2})), "job 2");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use uji_sdk::ToolOutput;
 use uji_sdk::protocol::spill::Capture;
 
-use crate::jobs::{self, Full, Job, status_line};
+use crate::jobs::{self, Job, Refused, status_line};
 use crate::process::Running;
 
 /// How long a call that starts a job waits for its first line.
@@ -28,10 +28,10 @@ pub fn start(command: &str, lifetime: Duration, running: Running, spill: PathBuf
     let job = match jobs::adopt(running, log, spill, command, lifetime, true) {
         Ok(job) => job,
         // The command is dropped with its guard armed: its tree is killed.
-        Err((_, _, full)) => {
+        Err(refused) => {
             return ToolOutput::error(format!(
                 "cannot start a background job: {}",
-                full.describe()
+                refused.full.describe()
             ));
         }
     };
@@ -87,12 +87,19 @@ pub fn adopt(
     capture: Capture,
     spill: PathBuf,
     at_timeout: bool,
-) -> Result<ToolOutput, (Running, Capture, Full)> {
+) -> Result<ToolOutput, Box<Refused>> {
     let elapsed = running.started.elapsed().as_secs();
     // What the model sees now: the output so far, without cutting the
     // line still being written (the job goes on with it).
     let rendered = capture.render().with_note();
-    let job = jobs::adopt(running, capture, spill, command, jobs::default_lifetime(), false)?;
+    let job = jobs::adopt(
+        running,
+        capture,
+        spill,
+        command,
+        jobs::default_lifetime(),
+        false,
+    )?;
     let why = if at_timeout {
         format!("It was still running at its {elapsed}s timeout")
     } else {

@@ -19,7 +19,10 @@ const LOCAL: &[(&str, &str)] = &[
     ("model", "Pick the model (or /model provider/model)"),
     ("effort", "Pick the reasoning effort (or /effort high)"),
     ("sessions", "Resume or delete a session of this directory"),
-    ("jobs", "List the background jobs; Enter stops the chosen one"),
+    (
+        "jobs",
+        "List the background jobs; Enter stops the chosen one",
+    ),
     ("quit", "Leave uji"),
 ];
 

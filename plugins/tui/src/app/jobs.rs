@@ -110,7 +110,10 @@ impl App {
 
     pub(super) fn on_background_ack(&mut self, result: &Value) {
         if result["running"].as_u64() == Some(0) {
-            self.notice(Level::Info, "no command is running to send to the background");
+            self.notice(
+                Level::Info,
+                "no command is running to send to the background",
+            );
         }
     }
 
@@ -158,7 +161,11 @@ fn job_item(job: &JobInfo) -> PickerItem {
         value: format!(
             "{}:{}",
             job.id,
-            if job.state.is_running() { "running" } else { "ended" }
+            if job.state.is_running() {
+                "running"
+            } else {
+                "ended"
+            }
         ),
     }
 }
