@@ -14,6 +14,9 @@ use crate::agent::TurnOutcome;
 use crate::server::{jobs, serve};
 use crate::sessions::{SessionError, Sessions, Start};
 
+/// The frontend of `uji run`, which has no screen to give back.
+const HEADLESS: &str = "headless";
+
 /// Exit status of a run the user interrupted (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -99,7 +102,11 @@ pub fn run_frontend(
             registry.clone(),
             on_quit,
         ));
-        runtime.spawn(stop_on_termination(registry));
+        // A screen (`uji run --frontend tui`) handles these itself, and
+        // must give the terminal back before uji exits.
+        if launch.frontend == HEADLESS {
+            runtime.spawn(stop_on_termination(registry));
+        }
     }
     let for_frontend: Arc<dyn SessionPort> = port.clone();
     let ran = frontend.run(for_frontend);

@@ -336,6 +336,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_window_keeps_the_same_tail_writes_no_file_and_names_the_full_output() {
+        let full = std::env::temp_dir().join(format!("uji-window-{}.log", std::process::id()));
+        let mut window = Capture::window(full.clone());
+        let lines: String = (1..=3000).map(|n| format!("{n}\n")).collect();
+        window.push(lines.as_bytes(), &mut |_| {});
+        window.finish(&mut |_| {});
+        let rendered = window.render();
+        assert!(rendered.output.starts_with("1001\n") && rendered.output.ends_with("3000"));
+        assert_eq!(
+            rendered.note.as_deref(),
+            Some(
+                format!(
+                    "[Showing lines 1001-3000 of 3000. Full output: {}]",
+                    full.display()
+                )
+                .as_str()
+            )
+        );
+        assert!(!full.exists(), "a window writes nothing");
+        assert_eq!(window.spill_file(), None);
+    }
+
+    #[test]
     fn the_spill_file_stops_at_its_cap_and_says_so() {
         let dir = std::env::temp_dir().join(format!("uji-cap-test-{}", std::process::id()));
         let path = dir.join("uji-output-1-0.log");
