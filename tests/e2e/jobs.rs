@@ -490,7 +490,7 @@ fn a_job_lives_at_most_its_timeout_and_the_model_is_told() {
 }
 
 #[test]
-fn a_job_that_ends_at_once_is_told_in_its_result_without_a_report() {
+fn a_command_that_ends_at_once_is_no_job_and_its_result_says_how_it_ended() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start();
     model
@@ -500,10 +500,7 @@ fn a_job_that_ends_at_once_is_told_in_its_result_without_a_report() {
     run_ok(&sandbox, &model);
     let requests = model.requests();
     let result = last_result(&requests[1]);
-    assert!(
-        result.starts_with("(job 1 exited with code 4 after"),
-        "{result}"
-    );
+    assert!(result == "quick\n(exit code 4)", "{result}");
     assert!(!requests[2].body_text().contains("[Background job"));
 }
 

@@ -94,7 +94,7 @@ impl Tool for RunCommand {
             .unwrap_or_else(temp_spill_path);
         match start(&request, &call) {
             Ok(running) if request.background => {
-                background::start(&request.command, request.lifetime(), running, spill)
+                background::start(&request.command, request.lifetime(), running, spill, ctx)
             }
             Ok(running) => foreground(&request, running, spill, ctx),
             Err(message) => ToolOutput::error(message),

@@ -140,8 +140,7 @@ pub enum JobEvent {
     Finished {
         job: JobInfo,
         /// The report for the model (exit status and the last lines);
-        /// none when the user or the model stopped it, or when the call
-        /// that started it already told its end.
+        /// none when the user, the model or uji stopped it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         report: Option<String>,
     },

@@ -42,9 +42,6 @@ pub struct Output {
     pub last_line: String,
     pub state: JobState,
     pub ended: Option<Instant>,
-    /// The call that started it is still waiting for its first output,
-    /// and tells the model how it ended if it ends meanwhile (no report).
-    pub caller_waiting: bool,
     /// The host has been told of the end (what [`Job::wait_end`] waits
     /// for, so a stop is answered after the frontend heard of it).
     pub told: bool,
@@ -231,7 +228,6 @@ pub fn adopt(
     log_path: PathBuf,
     command: &str,
     lifetime: Duration,
-    caller_waiting: bool,
 ) -> Result<Arc<Job>, Box<Refused>> {
     let mut state = state();
     if running_count(&state) >= state.limits.max {
@@ -242,6 +238,7 @@ pub fn adopt(
     }
     let id = state.next_id;
     state.next_id += 1;
+    let last_line = last_line_of(&log);
     let job = Arc::new(Job {
         id,
         command: command.to_string(),
@@ -250,10 +247,9 @@ pub fn adopt(
         out: Mutex::new(Output {
             log,
             unread: Capture::window(log_path.clone()),
-            last_line: String::new(),
+            last_line,
             state: JobState::Running,
             ended: None,
-            caller_waiting,
             told: false,
         }),
         log_path,
@@ -266,6 +262,14 @@ pub fn adopt(
     report(JobEvent::Started { job: job.info() });
     thread::start(Arc::clone(&job), running, lifetime);
     Ok(job)
+}
+
+/// The last line read so far (before the job's thread took over).
+fn last_line_of(log: &Capture) -> String {
+    let rendered = log.render();
+    let last = rendered.output.lines().last().unwrap_or_default();
+    let cut = uji_sdk::protocol::spill::cut_at_char_boundary(last.as_bytes(), 1000);
+    String::from_utf8_lossy(cut).into_owned()
 }
 
 fn now_ms() -> u64 {

@@ -112,12 +112,10 @@ fn end(job: &Job, state: JobState) {
     }
     out.state = state;
     out.ended = Some(Instant::now());
-    let caller_tells = out.caller_waiting;
     drop(out);
     job.changed.notify_all();
     let info = job.info();
-    let report_text =
-        (!caller_tells && !matches!(state, JobState::Stopped { .. })).then(|| finished_report(job));
+    let report_text = (!matches!(state, JobState::Stopped { .. })).then(|| finished_report(job));
     report(JobEvent::Finished {
         job: info,
         report: report_text,

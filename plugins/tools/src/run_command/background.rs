@@ -2,14 +2,14 @@
 //! (`run_in_background`), or moved there from the foreground.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use uji_sdk::ToolOutput;
 use uji_sdk::protocol::spill::Capture;
+use uji_sdk::{ToolContext, ToolOutput};
 
-use crate::jobs::{self, Job, Refused, status_line};
-use crate::process::Running;
+use super::outcome::{End, render};
+use crate::jobs::{self, Refused};
+use crate::process::{Pumped, Running};
 
 /// How long a call that starts a job waits for its first line.
 const FIRST_OUTPUT_WAIT: Duration = Duration::from_millis(200);
@@ -22,10 +22,38 @@ fn how_to_follow(id: u64) -> String {
     )
 }
 
-/// Starts `running` as a job and returns its number and first output.
-pub fn start(command: &str, lifetime: Duration, running: Running, spill: PathBuf) -> ToolOutput {
-    let log = Capture::new(Some(spill.clone()));
-    let job = match jobs::adopt(running, log, spill, command, lifetime, true) {
+/// Reads the command's first output (its first line, or what came within
+/// [`FIRST_OUTPUT_WAIT`]) on the calling thread, then makes it a job and
+/// returns its number and that output. A command that ended by then is no
+/// job: the result is its output and exit status, as in the foreground.
+pub fn start(
+    command: &str,
+    lifetime: Duration,
+    mut running: Running,
+    spill: PathBuf,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let mut log = Capture::new(Some(spill.clone()));
+    let mut progress = |head: &[u8]| ctx.progress(&String::from_utf8_lossy(head));
+    let deadline = Instant::now() + FIRST_OUTPUT_WAIT;
+    let mut first_line = false;
+    while !first_line && Instant::now() < deadline {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let mut sink = |chunk: &[u8]| {
+            log.push(chunk, &mut |head| {
+                first_line = true;
+                progress(head);
+            })
+        };
+        if let Pumped::Exited(status) = running.pump(wait, &mut sink) {
+            running.ended();
+            log.finish(&mut progress);
+            let elapsed = running.started.elapsed().as_secs_f64();
+            return render(&log, End::Exited(status), status, 0, elapsed);
+        }
+    }
+    let shown = log.render().with_note();
+    let job = match jobs::adopt(running, log, spill, command, lifetime) {
         Ok(job) => job,
         // The command is dropped with its guard armed: its tree is killed.
         Err(refused) => {
@@ -35,48 +63,18 @@ pub fn start(command: &str, lifetime: Duration, running: Running, spill: PathBuf
             ));
         }
     };
-    let ended = wait_first_output(&job);
-    let output = job.take_unread();
-    let info = job.info();
-    if ended {
-        let mut text = output;
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&format!("({})", status_line(&info)));
-        return done(text, status_line(&info));
-    }
-    let shown = if output.is_empty() {
+    let shown = if shown.is_empty() {
         "No output yet.".to_string()
     } else {
-        format!("Its output so far:\n{output}")
+        format!("Its output so far:\n{shown}")
     };
     let text = format!(
         "Started job {id} in the background (it lives at most {secs}s). {shown}\n\n{follow}",
-        id = info.id,
+        id = job.id,
         secs = lifetime.as_secs(),
-        follow = how_to_follow(info.id)
+        follow = how_to_follow(job.id)
     );
-    done(text, format!("Started job {}", info.id))
-}
-
-/// Waits for the job's first line or its end; then the job reports its end
-/// itself. Whether it ended (this call tells the model so, no report).
-fn wait_first_output(job: &Arc<Job>) -> bool {
-    let deadline = Instant::now() + FIRST_OUTPUT_WAIT;
-    let mut out = job.output();
-    while out.state.is_running() && out.unread.total_lines() == 0 {
-        let now = Instant::now();
-        if now >= deadline {
-            break;
-        }
-        out = match job.changed.wait_timeout(out, deadline - now) {
-            Ok((guard, _)) => guard,
-            Err(poisoned) => poisoned.into_inner().0,
-        };
-    }
-    out.caller_waiting = false;
-    !out.state.is_running()
+    done(text, format!("Started job {}", job.id))
 }
 
 /// Moves a foreground command to the background; the result shows its
@@ -92,14 +90,7 @@ pub fn adopt(
     // What the model sees now: the output so far, without cutting the
     // line still being written (the job goes on with it).
     let rendered = capture.render().with_note();
-    let job = jobs::adopt(
-        running,
-        capture,
-        spill,
-        command,
-        jobs::default_lifetime(),
-        false,
-    )?;
+    let job = jobs::adopt(running, capture, spill, command, jobs::default_lifetime())?;
     let why = if at_timeout {
         format!("It was still running at its {elapsed}s timeout")
     } else {
