@@ -224,7 +224,7 @@ function uji.keymap.actions() end
 ---@field log? string the file with its full output, once it is long
 
 ---@class uji.JobSettings
----@field wake? boolean a finished job's report starts a turn when idle (default: on in the TUI, off in `uji run`)
+---@field wake? boolean a finished job's report starts a turn when idle (default: on in the TUI, off in `uji run` and other frontends)
 ---@field max? integer jobs running at once (default 8, at most 64)
 ---@field limit? integer default lifetime in seconds (default 1800, at most 7200)
 

@@ -510,7 +510,8 @@ fn drive_jobs(sandbox: &Sandbox, model: &FakeModel, script: Value) -> Vec<Value>
     std::fs::write(
         sandbox.config().join("init.lua"),
         format!(
-            "uji.model.use(\"{MODEL}\")\nuji.tool.policy({{ run_command = {{ default = \"allow\" }} }})\n"
+            "uji.model.use(\"{MODEL}\")\nuji.tool.policy({{ run_command = {{ default = \"allow\" }} }})\n\
+             uji.jobs.configure({{ wake = true }})\n"
         ),
     )
     .unwrap();

@@ -119,3 +119,28 @@ fn the_footer_shows_jobs_ctrl_z_moves_a_command_and_slash_jobs_stops_one() {
     tty.terminal_restored().unwrap();
     assert!(gone(&sandbox, "server.pid"), "quitting stopped job 1");
 }
+
+#[test]
+fn a_job_ending_while_the_screen_is_idle_wakes_the_session() {
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            json!({"command": "echo hi; sleep 0.5; echo bye", "run_in_background": true}),
+        ))
+        .push(answer("Started it."))
+        .push(answer("The job said bye."));
+    let (_sandbox, mut tty) = open(&model);
+    tty.type_text("start it");
+    tty.press("<CR>");
+    tty.wait_for_text("Started it.");
+    let screen = tty.wait_for_text("The job said bye.");
+    assert!(
+        screen.contains("job 1 (`echo hi; sleep 0.5; echo bye`) exited with code 0"),
+        "{screen}"
+    );
+    let report = model.requests()[2].body_text();
+    assert!(report.contains("[Background job 1"), "{report}");
+    tty.press("<C-c>");
+    assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
+}

@@ -16,6 +16,8 @@ use crate::sessions::{SessionError, Sessions, Start};
 
 /// The frontend of `uji run`, which has no screen to give back.
 const HEADLESS: &str = "headless";
+/// The terminal screen, where a finished job wakes an idle session.
+const TUI: &str = "tui";
 
 /// Exit status of a run the user interrupted (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -72,12 +74,13 @@ pub fn run_frontend(
         });
     };
     let (agent, resumed) = sessions.start(&launch.start)?;
-    // A finished job's report starts a turn in an idle interactive
-    // session; `uji run` ends with its turn instead.
-    let interactive = launch.interrupt_on_sigint.is_none();
+    // A finished job's report starts a turn in an idle TUI session; `uji
+    // run` ends with its turn instead, and an editor (ACP) or another
+    // frontend asks for turns itself unless init.lua turns `wake` on.
+    let wakes = launch.frontend == TUI;
     sessions
         .registry
-        .set_config(WAKE_DEFAULT_KEY, serde_json::Value::Bool(interactive));
+        .set_config(WAKE_DEFAULT_KEY, serde_json::Value::Bool(wakes));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

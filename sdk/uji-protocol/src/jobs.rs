@@ -41,7 +41,7 @@ pub const STOP_ALL: &str = "jobs.stop_all";
 /// idle (set by `uji.jobs.configure({ wake })`).
 pub const WAKE_KEY: &str = "jobs.wake";
 /// Config key: the frontend's default for [`WAKE_KEY`] (the launcher sets
-/// it: on for interactive frontends, off for `uji run`).
+/// it: on for the TUI, off for `uji run` and other frontends).
 pub const WAKE_DEFAULT_KEY: &str = "jobs.wake_default";
 
 /// Who stopped a job.
