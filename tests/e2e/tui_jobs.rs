@@ -73,20 +73,24 @@ fn the_footer_shows_jobs_ctrl_z_moves_a_command_and_slash_jobs_stops_one() {
     model
         .push(call(
             "c1",
-            json!({"command": "echo $$ > server.pid; echo booting; sleep 0.3; echo ready on 5173; sleep 300",
+            json!({"command": "echo $$ > server.pid; echo booting; sleep 0.3; echo ready on 51\"\"73; sleep 300",
                    "run_in_background": true}),
         ))
         .push(answer("Started it."))
         .push(call(
             "c2",
-            json!({"command": "echo $$ > build.pid; echo compiling; sleep 300"}),
+            json!({"command": "echo $$ > build.pid; echo compil\"\"ing; sleep 300"}),
         ))
         .push(answer("It builds in the background."));
     let (sandbox, mut tty) = open(&model);
 
     tty.type_text("start the server");
     tty.press("<CR>");
-    let screen = tty.wait_for_text("ready on 5173");
+    // (The command line is shown too: its quotes keep it from matching.)
+    let screen = tty.wait_for("job 1's latest line in the footer", |s| {
+        s.lines()
+            .any(|l| l.contains("⚙ job 1") && l.contains("ready on 5173"))
+    });
     assert!(screen.contains("⚙ job 1"), "{screen}");
 
     tty.type_text("build it");
@@ -126,7 +130,7 @@ fn a_job_ending_while_the_screen_is_idle_wakes_the_session() {
     model
         .push(call(
             "c1",
-            json!({"command": "echo hi; sleep 0.5; echo bye", "run_in_background": true}),
+            json!({"command": "echo hi; sleep 0.5; echo b\"\"ye", "run_in_background": true}),
         ))
         .push(answer("Started it."))
         .push(answer("The job said bye."));
@@ -135,10 +139,7 @@ fn a_job_ending_while_the_screen_is_idle_wakes_the_session() {
     tty.press("<CR>");
     tty.wait_for_text("Started it.");
     let screen = tty.wait_for_text("The job said bye.");
-    assert!(
-        screen.contains("job 1 (`echo hi; sleep 0.5; echo bye`) exited with code 0"),
-        "{screen}"
-    );
+    assert!(screen.contains("exited with code 0"), "{screen}");
     let report = model.requests()[2].body_text();
     assert!(report.contains("[Background job 1"), "{report}");
     tty.press("<C-c>");
