@@ -207,6 +207,46 @@ function uji.keymap.list() end
 function uji.keymap.actions() end
 
 -- ---------------------------------------------------------------------------
+-- Background jobs
+
+---@class uji.Job
+---@field id integer the number in "job N"
+---@field command string
+---@field state "running"|"exited"|"killed"|"timed_out"|"stopped"
+---@field code? integer exit code, when `state` is "exited"
+---@field signal? integer when `state` is "killed"
+---@field by? "user"|"model"|"uji" who stopped it, when `state` is "stopped"
+---@field after_secs? integer its lifetime, when `state` is "timed_out"
+---@field started_ms integer
+---@field elapsed_ms integer
+---@field last_line string
+---@field lines integer lines of output so far
+---@field log? string the file with its full output, once it is long
+
+---@class uji.JobSettings
+---@field wake? boolean a finished job's report starts a turn when idle (default: on in the TUI, off in `uji run` and other frontends)
+---@field max? integer jobs running at once (default 8, at most 64)
+---@field limit? integer default lifetime in seconds (default 1800, at most 7200)
+
+--- Background jobs (docs/jobs.md), served by the tools plugin.
+---@class uji.jobs
+uji.jobs = {}
+
+--- Every job kept, running first.
+---@return uji.Job[]
+function uji.jobs.list() end
+
+--- Stops a job and its whole process tree; no report reaches the model.
+---@param id integer
+---@return uji.Job
+function uji.jobs.stop(id) end
+
+--- Changes what is given; returns the settings in force.
+---@param settings uji.JobSettings
+---@return uji.JobSettings
+function uji.jobs.configure(settings) end
+
+-- ---------------------------------------------------------------------------
 -- JSON
 
 ---@class uji.json

@@ -213,18 +213,25 @@ fn every_example_of_the_spec_runs_as_written() {
     let notices = env.notices();
     // uji.tool.list() after removing write_file, in name order.
     assert_eq!(
-        &notices[..4],
-        ["branch", "edit_file", "read_file", "run_command"],
+        &notices[..6],
+        [
+            "branch",
+            "edit_file",
+            "job_output",
+            "read_file",
+            "run_command",
+            "stop_job"
+        ],
         "{notices:?}"
     );
-    assert_eq!(notices[4], "confined=true");
+    assert_eq!(notices[6], "confined=true");
     assert!(
-        notices[5].starts_with("roots=") && notices[5].ends_with("reference/other-project"),
+        notices[7].starts_with("roots=") && notices[7].ends_with("reference/other-project"),
         "{notices:?}"
     );
-    assert!(!notices[5].contains('~'), "~/ is expanded: {notices:?}");
-    assert_eq!(notices[6], "removed again=false");
-    assert_eq!(notices.len(), 7, "no error notices: {notices:?}");
+    assert!(!notices[7].contains('~'), "~/ is expanded: {notices:?}");
+    assert_eq!(notices[8], "removed again=false");
+    assert_eq!(notices.len(), 9, "no error notices: {notices:?}");
 
     let registry = &env.booted.registry;
     assert!(registry.tool("write_file").is_none());

@@ -477,7 +477,14 @@ fn uji_plugins_lists_the_shipped_tools_plugin_found_next_to_the_binary() {
     assert_eq!(tools["origin"], "bundled");
     assert_eq!(
         tools["tools"],
-        json!(["edit_file", "read_file", "run_command", "write_file"])
+        json!([
+            "edit_file",
+            "job_output",
+            "read_file",
+            "run_command",
+            "stop_job",
+            "write_file"
+        ])
     );
     assert_eq!(doc["failed"], json!([]), "nothing shipped fails: {stdout}");
 }

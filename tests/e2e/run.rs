@@ -149,7 +149,14 @@ fn a_multi_step_task_reads_edits_and_runs_and_the_events_come_in_order() {
         .collect();
     assert_eq!(
         tools,
-        ["edit_file", "read_file", "run_command", "write_file"]
+        [
+            "edit_file",
+            "job_output",
+            "read_file",
+            "run_command",
+            "stop_job",
+            "write_file"
+        ]
     );
     let second = messages(&requests[1]);
     let read_result = second.iter().find(|m| m["role"] == "tool").unwrap();
@@ -354,7 +361,7 @@ fn invalid_arguments_and_unknown_tools_become_results_the_model_can_correct() {
     );
     assert_eq!(
         results[1]["content"],
-        "error: unknown tool `grep`. Available tools: edit_file, read_file, run_command, write_file."
+        "error: unknown tool `grep`. Available tools: edit_file, job_output, read_file, run_command, stop_job, write_file."
     );
 }
 

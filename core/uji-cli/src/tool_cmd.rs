@@ -133,6 +133,9 @@ pub fn run(
             () = ctrl_c => unreachable_pending(),
         }
     });
+    // One call and no session: a command it moved to the background (or
+    // started there) ends with it.
+    uji_core::server::jobs::stop_all(&booted.registry);
     crate::print_notices(&booted.registry);
     let mut text = result.output.text.clone();
     if !text.ends_with('\n') {

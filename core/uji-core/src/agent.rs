@@ -549,6 +549,21 @@ impl Agent {
             images,
             hidden: false,
         });
+        self.run_turn(interrupt).await
+    }
+
+    /// Runs a turn for what waits in the session control (a background
+    /// job's report) with no new user message.
+    pub async fn wake(&mut self, interrupt: &mut Interrupt) -> TurnOutcome {
+        self.apply_control();
+        self.emit(Event::TurnStarted {
+            text: String::new(),
+        });
+        self.run_turn(interrupt).await
+    }
+
+    /// The model's answers and tool calls until the turn ends.
+    async fn run_turn(&mut self, interrupt: &mut Interrupt) -> TurnOutcome {
         let mut usage = Usage::default();
         let mut continued = 0u64;
         loop {

@@ -1,6 +1,7 @@
 //! What reaches a running session from outside its turn: user messages
 //! waiting for it ([`MessageQueue`]) and changes made while it may be busy
-//! ([`SessionControl`]: a model switch, a new title, a `!cmd` result). The
+//! ([`SessionControl`]: a model switch, a new title, a `!cmd` result, a
+//! background job's report). The
 //! agent takes both at safe points: before each model request and when a
 //! turn ends, so a change never lands in the middle of a request.
 
@@ -116,7 +117,7 @@ pub struct Pending {
     /// The keys to keep out of everything, after a login added one.
     pub secrets: Option<Vec<String>>,
     pub title: Option<String>,
-    /// Messages to save (`!cmd` results).
+    /// Messages to save (`!cmd` results, background jobs' reports).
     pub messages: Vec<MessageBody>,
 }
 
@@ -159,6 +160,14 @@ impl SessionControl {
         if let Ok(mut pending) = self.pending.lock() {
             pending.messages.push(body);
         }
+    }
+
+    /// Whether messages wait to be saved.
+    pub fn has_messages(&self) -> bool {
+        self.pending
+            .lock()
+            .map(|pending| !pending.messages.is_empty())
+            .unwrap_or(false)
     }
 
     /// Everything waiting, leaving nothing behind.

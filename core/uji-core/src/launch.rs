@@ -6,12 +6,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use uji_host::SessionPort;
+use uji_host::{Registry, SessionPort};
 use uji_protocol::frontend::{Delivery, Op};
+use uji_protocol::jobs::WAKE_DEFAULT_KEY;
 
 use crate::agent::TurnOutcome;
-use crate::server::serve;
+use crate::server::{jobs, serve};
 use crate::sessions::{SessionError, Sessions, Start};
+
+/// The frontend of `uji run`, which has no screen to give back.
+const HEADLESS: &str = "headless";
+/// The terminal screen, where a finished job wakes an idle session.
+const TUI: &str = "tui";
 
 /// Exit status of a run the user interrupted (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -74,6 +80,13 @@ pub fn run_frontend(
         serde_json::Value::from(launch.frontend.clone()),
     );
     let (agent, resumed) = sessions.start(&launch.start)?;
+    // A finished job's report starts a turn in an idle TUI session; `uji
+    // run` ends with its turn instead, and an editor (ACP) or another
+    // frontend asks for turns itself unless init.lua turns `wake` on.
+    let wakes = launch.frontend == TUI;
+    sessions
+        .registry
+        .set_config(WAKE_DEFAULT_KEY, serde_json::Value::Bool(wakes));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -92,7 +105,17 @@ pub fn run_frontend(
         port.submit_op(op).map_err(LaunchError::Closed)?;
     }
     if let Some(on_quit) = launch.interrupt_on_sigint {
-        runtime.spawn(interrupt_on_sigint(Arc::clone(&port), on_quit));
+        let registry = sessions.registry.clone();
+        runtime.spawn(interrupt_on_sigint(
+            Arc::clone(&port),
+            registry.clone(),
+            on_quit,
+        ));
+        // A screen (`uji run --frontend tui`) handles these itself, and
+        // must give the terminal back before uji exits.
+        if launch.frontend == HEADLESS {
+            runtime.spawn(stop_on_termination(registry));
+        }
     }
     let for_frontend: Arc<dyn SessionPort> = port.clone();
     let ran = frontend.run(for_frontend);
@@ -100,6 +123,8 @@ pub fn run_frontend(
     // A frontend that returns without saying so still ends the session.
     let _ = port.submit_op(Op::Shutdown);
     let outcome = runtime.block_on(handle).ok().flatten();
+    // Jobs never outlive the session that started them.
+    jobs::stop_all(&sessions.registry);
     runtime.shutdown_timeout(Duration::from_millis(100));
     ran.map_err(|e| LaunchError::Frontend {
         frontend: launch.frontend,
@@ -108,14 +133,40 @@ pub fn run_frontend(
     Ok(outcome)
 }
 
-async fn interrupt_on_sigint(port: Arc<crate::server::ServerPort>, on_quit: fn()) {
+async fn interrupt_on_sigint(
+    port: Arc<crate::server::ServerPort>,
+    registry: Registry,
+    on_quit: fn(),
+) {
     let mut count = 0;
     while tokio::signal::ctrl_c().await.is_ok() {
         count += 1;
         if count > 1 {
             on_quit();
+            jobs::stop_all(&registry);
             std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
         let _ = port.submit_op(Op::Interrupt);
     }
+}
+
+/// SIGTERM or SIGHUP (the terminal closed) ends a headless run at once,
+/// stopping every background job's process tree first. (An interactive
+/// frontend handles these signals itself and returns, and the launcher
+/// stops the jobs then.)
+async fn stop_on_termination(registry: Registry) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!("cannot watch SIGTERM and SIGHUP: background jobs may outlive a killed uji");
+        return;
+    };
+    let signal = tokio::select! {
+        _ = term.recv() => libc::SIGTERM,
+        _ = hup.recv() => libc::SIGHUP,
+    };
+    jobs::stop_all(&registry);
+    std::process::exit(128 + signal);
 }

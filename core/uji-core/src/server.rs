@@ -33,6 +33,7 @@ use crate::sessions::{Approvals, Sessions, Start};
 
 mod ask;
 mod commands;
+pub mod jobs;
 mod login;
 mod outbox;
 mod shell;
@@ -102,6 +103,8 @@ enum Work {
     Switch(String, Start),
     /// Apply what [`SessionControl`] holds now (the session is idle).
     Apply,
+    /// A background job's report waits: run a turn for it.
+    Wake,
 }
 
 /// What the router and the worker share.
@@ -259,6 +262,9 @@ impl Shared {
                 self.shutdown();
                 Ok(Reply::Done(None))
             }
+            Op::ListJobs => self.list_jobs(),
+            Op::StopJob { job_id } => self.stop_job(op_id, job_id),
+            Op::Background => self.background(),
             Op::Unknown => Err(format!(
                 "unknown operation type; this uji speaks frontend protocol {} (docs/frontends.md)",
                 uji_protocol::frontend::PROTOCOL_VERSION
@@ -464,6 +470,7 @@ pub fn serve(
     connect(&shared, &mut agent);
     install_notices(&shared);
     install_services(&shared);
+    jobs::install(&shared);
     live::mirror_session_rules(&shared.sessions);
     let port = Arc::new(ServerPort {
         ops: ops_tx,
@@ -561,8 +568,13 @@ async fn work(
         }
         match work {
             Work::Turn(message) => {
-                last = Some(run_turns(&shared, &mut agent, message).await);
+                last = Some(run_turns(&shared, &mut agent, First::Message(message)).await);
             }
+            Work::Wake if agent.control.has_messages() => {
+                last = Some(run_turns(&shared, &mut agent, First::Wake).await);
+            }
+            // What woke it was taken by a turn meanwhile.
+            Work::Wake => {}
             Work::Compact(op_id) => compact(&shared, &mut agent, &op_id).await,
             Work::Switch(op_id, start) => switch(&shared, &mut agent, &op_id, &start),
             Work::Apply => agent.apply_control(),
@@ -605,19 +617,33 @@ fn end(shared: &Shared) {
     }
 }
 
+/// What starts a run of turns.
+enum First {
+    Message(Queued),
+    /// A background job's report (waiting in the session control).
+    Wake,
+}
+
 /// Runs a turn, then one for each message that waited for it.
-async fn run_turns(shared: &Shared, agent: &mut Agent, first: Queued) -> TurnOutcome {
-    let mut message = first;
+async fn run_turns(shared: &Shared, agent: &mut Agent, first: First) -> TurnOutcome {
+    let mut next = first;
     loop {
         let mut interrupt = begin(shared);
-        let outcome = agent
-            .turn(message.text, message.images, &mut interrupt)
-            .await;
+        let outcome = match next {
+            First::Message(message) => {
+                agent
+                    .turn(message.text, message.images, &mut interrupt)
+                    .await
+            }
+            First::Wake => agent.wake(&mut interrupt).await,
+        };
         end(shared);
         // Popped after going idle: a message queued meanwhile is either in
         // the queue now or was sent as work of its own.
         match shared.queue.pop() {
-            Some(next) if !shared.closing.load(Ordering::SeqCst) => message = next,
+            Some(message) if !shared.closing.load(Ordering::SeqCst) => {
+                next = First::Message(message)
+            }
             _ => return outcome,
         }
     }
@@ -648,6 +674,8 @@ fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
     }
     match shared.sessions.start(start) {
         Ok((mut next, resumed)) => {
+            // Jobs belong to the session that started them.
+            jobs::stop_all(&shared.sessions.registry);
             live::remove(&shared.sessions, agent.session.id());
             shared.queue.clear();
             connect(shared, &mut next);

@@ -133,6 +133,45 @@ uji.mcp = {
   end,
 }
 
+-- uji.jobs is served by the tools plugin (plugins/tools), which owns the
+-- background jobs, through the jobs.* events it answers.
+local function jobs_call(event, payload)
+  local ok, answers = raw.emit(event, payload)
+  if not ok then
+    error(answers, 3)
+  end
+  for _, answer in ipairs(answers) do
+    if type(answer) == "table" and answer.error ~= nil then
+      error(event:gsub("^jobs%.", "uji.jobs.") .. ": " .. answer.error, 3)
+    elseif type(answer) == "table" and answer.ok ~= nil then
+      return answer.ok
+    end
+  end
+  error("uji.jobs: the tools plugin (libuji_plugin_tools) is not loaded", 3)
+end
+
+uji.jobs = {
+  -- Every job kept (running first): { id, command, state, code?, signal?,
+  -- by?, after_secs?, started_ms, elapsed_ms, last_line, lines, log? }.
+  list = function()
+    return jobs_call("jobs.list", {})
+  end,
+  -- Stops job `id` and its whole process tree; no report reaches the model.
+  stop = function(id)
+    if type(id) ~= "number" or id < 1 or id % 1 ~= 0 then
+      error("uji.jobs.stop: expects a job number, e.g. uji.jobs.stop(3)", 2)
+    end
+    return jobs_call("jobs.stop", { id = id, by = "user" })
+  end,
+  -- { wake = boolean, max = jobs at once, limit = default lifetime in seconds }
+  configure = function(settings)
+    if type(settings) ~= "table" then
+      error("uji.jobs.configure: expects a table { wake = boolean, max = number, limit = seconds }", 2)
+    end
+    return jobs_call("jobs.configure", settings)
+  end,
+}
+
 -- print goes to uji's log: the terminal belongs to the interface.
 print = function(...)
   local parts = {}

@@ -1,6 +1,6 @@
 //! uji's built-in tools as a plugin built only on the public SDK, exactly
-//! like a third-party plugin: `read_file`, `edit_file`, `write_file` and
-//! `run_command`.
+//! like a third-party plugin: `read_file`, `edit_file`, `write_file`,
+//! `run_command`, and for background jobs `job_output` and `stop_job`.
 //!
 //! The tool types are public so tests (and other plugins that want the same
 //! behaviour) can use them directly.
@@ -10,34 +10,42 @@ mod atomic;
 mod beneath;
 mod diff;
 mod edit_file;
+mod jobs;
+mod process;
 mod read_file;
 mod reaper;
 mod run_command;
 pub mod sandbox;
+mod spawner;
 mod write_file;
 
 pub use edit_file::EditFile;
+pub use jobs::tools::{JobOutput, StopJob};
 pub use read_file::ReadFile;
 pub use run_command::RunCommand;
 pub use write_file::WriteFile;
 
 use uji_sdk::{Host, Plugin};
 
-/// The plugin that registers the four built-in tools.
+/// The plugin that registers the built-in tools.
 pub struct ToolsPlugin;
 
 impl Plugin for ToolsPlugin {
     const NAME: &'static str = "tools";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const DESCRIPTION: &'static str =
-        "uji's built-in tools: read_file, edit_file, write_file, run_command";
+        "uji's built-in tools: read_file, edit_file, write_file, run_command, job_output, stop_job";
 
     fn init(host: &Host) -> Result<(), String> {
         sandbox::set_host(host);
+        jobs::set_host(host);
+        jobs::events::install(host)?;
         host.register_tool(ReadFile)?;
         host.register_tool(EditFile)?;
         host.register_tool(WriteFile)?;
         host.register_tool(RunCommand)?;
+        host.register_tool(JobOutput)?;
+        host.register_tool(StopJob)?;
         Ok(())
     }
 }

@@ -1,39 +1,48 @@
 //! `run_command`: a shell command in its own session and process group,
 //! stdout and stderr merged into one pipe, a bounded tail of the output for
 //! the model and the full output spilled to a file when it is too long.
+//! A command may run in the background as a job ([`crate::jobs`]): asked
+//! for with `run_in_background`, when it is still running at its timeout,
+//! or when the user sends it there (Ctrl+Z).
 
-use std::io::{self, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use uji_sdk::protocol::spill::Capture;
+use uji_sdk::protocol::jobs::MAX_LIFETIME_SECS;
+use uji_sdk::protocol::spill::{Capture, temp_spill_path};
 use uji_sdk::{SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
-use crate::args::{self, os_error, plural};
-use crate::reaper;
-use crate::sandbox::{self, Prepared};
+use crate::args::{self, os_error};
+use crate::jobs::{self, BACKGROUND_REQUESTS, FOREGROUND, Refused};
+use crate::process::{Pumped, Running};
+use crate::sandbox;
+
+mod background;
+mod outcome;
+
+use outcome::{End, render};
 
 const NAME: &str = "run_command";
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
 const MAX_TIMEOUT_SECS: u64 = 600;
-/// How often cancellation and the deadline are checked.
+/// How often cancellation, the deadline and Ctrl+Z are checked.
 const POLL: Duration = Duration::from_millis(50);
-/// After a kill, how long to collect output still in the pipe.
-const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
 
 const DESCRIPTION: &str = "Run a shell command with `sh -c` in the working directory and \
 return its output, stdout and stderr merged in the order they were written. stdin is closed \
 and there is no terminal, so anything that prompts fails at once: pass flags such as `--yes`, \
-`-y` or `--no-pager`. `timeout` is in seconds (default 120, at most 600); when it runs out, \
-or the user interrupts, the command and every process it started are killed. A non-zero exit \
-ends the output with `(exit code N)`. Long output keeps only its last 2000 lines or 50 KB, \
-and the full output is saved to a file the result names (read it with read_file). The call \
-lasts until every process that still holds the output has exited, so start long-running \
-background processes with their output redirected, e.g. `server > /tmp/server.log 2>&1 &`.";
+`-y` or `--no-pager`. `timeout` is in seconds (default 120, at most 600). A command still \
+running at its timeout moves to the background as a job (a command that only sleeps is \
+killed); when the user interrupts, the command and every process it started are killed. A \
+non-zero exit ends the output with `(exit code N)`. Long output keeps only its last 2000 \
+lines or 50 KB, and the full output is saved to a file the result names (read it with \
+read_file). For dev servers, watchers and long builds set `run_in_background`: the call \
+returns at once with the job's number and its first output; read more with job_output, stop \
+it with stop_job, and when it ends its exit status and last lines come with your next \
+request. A background job lives `timeout` seconds (default 1800, at most 7200).";
 
 /// The `run_command` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,8 +64,14 @@ impl Tool for RunCommand {
                     "timeout": {
                         "type": "integer",
                         "minimum": 1,
-                        "maximum": MAX_TIMEOUT_SECS,
-                        "description": "Seconds before the command is killed (default 120, at most 600)"
+                        "maximum": MAX_LIFETIME_SECS,
+                        "description": "Seconds before the command moves to the background \
+                                        (default 120, at most 600); for a background job, \
+                                        seconds before it is stopped (default 1800, at most 7200)"
+                    },
+                    "run_in_background": {
+                        "type": "boolean",
+                        "description": "Start the command as a background job and return at once"
                     }
                 },
                 "required": ["command"]
@@ -68,283 +83,220 @@ impl Tool for RunCommand {
     }
 
     fn run(&self, call: ToolCall, ctx: &ToolContext) -> ToolOutput {
-        let (command, timeout) = match parse(&call.args) {
+        let request = match parse(&call.args) {
             Ok(parsed) => parsed,
             Err(message) => return ToolOutput::error(message),
         };
-        let sandbox = match sandbox::prepare(call.sandbox.as_ref()) {
-            Ok(prepared) => prepared,
-            Err(e) => return ToolOutput::error(format!("could not set up the sandbox: {e}")),
-        };
-        let spill = call.spill.as_ref().map(PathBuf::from);
-        match execute(command, timeout, Path::new(&call.cwd), &sandbox, spill, ctx) {
-            Ok(output) => output,
+        let spill = call
+            .spill
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(temp_spill_path);
+        match start(&request, &call) {
+            Ok(running) if request.background => {
+                background::start(&request.command, request.lifetime(), running, spill, ctx)
+            }
+            Ok(running) => foreground(&request, running, spill, ctx),
             Err(message) => ToolOutput::error(message),
         }
     }
 }
 
-fn parse(args: &Value) -> Result<(&str, u64), String> {
+/// A call's arguments.
+struct Request {
+    command: String,
+    /// As given (`None`: the default of the mode).
+    timeout: Option<u64>,
+    background: bool,
+}
+
+impl Request {
+    fn foreground_timeout(&self) -> u64 {
+        self.timeout
+            .unwrap_or(DEFAULT_TIMEOUT_SECS)
+            .min(MAX_TIMEOUT_SECS)
+    }
+
+    fn lifetime(&self) -> Duration {
+        match self.timeout {
+            Some(secs) => Duration::from_secs(secs.min(MAX_LIFETIME_SECS)),
+            None => jobs::default_lifetime(),
+        }
+    }
+}
+
+fn parse(args: &Value) -> Result<Request, String> {
     let map = args::object(args)?;
-    let command = args::non_blank_str(map, "command")?;
-    let timeout = match map.get("timeout") {
-        None | Some(Value::Null) => DEFAULT_TIMEOUT_SECS,
-        Some(_) => args::optional_positive_int(map, "timeout")
-            .map_err(|_| "`timeout` must be a whole number of seconds ≥ 1".to_string())?
-            .unwrap_or(DEFAULT_TIMEOUT_SECS),
-    };
-    Ok((command, timeout.min(MAX_TIMEOUT_SECS)))
+    let command = args::non_blank_str(map, "command")?.to_string();
+    let timeout = args::optional_positive_int(map, "timeout")
+        .map_err(|_| "`timeout` must be a whole number of seconds ≥ 1".to_string())?;
+    let background = args::optional_bool(map, "run_in_background")?.unwrap_or(false);
+    Ok(Request {
+        command,
+        timeout,
+        background,
+    })
 }
 
-/// Why the command was stopped before it ended on its own.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    Timeout,
-    Interrupted,
-}
-
-/// Kills the command's whole tree (see [`reaper`]) if the call ends early
-/// (an error or a panic).
-struct TreeGuard {
-    root: libc::pid_t,
-    mark: String,
-    armed: bool,
-}
-
-impl TreeGuard {
-    fn kill(&mut self) {
-        if self.root > 1 {
-            // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH.
-            unsafe {
-                libc::killpg(self.root, libc::SIGKILL);
-            }
-            reaper::kill_tree(self.root, &self.mark);
-        }
-    }
-}
-
-impl Drop for TreeGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            self.kill();
-        }
-    }
-}
-
-fn spawn(
-    command: &str,
-    cwd: &Path,
-    mark: &str,
-    sandbox: &Prepared,
-) -> io::Result<(Child, io::PipeReader)> {
-    let (reader, writer) = io::pipe()?;
-    let writer2 = writer.try_clone()?;
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .env(reaper::MARK_VAR, mark)
-        .stdin(Stdio::null())
-        .stdout(writer2)
-        .stderr(writer);
-    let ruleset = match sandbox {
-        Prepared::Ruleset(fd) => Some(fd.as_raw_fd()),
-        Prepared::None | Prepared::Unsupported => None,
-    };
-    // SAFETY: setsid, prctl and landlock_restrict_self are async-signal-safe
-    // system calls. setsid puts the command in a new session and process
-    // group (so the whole tree can be killed with one killpg) without a
-    // controlling terminal, so password prompts fail at once instead of
-    // stopping the job. The ruleset fd outlives the spawn (the caller holds
-    // it).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            if let Some(fd) = ruleset {
-                sandbox::restrict(fd)?;
-            }
-            Ok(())
-        });
-    }
-    let child = cmd.spawn();
-    // The Command holds the pipe's write ends; close them in this process so
-    // the reader sees end-of-file when the command's processes exit.
-    drop(cmd);
-    Ok((child?, reader))
-}
-
-/// Waits up to `timeout` for the pipe to have data or be closed.
-fn wait_readable(fd: i32, timeout: Duration) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd for the duration of the call.
-    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(false);
-        }
-        return Err(e);
-    }
-    Ok(rc > 0)
-}
-
-fn execute(
-    command: &str,
-    timeout_secs: u64,
-    cwd: &Path,
-    sandbox: &Prepared,
-    spill: Option<PathBuf>,
-    ctx: &ToolContext,
-) -> Result<ToolOutput, String> {
+/// Checks the working directory and the job limit, and starts the command.
+fn start(request: &Request, call: &ToolCall) -> Result<Running, String> {
+    let cwd = Path::new(&call.cwd);
     if !cwd.is_dir() {
         return Err(format!(
             "the working directory {} does not exist",
             cwd.display()
         ));
     }
-    reaper::become_subreaper();
-    reaper::reap_adopted();
-    let mark = reaper::new_mark();
-    let (mut child, mut reader) = spawn(command, cwd, &mark, sandbox)
-        .map_err(|e| format!("could not start sh: {}", os_error(&e)))?;
-    let mut guard = TreeGuard {
-        root: child.id() as libc::pid_t,
-        mark,
-        armed: true,
-    };
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(timeout_secs);
-    let fd = reader.as_raw_fd();
-    let mut capture = Capture::new(spill);
-    let mut progress = |head: &[u8]| ctx.progress(&String::from_utf8_lossy(head));
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut eof = false;
-    let mut status: Option<ExitStatus> = None;
-    let mut stop = None;
+    if request.background {
+        jobs::has_room()
+            .map_err(|full| format!("cannot start a background job: {}", full.describe()))?;
+    }
+    let sandbox = sandbox::prepare(call.sandbox.as_ref())
+        .map_err(|e| format!("could not set up the sandbox: {e}"))?;
+    Running::start(&request.command, cwd, &sandbox)
+        .map_err(|e| format!("could not start sh: {}", os_error(&e)))
+}
 
+/// Counts the foreground commands running, for Ctrl+Z's answer.
+struct InForeground;
+
+impl InForeground {
+    fn enter() -> InForeground {
+        FOREGROUND.fetch_add(1, Ordering::SeqCst);
+        InForeground
+    }
+}
+
+impl Drop for InForeground {
+    fn drop(&mut self) {
+        FOREGROUND.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs the command to its end, its timeout, an interrupt or a move to
+/// the background.
+fn foreground(
+    request: &Request,
+    mut running: Running,
+    spill: PathBuf,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let _counted = InForeground::enter();
+    let timeout_secs = request.foreground_timeout();
+    let deadline = running.started + Duration::from_secs(timeout_secs);
+    let mut capture = Capture::new(Some(spill.clone()));
+    let mut progress = |head: &[u8]| ctx.progress(&String::from_utf8_lossy(head));
+    loop {
+        let end = wait(&mut running, deadline, ctx, &mut |chunk| {
+            capture.push(chunk, &mut progress)
+        });
+        let moved = match end {
+            End::Timeout if !only_sleeps(&request.command) => Some(true),
+            End::MoveAsked => Some(false),
+            _ => None,
+        };
+        let Some(at_timeout) = moved else {
+            return finish(running, capture, end, timeout_secs, ctx);
+        };
+        match background::adopt(
+            &request.command,
+            running,
+            capture,
+            spill.clone(),
+            at_timeout,
+        ) {
+            Ok(output) => return output,
+            Err(refused) => {
+                let Refused {
+                    running: back,
+                    log,
+                    full,
+                } = *refused;
+                if at_timeout {
+                    let end = End::TimeoutFull(full.max);
+                    return finish(back, log, end, timeout_secs, ctx);
+                }
+                // Ctrl+Z with no room: say why and keep running.
+                ctx.progress(&format!(
+                    "cannot move it to the background: {}",
+                    full.describe()
+                ));
+                (running, capture) = (back, log);
+            }
+        }
+    }
+}
+
+/// Pumps the command until something ends the wait.
+fn wait(
+    running: &mut Running,
+    deadline: Instant,
+    ctx: &ToolContext,
+    sink: &mut dyn FnMut(&[u8]),
+) -> End {
+    let asked = BACKGROUND_REQUESTS.load(Ordering::SeqCst);
     loop {
         if ctx.is_cancelled() {
-            stop = Some(Stop::Interrupted);
-            break;
+            return End::Interrupted;
+        }
+        if BACKGROUND_REQUESTS.load(Ordering::SeqCst) != asked {
+            return End::MoveAsked;
         }
         let now = Instant::now();
         if now >= deadline {
-            stop = Some(Stop::Timeout);
-            break;
+            return End::Timeout;
         }
-        let wait = POLL.min(deadline - now);
-        if !eof {
-            // Output first: the call lasts while any process holds the pipe.
-            match wait_readable(fd, wait) {
-                Ok(true) => match reader.read(&mut buf) {
-                    Ok(0) => eof = true,
-                    Ok(n) => capture.push(&buf[..n], &mut progress),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => eof = true,
-                },
-                Ok(false) => {}
-                Err(_) => eof = true,
-            }
-        } else {
-            match child.try_wait() {
-                Ok(Some(s)) => {
-                    status = Some(s);
-                    break;
-                }
-                Ok(None) => std::thread::sleep(wait.min(Duration::from_millis(10))),
-                Err(_) => break,
-            }
+        if let Pumped::Exited(status) = running.pump(POLL.min(deadline - now), sink) {
+            running.ended();
+            return End::Exited(status);
         }
     }
+}
 
-    if stop.is_some() {
-        guard.kill();
-        let _ = child.wait();
-        // Collect what is still in the pipe; stop early if a process that
-        // left the group keeps it open.
-        let drain_until = Instant::now() + DRAIN_AFTER_KILL;
-        while !eof {
-            let now = Instant::now();
-            if now >= drain_until {
-                break;
-            }
-            match wait_readable(fd, drain_until - now) {
-                Ok(true) => match reader.read(&mut buf) {
-                    Ok(0) => eof = true,
-                    Ok(n) => capture.push(&buf[..n], &mut progress),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => eof = true,
-                },
-                Ok(false) => {}
-                Err(_) => eof = true,
-            }
-        }
-    }
-    guard.armed = false;
-    if stop.is_none() {
-        reaper::note_survivors(guard.root, &guard.mark);
-    }
-    drop(reader);
+/// Kills the command if it still runs, and renders the result.
+fn finish(
+    mut running: Running,
+    mut capture: Capture,
+    end: End,
+    timeout_secs: u64,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let mut progress = |head: &[u8]| ctx.progress(&String::from_utf8_lossy(head));
+    let status: Option<ExitStatus> = match end {
+        End::Exited(status) => status,
+        _ => running.kill(&mut |chunk| capture.push(chunk, &mut progress)),
+    };
     capture.finish(&mut progress);
+    let elapsed = running.started.elapsed().as_secs_f64();
+    render(&capture, end, status, timeout_secs, elapsed)
+}
 
-    let rendered = capture.render();
-    let mut text = rendered.output;
-    let mut push = |line: &str| {
-        if !text.is_empty() {
-            text.push('\n');
+/// Whether every command of the line is a `sleep`: such a command is
+/// killed at its timeout rather than moved to the background.
+fn only_sleeps(command: &str) -> bool {
+    command
+        .split([';', '\n', '&', '|'])
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .all(|part| part.split_whitespace().next() == Some("sleep"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_lines_of_sleeps_count_as_sleeping() {
+        for sleeping in ["sleep 30", " sleep 1; sleep 2 ", "sleep 5 && sleep 5"] {
+            assert!(only_sleeps(sleeping), "{sleeping}");
         }
-        text.push_str(line);
-    };
-    if let Some(note) = &rendered.note {
-        push("");
-        push(note);
+        for working in [
+            "sleep 5; npm start",
+            "make && sleep 1",
+            "sleepy 3",
+            "echo sleep",
+        ] {
+            assert!(!only_sleeps(working), "{working}");
+        }
     }
-    let lines = plural(capture.total_lines(), "line");
-    let elapsed = started.elapsed().as_secs_f64();
-    let (is_error, summary) = match stop {
-        Some(Stop::Timeout) => {
-            push(&format!("error: command timed out after {timeout_secs}s"));
-            (true, format!("Timed out after {timeout_secs}s"))
-        }
-        Some(Stop::Interrupted) => {
-            push("error: interrupted by the user while this tool ran");
-            (true, "Interrupted".to_string())
-        }
-        None => match status {
-            Some(s) => match (s.code(), s.signal()) {
-                (Some(0), _) => {
-                    if rendered.blank {
-                        push("(no output, exit code 0)");
-                    }
-                    (false, format!("{lines}, exit code 0, {elapsed:.1}s"))
-                }
-                (Some(code), _) => {
-                    push(&format!("(exit code {code})"));
-                    (false, format!("{lines}, exit code {code}, {elapsed:.1}s"))
-                }
-                (None, Some(signal)) => {
-                    push(&format!("(killed by signal {signal})"));
-                    (false, format!("Killed by signal {signal}"))
-                }
-                (None, None) => (false, format!("{lines}, {elapsed:.1}s")),
-            },
-            None => {
-                push("(exit status unknown)");
-                (false, format!("{lines}, {elapsed:.1}s"))
-            }
-        },
-    };
-    Ok(ToolOutput {
-        text,
-        summary: Some(summary),
-        is_error,
-        ..Default::default()
-    })
 }

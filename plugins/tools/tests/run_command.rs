@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::json;
-use uji_plugin_tools::RunCommand;
+use uji_plugin_tools::{JobOutput, RunCommand, StopJob};
 use uji_sdk::testing::TestCall;
 use uji_sdk::{DeclaredPolicy, SubjectKind, Tool, ToolOutput};
 
@@ -196,8 +196,14 @@ fn progress_gets_each_line_cut_to_1000_bytes() {
     assert_eq!(progress[3], "last");
 }
 
+/// The job number in a "…it goes on as job N in the background" result.
+fn moved_job(text: &str) -> u64 {
+    let at = text.find("it goes on as job ").expect("not moved") + "it goes on as job ".len();
+    text[at..].split(' ').next().unwrap().parse().unwrap()
+}
+
 #[test]
-fn timeout_kills_the_whole_process_group() {
+fn at_its_timeout_a_command_moves_to_the_background_and_stop_job_kills_its_tree() {
     let dir = tmp();
     let started = Instant::now();
     let out = sh_timeout(
@@ -205,25 +211,59 @@ fn timeout_kills_the_whole_process_group() {
         "sleep 30 & echo $! > bg.pid; echo started; sleep 30",
         1,
     );
-    let elapsed = started.elapsed();
-    assert_eq!(out.text, "started\nerror: command timed out after 1s");
-    assert!(out.is_error);
-    assert_eq!(out.summary.as_deref(), Some("Timed out after 1s"));
-    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        out.text
+            .starts_with("started\n\n[It was still running at its 1s timeout: it goes on as job "),
+        "{}",
+        out.text
+    );
+    assert!(!out.is_error);
+    let id = moved_job(&out.text);
+    assert_eq!(
+        out.summary,
+        Some(format!("Moved to the background as job {id}"))
+    );
     let pid = read(dir.path(), "bg.pid");
     let pid = pid.trim();
-    assert!(!pid.is_empty());
+    assert!(!process_gone(pid), "the job runs on");
+    let stopped = run(StopJob, json!({"id": id}), dir.path());
+    assert!(
+        stopped
+            .text
+            .contains(&format!("job {id} stopped by the model after")),
+        "{}",
+        stopped.text
+    );
     assert!(
         wait_for(|| process_gone(pid), Duration::from_secs(3)),
-        "background child {pid} survived the timeout"
+        "background child {pid} survived stop_job"
     );
 }
 
 #[test]
-fn a_background_process_holding_the_output_is_killed_at_the_timeout() {
+fn a_command_that_only_sleeps_is_killed_at_its_timeout() {
+    let dir = tmp();
+    let out = sh_timeout(dir.path(), "sleep 30", 1);
+    assert_eq!(out.text, "error: command timed out after 1s");
+    assert!(out.is_error);
+    assert_eq!(out.summary.as_deref(), Some("Timed out after 1s"));
+}
+
+#[test]
+fn a_background_process_holding_the_output_goes_on_as_a_job_at_the_timeout() {
     let dir = tmp();
     let out = sh_timeout(dir.path(), "sleep 30 & echo $! > bg.pid; echo started", 1);
-    assert_eq!(out.text, "started\nerror: command timed out after 1s");
+    let id = moved_job(&out.text);
+    let read_back = run(JobOutput, json!({"id": id}), dir.path());
+    assert!(
+        read_back
+            .text
+            .starts_with(&format!("(no new output)\njob {id} is running")),
+        "{}",
+        read_back.text
+    );
+    run(StopJob, json!({"id": id}), dir.path());
     let pid = read(dir.path(), "bg.pid");
     assert!(wait_for(
         || process_gone(pid.trim()),

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::jobs::JobInfo;
 use crate::session::StoredMessage;
 use crate::wire::Usage;
 use crate::{FileDiff, Image};
@@ -25,7 +26,9 @@ use crate::{FileDiff, Image};
 /// Version of this protocol. 1 was the unversioned shape of uji 0.1 (ops
 /// without ids, `approval` with `allow: bool`); 2 added ids, acks and the
 /// events and operations an interactive frontend needs; 4 added
-/// `list_providers`, `login` and `logout`.
+/// `list_providers`, `login` and `logout`, and background jobs
+/// (`list_jobs`, `stop_job`, `background`; `job_started`, `job_output`,
+/// `job_finished`).
 pub const PROTOCOL_VERSION: u32 = 4;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
@@ -170,6 +173,18 @@ pub enum Op {
     },
     /// Ends the session; `closed` follows.
     Shutdown,
+    /// The background jobs, running first: the ack's `result` is
+    /// `{"jobs": [JobInfo…]}`.
+    ListJobs,
+    /// Stops a background job and its whole process tree (no report goes
+    /// to the model). The ack's `result` is `{"job": JobInfo}`.
+    StopJob {
+        job_id: u64,
+    },
+    /// Moves the running foreground command to the background (Ctrl+Z);
+    /// the turn goes on. The ack's `result` is `{"running": n}`, the
+    /// commands that were running (0: nothing to move).
+    Background,
     /// An operation this uji does not know (from a newer frontend).
     #[serde(other)]
     Unknown,
@@ -196,6 +211,9 @@ impl Op {
             Op::Compact => "compact",
             Op::SetTitle { .. } => "set_title",
             Op::Shutdown => "shutdown",
+            Op::ListJobs => "list_jobs",
+            Op::StopJob { .. } => "stop_job",
+            Op::Background => "background",
             Op::Unknown => "unknown",
         }
     }
@@ -522,6 +540,19 @@ pub enum Event {
         #[serde(default)]
         interrupted: bool,
         usage: Usage,
+    },
+    /// A background job started (or a command moved to the background).
+    JobStarted {
+        job: JobInfo,
+    },
+    /// The latest line of a job's output, paced like `progress`.
+    JobOutput {
+        id: u64,
+        line: String,
+    },
+    /// A job ended; `job.state` says how. A `notice` says so too.
+    JobFinished {
+        job: JobInfo,
     },
     /// The session ended; no more events.
     Closed,

@@ -62,6 +62,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
     ("nothing", "Do nothing (binding it unbinds the key)"),
     ("quit", "Leave uji"),
     ("interrupt", "Stop the running turn"),
+    (
+        "background",
+        "Send the running command to the background (the turn goes on)",
+    ),
     ("submit", "Send the message"),
     ("clear_input", "Empty the input box"),
     ("insert_newline", "Start a new line in the input box"),
@@ -165,6 +169,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = keymap_table! {
     ["normal"] "<A-CR>" => "insert_newline";
     ["normal"] "<C-j>" => "insert_newline";
     ["normal"] "<Esc>" => "interrupt";
+    ["normal"] "<C-z>" => "background";
     ["normal", "suggest"] "<Left>" => "cursor_left";
     ["normal", "suggest"] "<Right>" => "cursor_right";
     ["normal", "suggest"] "<C-f>" => "cursor_right";

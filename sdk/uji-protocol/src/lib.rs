@@ -343,6 +343,7 @@ fn default_priority() -> i64 {
 }
 
 pub mod frontend;
+pub mod jobs;
 pub mod keymap;
 pub mod services;
 pub mod session;

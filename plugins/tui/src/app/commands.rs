@@ -21,6 +21,10 @@ const LOCAL: &[(&str, &str)] = &[
     ("sessions", "Resume or delete a session of this directory"),
     ("login", "Save a provider's API key (or /login provider)"),
     ("logout", "Forget a saved API key (or /logout provider)"),
+    (
+        "jobs",
+        "List the background jobs; Enter stops the chosen one",
+    ),
     ("quit", "Leave uji"),
 ];
 
@@ -52,6 +56,7 @@ impl App {
             ("sessions", true) => {
                 self.submit(json!({"type": "list_sessions"}), Pending::ListSessions);
             }
+            ("jobs", _) => self.list_jobs(),
             ("new", _) => {
                 self.submit(json!({"type": "new_session"}), Pending::Other);
             }
@@ -82,7 +87,8 @@ impl App {
         text.push(String::new());
         text.push(
             "Enter sends · Shift+Enter, Alt+Enter or Ctrl+J: new line · Esc stops the turn · \
-             Ctrl+C quits · !cmd runs a shell command · Ctrl+O unfolds tool output · \
+             Ctrl+Z sends the running command to the background · Ctrl+C quits · \
+             !cmd runs a shell command · Ctrl+O unfolds tool output · \
              PgUp/PgDn scroll · uji.keymap.list() shows every key"
                 .to_string(),
         );
@@ -181,6 +187,7 @@ impl App {
         let op = match kind {
             PickerKind::Model => json!({"type": "set_model", "model": value}),
             PickerKind::Effort => json!({"type": "set_model", "effort": value}),
+            PickerKind::Job => return self.job_chosen(value),
             PickerKind::Session if value == self.session_id => return,
             PickerKind::Session => json!({"type": "resume_session", "session_id": value}),
             PickerKind::Login | PickerKind::Logout => return self.provider_chosen(kind, value),

@@ -35,6 +35,7 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
     let [
         transcript,
         activity_area,
+        jobs_area,
         queue_area,
         suggest_area,
         bottom,
@@ -42,6 +43,7 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
     ] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(activity),
+        Constraint::Length(app.jobs.height()),
         Constraint::Length(queued),
         Constraint::Length(suggestions_height(app)),
         Constraint::Length(bottom_height),
@@ -52,6 +54,7 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
     app.viewport
         .render(&mut app.transcript, transcript, buf, &app.theme, app.frame);
     draw_activity(app, activity_area, buf);
+    app.jobs.render(jobs_area, buf, &app.theme);
     draw_queue(app, queue_area, buf);
     if app.suggestions.is_open() && suggest_area.height > 0 {
         app.suggestions.render(suggest_area, buf, &app.theme);

@@ -43,6 +43,9 @@ impl App {
             | Event::Reasoning { .. }
             | Event::StreamRetry { .. }
             | Event::TurnFinished { .. } => self.on_turn_event(event),
+            Event::JobStarted { .. } | Event::JobOutput { .. } | Event::JobFinished { .. } => {
+                self.on_job_event(event)
+            }
             other => self.on_session_event(other),
         }
     }
@@ -234,6 +237,8 @@ impl App {
                     self.transcript.push(Block::Info(output.to_string()));
                 }
             }
+            Pending::ListJobs => self.open_job_picker(&result),
+            Pending::Background => self.on_background_ack(&result),
             Pending::Other => {}
         }
     }

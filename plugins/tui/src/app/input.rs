@@ -123,6 +123,7 @@ impl App {
         match action {
             "quit" => self.quit(),
             "interrupt" => self.interrupt(),
+            "background" => self.send_to_background(),
             "toggle_thinking" => {
                 let on = !self.transcript.show_thinking();
                 self.transcript.set_show_thinking(on);

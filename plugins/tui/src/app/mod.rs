@@ -7,6 +7,7 @@ mod commands;
 mod draw;
 mod events;
 mod input;
+mod jobs;
 mod login;
 mod state;
 

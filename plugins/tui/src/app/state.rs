@@ -43,6 +43,7 @@ pub enum PickerKind {
     Login,
     /// `/logout`: the provider whose saved key goes.
     Logout,
+    Job,
 }
 
 /// An operation waiting for its answer, for the answers that need handling.
@@ -55,6 +56,8 @@ pub enum Pending {
     Logout(String),
     /// A slash command uji runs: its output is shown.
     Command,
+    ListJobs,
+    Background,
     Other,
 }
 
@@ -90,6 +93,7 @@ pub struct App {
     pub(super) delete_armed: Option<String>,
     pub(super) keymap: Keymap,
     pub(super) status: Status,
+    pub(super) jobs: super::jobs::Jobs,
     pub(super) pending: HashMap<String, Pending>,
     next_op: u64,
     pub(super) dirty: bool,
@@ -118,6 +122,7 @@ impl App {
             delete_armed: None,
             keymap: Keymap::new(&[]),
             status: Status::default(),
+            jobs: super::jobs::Jobs::default(),
             pending: HashMap::new(),
             next_op: 0,
             dirty: true,

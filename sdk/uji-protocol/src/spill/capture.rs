@@ -39,6 +39,9 @@ enum Spill {
     /// The file reached [`MAX_SPILL_BYTES`]; the rest was not kept.
     Cut(PathBuf),
     Failed(String),
+    /// Another capture keeps the full output in this file: this one
+    /// writes nothing (see [`Capture::window`]).
+    Elsewhere(PathBuf),
 }
 
 /// The bounded tail of an output. Until the output exceeds the limits,
@@ -100,6 +103,25 @@ impl Capture {
         }
     }
 
+    /// A window on part of an output whose whole is spilled by another
+    /// capture to `full` (a background job's output since it was last
+    /// read): it keeps the same bounded tail, writes no file, and its note
+    /// names `full`.
+    pub fn window(full: PathBuf) -> Self {
+        Capture {
+            spill: Spill::Elsewhere(full),
+            ..Capture::new(None)
+        }
+    }
+
+    /// The spill file, once there is one.
+    pub fn spill_file(&self) -> Option<&std::path::Path> {
+        match &self.spill {
+            Spill::File { path, .. } | Spill::Cut(path) => Some(path),
+            Spill::None | Spill::Failed(_) | Spill::Elsewhere(_) => None,
+        }
+    }
+
     /// Completed lines so far.
     pub fn total_lines(&self) -> usize {
         self.total_lines
@@ -136,7 +158,7 @@ impl Capture {
                     Ok(()) => return,
                 };
             }
-            Spill::Cut(_) | Spill::Failed(_) => {}
+            Spill::Cut(_) | Spill::Failed(_) | Spill::Elsewhere(_) => {}
         }
     }
 
@@ -229,6 +251,7 @@ impl Capture {
                 path.display()
             ),
             Spill::Failed(e) => format!(" The full output could not be saved: {e}"),
+            Spill::Elsewhere(path) => format!(" Full output: {}", path.display()),
             Spill::None => String::new(),
         }
     }
@@ -311,6 +334,29 @@ fn cut_off(path: PathBuf, writer: &mut BufWriter<File>) -> Spill {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_keeps_the_same_tail_writes_no_file_and_names_the_full_output() {
+        let full = std::env::temp_dir().join(format!("uji-window-{}.log", std::process::id()));
+        let mut window = Capture::window(full.clone());
+        let lines: String = (1..=3000).map(|n| format!("{n}\n")).collect();
+        window.push(lines.as_bytes(), &mut |_| {});
+        window.finish(&mut |_| {});
+        let rendered = window.render();
+        assert!(rendered.output.starts_with("1001\n") && rendered.output.ends_with("3000"));
+        assert_eq!(
+            rendered.note.as_deref(),
+            Some(
+                format!(
+                    "[Showing lines 1001-3000 of 3000. Full output: {}]",
+                    full.display()
+                )
+                .as_str()
+            )
+        );
+        assert!(!full.exists(), "a window writes nothing");
+        assert_eq!(window.spill_file(), None);
+    }
 
     #[test]
     fn the_spill_file_stops_at_its_cap_and_says_so() {
