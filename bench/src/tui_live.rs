@@ -28,7 +28,7 @@ fn home(model: &FakeModel) -> tempfile::TempDir {
     home
 }
 
-fn screen_cmd(home: &Path, args: &[&str]) -> TtyCommand {
+pub(crate) fn screen_cmd(home: &Path, args: &[&str]) -> TtyCommand {
     let mut cmd = TtyCommand::new(uji_bin())
         .args(args.iter().copied())
         .env("HOME", home)
@@ -44,7 +44,7 @@ fn quit(tty: &mut Tty) {
 }
 
 /// Milliseconds from spawning `uji` to its prompt on screen.
-fn startup(home: &Path) -> f64 {
+pub(crate) fn startup(home: &Path) -> f64 {
     let started = Instant::now();
     let mut tty = Tty::spawn(screen_cmd(home, &[]), 40, 120);
     tty.wait_for_text(PROMPT);

@@ -182,7 +182,11 @@ fn the_key_never_reaches_a_frontend_even_split_between_deltas() {
         .filter(|e| e["type"] == "delta")
         .map(|e| e["text"].as_str().unwrap())
         .collect();
-    assert!(deltas.len() > 5, "{deltas:?}");
+    assert!(
+        deltas.len() > 5,
+        "{deltas:?}\nevents: {events:#?}\nstderr: {stderr}\nrequests: {}",
+        model.requests().len()
+    );
     assert_eq!(deltas.concat(), "your key is <redacted> and that is all");
     // No piece of the key shows either (the start of it is held back).
     assert!(
