@@ -99,22 +99,30 @@ uji.plugins = {
 
 uji.version = raw.version
 
--- uji.mcp is served by the MCP plugin (plugins/mcp) through the events it
--- handles: each answers {ok = result} or {error = message}.
-local function mcp_call(event, payload)
-  local ok, answers = raw.emit(event, payload)
-  if not ok then
-    error(answers, 3)
-  end
-  for _, answer in ipairs(answers) do
-    if type(answer) == "table" and answer.error ~= nil then
-      error(event:gsub("^mcp%.", "uji.mcp.") .. ": " .. answer.error, 3)
-    elseif type(answer) == "table" and answer.ok ~= nil then
-      return answer.ok
+-- Some uji.* tables are served by a native plugin through the events it
+-- handles: each answers {ok = result} or {error = message}. `events_of`
+-- makes the caller for one such table (`name` as in uji.NAME, `library` the
+-- plugin that must be loaded).
+local function events_of(name, library)
+  local prefix = "^" .. name .. "%."
+  return function(event, payload)
+    local ok, answers = raw.emit(event, payload)
+    if not ok then
+      error(answers, 3)
     end
+    for _, answer in ipairs(answers) do
+      if type(answer) == "table" and answer.error ~= nil then
+        error(event:gsub(prefix, "uji." .. name .. ".") .. ": " .. answer.error, 3)
+      elseif type(answer) == "table" and answer.ok ~= nil then
+        return answer.ok
+      end
+    end
+    error("uji." .. name .. ": the " .. library .. " is not loaded", 3)
   end
-  error("uji.mcp: the MCP plugin (libuji_plugin_mcp) is not loaded", 3)
 end
+
+-- uji.mcp is served by the MCP plugin (plugins/mcp).
+local mcp_call = events_of("mcp", "MCP plugin (libuji_plugin_mcp)")
 
 uji.mcp = {
   add = function(name, spec)
@@ -135,20 +143,7 @@ uji.mcp = {
 
 -- uji.jobs is served by the tools plugin (plugins/tools), which owns the
 -- background jobs, through the jobs.* events it answers.
-local function jobs_call(event, payload)
-  local ok, answers = raw.emit(event, payload)
-  if not ok then
-    error(answers, 3)
-  end
-  for _, answer in ipairs(answers) do
-    if type(answer) == "table" and answer.error ~= nil then
-      error(event:gsub("^jobs%.", "uji.jobs.") .. ": " .. answer.error, 3)
-    elseif type(answer) == "table" and answer.ok ~= nil then
-      return answer.ok
-    end
-  end
-  error("uji.jobs: the tools plugin (libuji_plugin_tools) is not loaded", 3)
-end
+local jobs_call = events_of("jobs", "tools plugin (libuji_plugin_tools)")
 
 uji.jobs = {
   -- Every job kept (running first): { id, command, state, code?, signal?,

@@ -119,10 +119,7 @@ impl Manager {
         if self.started.load(Ordering::SeqCst) {
             server.launch()?;
             let wait = server.config.handshake.min(INTERACTIVE_WAIT);
-            let deadline = Instant::now() + wait;
-            while Instant::now() < deadline && server.status().state == State::Starting {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            wait_while_starting(std::slice::from_ref(&server), wait);
         }
         Ok(())
     }
@@ -189,16 +186,8 @@ impl Manager {
     /// Every server's status. With `wait`, first waits (at most that long)
     /// for the servers still starting, so `uji mcp list` shows results.
     pub fn list(&self, wait: Option<Duration>) -> Value {
-        let now = Instant::now();
-        let deadline = now.checked_add(wait.unwrap_or_default()).unwrap_or(now);
-        while Instant::now() < deadline
-            && self
-                .servers()
-                .iter()
-                .any(|s| s.status().state == State::Starting)
-        {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let servers = self.servers();
+        wait_while_starting(&servers, wait.unwrap_or_default());
         server::statuses_json(&self.servers())
     }
 
@@ -251,4 +240,13 @@ fn describe_one(s: &server::Status) -> String {
         line.push_str(&format!("; last error: {e}"));
     }
     line
+}
+
+/// Waits, at most `wait`, while any of `servers` is still starting.
+fn wait_while_starting(servers: &[Arc<Server>], wait: Duration) {
+    let now = Instant::now();
+    let deadline = now.checked_add(wait).unwrap_or(now);
+    while Instant::now() < deadline && servers.iter().any(|s| s.status().state == State::Starting) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
