@@ -165,11 +165,11 @@ const WIRES: [WireCase; 3] = [
     WireCase {
         label: "Gemini",
         wire: "gemini",
-        model: "gemini/gemini-2.5-flash",
+        model: "gemini/gemini-3.8-flash",
         env: [("GEMINI_API_KEY", "bench-key"), ("GEMINI_BASE_URL", "")],
         answer: |text, pieces| {
             Script::sse(
-                GeminiEvents::new("gemini-2.5-flash")
+                GeminiEvents::new("gemini-3.8-flash")
                     .text(text, pieces)
                     .usage(10, 10, 0, 0)
                     .finish("STOP"),

@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use uji_fake_model::anthropic::AnthropicEvents;
 use uji_fake_model::gemini::GeminiEvents;
 use uji_fake_model::responses::ResponsesEvents;
 use uji_fake_model::{FakeModel, Script};
@@ -358,12 +359,45 @@ fn openai_models_use_the_responses_api_at_openai_base_url_with_retries() {
 }
 
 #[test]
+fn the_default_anthropic_model_is_current_and_gets_adaptive_thinking() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(Script::sse(
+        AnthropicEvents::new("claude-sonnet-5-5")
+            .thinking("Short.", "c2ln", 2)
+            .text("hi from Sonnet", 2)
+            .build(),
+    ));
+    let base = model.base_url();
+    let output = sandbox
+        .uji()
+        .args(["run", "--effort", "high", "say", "hi"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", &base)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("hi from Sonnet"), "{stdout}");
+    let body = &model.last_request().json;
+    assert_eq!(body["model"], "claude-sonnet-5-5");
+    assert_eq!(body["max_tokens"], 128_000, "the catalogue's output limit");
+    assert_eq!(
+        body["thinking"],
+        serde_json::json!({"type": "adaptive", "display": "summarized"})
+    );
+    assert_eq!(body["output_config"]["effort"], "high");
+    assert!(!body.to_string().contains("budget_tokens"), "{body}");
+}
+
+#[test]
 fn gemini_models_use_the_gemini_wire_with_a_saved_key_or_google_api_key() {
     let sandbox = Sandbox::new();
     let model = FakeModel::start();
     let answer = || {
         Script::sse(
-            GeminiEvents::new("gemini-2.5-flash")
+            GeminiEvents::new("gemini-3.8-flash")
                 .text("from Gemini", 2)
                 .finish("STOP"),
         )
@@ -391,13 +425,13 @@ fn gemini_models_use_the_gemini_wire_with_a_saved_key_or_google_api_key() {
             "google-env-key",
         ),
     ] {
-        let (output, stdout, stderr) = run(&sandbox, "gemini/gemini-2.5-flash", &env);
+        let (output, stdout, stderr) = run(&sandbox, "gemini/gemini-3.8-flash", &env);
         assert!(output.status.success(), "{stderr}");
         assert!(stdout.contains("from Gemini"), "{stdout}");
         let request = model.last_request();
         assert_eq!(
             request.path,
-            "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+            "/models/gemini-3.8-flash:streamGenerateContent?alt=sse"
         );
         assert_eq!(request.header("x-goog-api-key"), Some(key));
     }
@@ -585,7 +619,7 @@ fn uji_models_shows_init_lua_merges_and_providers_of_plugins_not_shipped() {
         sandbox.config().join("init.lua"),
         r#"
 uji.provider.add({ id = "groq", base_url = "http://127.0.0.1:9/v1",
-  models = { { id = "llama-3.3-70b-versatile", context_window = 4096 }, { id = "brand-new", context_window = 777 } } })
+  models = { { id = "openai/gpt-oss-120b", context_window = 4096 }, { id = "brand-new", context_window = 777 } } })
 uji.provider.add({ id = "mine", wire = "openai-chat", base_url = "http://127.0.0.1:9/v1", models = { "m1" } })
 "#,
     )
@@ -609,7 +643,7 @@ uji.provider.add({ id = "mine", wire = "openai-chat", base_url = "http://127.0.0
             .to_string()
     };
     assert!(
-        line("groq/llama-3.3-70b-versatile ").contains(" 4096 "),
+        line("groq/openai/gpt-oss-120b ").contains(" 4096 "),
         "{stdout}"
     );
     assert!(line("groq/brand-new ").contains(" 777 "), "{stdout}");

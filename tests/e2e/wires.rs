@@ -134,8 +134,9 @@ fn request(base_url: String, model: &str, messages: Vec<Message>) -> WireRequest
     }
 }
 
+/// A Claude model that takes a thinking budget (4.5 and older).
 fn anthropic_request(server: &FakeModel, messages: Vec<Message>) -> WireRequest {
-    request(server.base_url(), "claude-test", messages)
+    request(server.base_url(), "claude-sonnet-4-5", messages)
 }
 
 fn chat_request(server: &FakeModel, messages: Vec<Message>) -> WireRequest {
@@ -234,7 +235,7 @@ fn anthropic_streams_text_and_sends_a_complete_request() {
     assert_eq!(sent.header("content-type"), Some("application/json"));
     assert!(sent.header("authorization").is_none());
     let body = &sent.json;
-    assert_eq!(body["model"], "claude-test");
+    assert_eq!(body["model"], "claude-sonnet-4-5");
     assert_eq!(body["stream"], true);
     assert_eq!(body["max_tokens"], 8192);
     assert_eq!(body["system"][0]["text"], "You are a test.");
@@ -289,20 +290,37 @@ fn anthropic_assembles_parallel_tool_calls_from_many_fragments() {
     );
 }
 
+/// Two answers: thinking then a read_file call of `path` (`toolu_01`), and
+/// then `text`.
+fn push_thought_call_then_text(
+    server: &FakeModel,
+    model: &str,
+    (thought, signature): (&str, &str),
+    path: &str,
+    text: &str,
+) {
+    let args = json!({ "path": path }).to_string();
+    server.push(Script::sse(
+        AnthropicEvents::new(model)
+            .thinking(thought, signature, 3)
+            .tool_use("toolu_01", "read_file", &args, 2)
+            .build(),
+    ));
+    server.push(Script::sse(
+        AnthropicEvents::new(model).text(text, 2).build(),
+    ));
+}
+
 #[test]
 fn anthropic_thinking_streams_and_is_replayed_with_its_signature() {
     let server = FakeModel::start();
-    server.push(Script::sse(
-        AnthropicEvents::new("claude-test")
-            .thinking("I should read the file first.", "EqQBCgIYAhIM==", 6)
-            .tool_use("toolu_01", "read_file", r#"{"path": "shot.png"}"#, 4)
-            .build(),
-    ));
-    server.push(Script::sse(
-        AnthropicEvents::new("claude-test")
-            .text("It is a screenshot.", 2)
-            .build(),
-    ));
+    push_thought_call_then_text(
+        &server,
+        "claude-test",
+        ("I should read the file first.", "EqQBCgIYAhIM=="),
+        "shot.png",
+        "It is a screenshot.",
+    );
 
     let mut first = anthropic_request(&server, vec![user("what is in shot.png?")]);
     first.effort = Some("high".into());
@@ -365,6 +383,67 @@ fn anthropic_thinking_streams_and_is_replayed_with_its_signature() {
     assert_eq!(result_block["cache_control"], long);
     // Older messages carry no marker.
     assert!(!messages[0].to_string().contains("cache_control"));
+}
+
+#[test]
+fn anthropic_newer_models_think_adaptively_with_an_effort_and_replay_it() {
+    let server = FakeModel::start();
+    push_thought_call_then_text(
+        &server,
+        "claude-sonnet-5-5",
+        ("Read it first.", "c2lnLTU1"),
+        "a.txt",
+        "done",
+    );
+    let mut first = request(
+        server.base_url(),
+        "claude-sonnet-5-5",
+        vec![user("read a.txt")],
+    );
+    first.effort = Some("xhigh".into());
+    let (result, events) = call("anthropic", &first);
+    let answer = result.unwrap();
+    assert_eq!(events.reasoning(), "Read it first.");
+    let body = &server.requests()[0].json;
+    // Sonnet 5.5 answers 400 to a budget, sampling parameters, forced tool
+    // choice or `thinking: disabled`: none of them is sent.
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "adaptive", "display": "summarized"})
+    );
+    assert_eq!(body["output_config"], json!({"effort": "xhigh"}));
+    for refused in [
+        "budget_tokens",
+        "temperature",
+        "top_p",
+        "top_k",
+        "tool_choice",
+        "disabled",
+    ] {
+        assert!(!body.to_string().contains(refused), "{refused} in {body}");
+    }
+
+    let mut second = first.clone();
+    second.messages.push(Message::Assistant {
+        text: answer.text.clone(),
+        reasoning: answer.reasoning.clone(),
+        tool_calls: answer.tool_calls.clone(),
+        replay: answer.replay.clone(),
+    });
+    second.messages.push(Message::Tool {
+        tool_call_id: "toolu_01".into(),
+        name: "read_file".into(),
+        content: "1| a".into(),
+        images: vec![],
+    });
+    let (result, _) = call("anthropic", &second);
+    assert_eq!(result.unwrap().text, "done");
+    let body = &server.requests()[1].json;
+    assert_eq!(body["thinking"]["type"], "adaptive");
+    assert_eq!(
+        body["messages"][1]["content"][0],
+        json!({"type": "thinking", "thinking": "Read it first.", "signature": "c2lnLTU1"})
+    );
 }
 
 #[test]
@@ -1217,7 +1296,7 @@ fn gemini_streams_text_and_thoughts_with_usage_and_sends_a_complete_request() {
             "tools": [{"functionDeclarations": [{"name": "read_file",
                 "description": "Reads a file.", "parameters": tool().parameters}]}],
             "generationConfig": {"maxOutputTokens": 2048,
-                "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 2048}},
+                "thinkingConfig": {"includeThoughts": true, "thinkingLevel": "low"}},
         })
     );
 }

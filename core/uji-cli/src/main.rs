@@ -52,7 +52,7 @@ enum Command {
         /// One JSON object per line on stdout (schema in docs/headless.md).
         #[arg(long)]
         json: bool,
-        /// PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5 or ollama/qwen3.
+        /// PROVIDER/MODEL, e.g. anthropic/claude-sonnet-5-5 or ollama/qwen3.
         #[arg(long, value_name = "PROVIDER/MODEL")]
         model: Option<String>,
         /// Offer the model only these tools (comma-separated).

@@ -458,7 +458,7 @@ fn merge(existing: &mut Provider, given: Provider) {
 }
 
 /// What `model.use` says when it is given no model.
-pub const MODEL_USE_NEEDS: &str = "model.use needs a model, e.g. \"anthropic/claude-sonnet-4-5\"";
+pub const MODEL_USE_NEEDS: &str = "model.use needs a model, e.g. \"anthropic/claude-sonnet-5-5\"";
 
 fn choice_of(resolved: &Resolved) -> ModelChoice {
     ModelChoice {
@@ -501,7 +501,7 @@ mod tests {
             ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"),
         ]);
         let resolved = p.resolve(None).unwrap();
-        assert_eq!(resolved.label(), "openai/gpt-4.1");
+        assert_eq!(resolved.label(), "openai/gpt-6.2-sol");
         assert_eq!(resolved.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(resolved.key.as_deref(), Some("sk-test"));
         let anthropic = providers(&[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "k")])
@@ -542,7 +542,7 @@ mod tests {
         assert_eq!(resolved.model.context_window, 4096);
         assert_eq!(
             p.resolve(Some("anthropic")).unwrap().label(),
-            "anthropic/claude-sonnet-4-5",
+            "anthropic/claude-sonnet-5-5",
             "the flag wins"
         );
     }
@@ -577,7 +577,7 @@ mod tests {
         assert_eq!(resolved.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(resolved.provider.wire, "openai-chat");
         assert_eq!(resolved.provider.name, "Groq");
-        assert_eq!(resolved.model.id, "moonshotai/kimi-k2-instruct-0905");
+        assert_eq!(resolved.model.id, "openai/gpt-oss-120b");
         assert_eq!(resolved.key.as_deref(), Some("gsk"));
     }
 
@@ -603,7 +603,7 @@ mod tests {
         }
         assert_eq!(
             p.resolve(None).unwrap().label(),
-            "groq/moonshotai/kimi-k2-instruct-0905",
+            "groq/openai/gpt-oss-120b",
             "the first provider of the catalogue with a key, saved or not"
         );
         let groq = p.get("groq").unwrap();

@@ -5,6 +5,8 @@ use uji_sdk::protocol::wire::WireTool;
 use uji_sdk::{Image, Message, WireRequest};
 use uji_wire_common::HttpRequest;
 
+use crate::thinking::Style;
+
 /// Used when the provider has no base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version uji speaks.
@@ -45,6 +47,52 @@ pub fn http_request(request: &WireRequest) -> HttpRequest {
     http
 }
 
+/// The thinking a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Thinking {
+    /// Nothing sent: the model's default.
+    Off,
+    /// A token budget (older models).
+    Budget(u64),
+    /// Adaptive thinking at an effort level.
+    Adaptive(&'static str),
+}
+
+/// The thinking for a request, by the model's style and the effort, and
+/// `max_tokens`. No thinking in a tool loop whose earlier steps have none
+/// this model can replay (another model made them): the API refuses it.
+fn thinking(request: &WireRequest) -> (Thinking, u64) {
+    let effort = request.effort.as_deref();
+    let plain = request.max_output.unwrap_or(DEFAULT_MAX_TOKENS).max(1);
+    let (wanted, max_tokens) = match crate::thinking::style(&request.model) {
+        Style::Adaptive => match crate::thinking::effort(effort) {
+            Some(level) => (Thinking::Adaptive(level), plain),
+            None => (Thinking::Off, plain),
+        },
+        Style::Budget => match thinking_budget(effort) {
+            Some(budget) => {
+                // Room for the answer after the thinking.
+                let max_tokens = request
+                    .max_output
+                    .unwrap_or((budget + DEFAULT_MAX_TOKENS).min(32_000))
+                    .max(1);
+                // The budget must stay below max_tokens.
+                let budget = budget.min(max_tokens.saturating_sub(MIN_THINKING_BUDGET));
+                if budget >= MIN_THINKING_BUDGET {
+                    (Thinking::Budget(budget), max_tokens)
+                } else {
+                    (Thinking::Off, max_tokens)
+                }
+            }
+            None => (Thinking::Off, plain),
+        },
+    };
+    if wanted != Thinking::Off && !replayable_turn(request) {
+        return (Thinking::Off, max_tokens);
+    }
+    (wanted, max_tokens)
+}
+
 /// Thinking budget for an effort level; `None` for no thinking.
 pub fn thinking_budget(effort: Option<&str>) -> Option<u64> {
     match effort? {
@@ -74,22 +122,7 @@ pub fn body(request: &WireRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
 
-    let mut max_tokens = request.max_output.unwrap_or(DEFAULT_MAX_TOKENS).max(1);
-    let mut thinking = thinking_budget(request.effort.as_deref());
-    if let Some(budget) = thinking {
-        if request.max_output.is_none() {
-            // Room for the answer after the thinking.
-            max_tokens = max_tokens.max((budget + DEFAULT_MAX_TOKENS).min(32_000));
-        }
-        // The budget must stay below max_tokens.
-        let budget = budget.min(max_tokens.saturating_sub(MIN_THINKING_BUDGET));
-        thinking = (budget >= MIN_THINKING_BUDGET).then_some(budget);
-    }
-    if thinking.is_some() && !replayable_turn(request) {
-        // The current tool loop has assistant steps without their thinking
-        // (another model made them): the API refuses thinking then.
-        thinking = None;
-    }
+    let (thinking, max_tokens) = thinking(request);
     body.insert("max_tokens".into(), json!(max_tokens));
 
     if !request.system.is_empty() {
@@ -110,11 +143,22 @@ pub fn body(request: &WireRequest) -> Value {
             Value::Array(request.tools.iter().map(tool).collect()),
         );
     }
-    if let Some(budget) = thinking {
-        body.insert(
-            "thinking".into(),
-            json!({"type": "enabled", "budget_tokens": budget}),
-        );
+    match thinking {
+        Thinking::Budget(budget) => {
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
+        }
+        Thinking::Adaptive(effort) => {
+            // Newer models leave the thinking text out unless asked.
+            body.insert(
+                "thinking".into(),
+                json!({"type": "adaptive", "display": "summarized"}),
+            );
+            body.insert("output_config".into(), json!({"effort": effort}));
+        }
+        Thinking::Off => {}
     }
     body.insert("stream".into(), json!(true));
     Value::Object(body)
@@ -281,7 +325,7 @@ mod tests {
 
     fn request(messages: Vec<Message>) -> WireRequest {
         WireRequest {
-            model: "claude-x".into(),
+            model: "claude-sonnet-4-5".into(),
             system: "sys".into(),
             messages,
             tools: vec![WireTool {
@@ -376,7 +420,7 @@ mod tests {
 
     #[test]
     fn thinking_budget_and_replay() {
-        let thinking = json!({"model": "claude-x", "thinking": [
+        let thinking = json!({"model": "claude-sonnet-4-5", "thinking": [
             {"type": "thinking", "thinking": "t", "signature": "sig"}
         ]});
         let mut with_replay = request(conversation(Some(thinking.clone())));
@@ -390,7 +434,7 @@ mod tests {
         // Another model's thinking is not sent, and thinking is then off
         // for this tool loop.
         let mut other = with_replay.clone();
-        other.model = "claude-y".into();
+        other.model = "claude-haiku-4-5".into();
         let other = super::body(&other);
         assert!(!other.to_string().contains("\"sig\""));
         assert!(other.get("thinking").is_none());
@@ -405,6 +449,39 @@ mod tests {
         let small = super::body(&small);
         assert_eq!(small["max_tokens"], 4096);
         assert_eq!(small["thinking"]["budget_tokens"], 3072);
+    }
+
+    #[test]
+    fn newer_models_get_adaptive_thinking_and_an_effort_never_a_budget() {
+        let mut adaptive = request(vec![Message::User {
+            text: "hi".into(),
+            images: vec![],
+        }]);
+        adaptive.model = "claude-sonnet-5-5".into();
+        adaptive.effort = Some("high".into());
+        let body = super::body(&adaptive);
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "adaptive", "display": "summarized"})
+        );
+        assert_eq!(body["output_config"], json!({"effort": "high"}));
+        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+        for refused in [
+            "budget_tokens",
+            "temperature",
+            "top_p",
+            "top_k",
+            "tool_choice",
+        ] {
+            assert!(!body.to_string().contains(refused), "{refused} sent");
+        }
+
+        // No effort: nothing, so the model's own default holds (Sonnet 5.5
+        // refuses `thinking: disabled`).
+        adaptive.effort = Some("off".into());
+        let off = super::body(&adaptive);
+        assert!(off.get("thinking").is_none());
+        assert!(off.get("output_config").is_none());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod body;
 pub mod stream;
+pub mod thinking;
 
 pub use stream::AnthropicStream;
 

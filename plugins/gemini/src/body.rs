@@ -57,6 +57,33 @@ fn thinking_budget(effort: &str) -> i64 {
     }
 }
 
+/// Gemini 3 and later take a thinking level instead of a budget; a model
+/// id without a version (a proxy's name) is taken to be a new one.
+fn takes_thinking_level(model: &str) -> bool {
+    let major = model
+        .split(['-', '.', '/'])
+        .find_map(|part| part.parse::<u32>().ok());
+    major.is_none_or(|major| major >= 3)
+}
+
+/// The thinking levels Gemini 3 takes (`minimal` is refused by some).
+fn thinking_level(effort: &str) -> &'static str {
+    match effort {
+        "minimal" | "low" => "low",
+        "medium" => "medium",
+        _ => "high",
+    }
+}
+
+/// `thinkingConfig` for an effort, in the model's form.
+fn thinking_config(model: &str, effort: &str) -> Value {
+    if takes_thinking_level(model) {
+        json!({"includeThoughts": true, "thinkingLevel": thinking_level(effort)})
+    } else {
+        json!({"includeThoughts": true, "thinkingBudget": thinking_budget(effort)})
+    }
+}
+
 /// The JSON body.
 pub fn body(request: &WireRequest) -> Value {
     let mut body = Map::new();
@@ -85,7 +112,7 @@ pub fn body(request: &WireRequest) -> Value {
     {
         config.insert(
             "thinkingConfig".into(),
-            json!({"includeThoughts": true, "thinkingBudget": thinking_budget(effort)}),
+            thinking_config(&request.model, effort),
         );
     }
     if !config.is_empty() {
@@ -178,4 +205,30 @@ pub fn contents(request: &WireRequest) -> Vec<Value> {
         out.push(json!({"role": "user", "parts": results}));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn gemini_2_takes_a_budget_and_gemini_3_on_a_level() {
+        assert_eq!(
+            super::thinking_config("gemini-2.5-flash", "high"),
+            json!({"includeThoughts": true, "thinkingBudget": 24_576})
+        );
+        for model in [
+            "gemini-3.8-flash",
+            "gemini-4-carbon",
+            "gemini-3.1-pro-preview",
+            "proxy",
+        ] {
+            assert_eq!(
+                super::thinking_config(model, "minimal"),
+                json!({"includeThoughts": true, "thinkingLevel": "low"}),
+                "{model}"
+            );
+        }
+        assert_eq!(super::thinking_level("max"), "high");
+    }
 }
