@@ -28,8 +28,8 @@ use crate::{FileDiff, Image};
 /// events and operations an interactive frontend needs; 4 added
 /// `list_providers`, `login` and `logout`, and background jobs
 /// (`list_jobs`, `stop_job`, `background`; `job_started`, `job_output`,
-/// `job_finished`).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// `job_finished`); 5 added `commands_changed`.
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -530,6 +530,12 @@ pub enum Event {
         name: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
+    },
+    /// The session's slash commands changed while it ran (e.g. a Lua
+    /// `uji.command.add` from a hook or a command): the whole list, as in
+    /// `session_configured`.
+    CommandsChanged {
+        commands: Vec<CommandInfo>,
     },
     /// A turn ended: its final text, or why it failed.
     TurnFinished {
