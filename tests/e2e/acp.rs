@@ -890,7 +890,9 @@ fn a_command_s_output_is_shown_under_its_call_as_it_runs_and_when_done() {
     };
     let progress = updates
         .iter()
-        .find(|u| u["toolCallId"] == "c1" && u["status"] == "in_progress" && u["content"].is_array())
+        .find(|u| {
+            u["toolCallId"] == "c1" && u["status"] == "in_progress" && u["content"].is_array()
+        })
         .expect("a progress update while it ran");
     assert!(text_of(progress).contains("first"), "{progress}");
     let done = updates
@@ -901,5 +903,28 @@ fn a_command_s_output_is_shown_under_its_call_as_it_runs_and_when_done() {
     assert!(
         shown.contains("```\n") && shown.contains("first\nsecond"),
         "{shown}"
+    );
+}
+
+#[test]
+fn when_the_editor_refuses_a_write_the_disk_keeps_the_edit() {
+    let (client, session, _model, sandbox) = open_editor_fs(
+        vec![edit("c1", "notes.txt", "old", "new"), answer("Done.")],
+        writing_editor(),
+        true,
+    );
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "an old line\n").unwrap();
+    client.refuse_writes();
+    let answer = client.prompt(&session, "edit").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert_eq!(client.writes().len(), 1, "the editor was asked");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "an new line\n");
+    assert!(client.finish().success());
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(
+        log.contains("the editor did not take the change to notes.txt")
+            && log.contains("the file on disk has it"),
+        "{log}"
     );
 }

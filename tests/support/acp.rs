@@ -80,6 +80,8 @@ struct Seen {
     questions: Vec<Value>,
     reads: Vec<Value>,
     writes: Vec<Value>,
+    /// `fs/write_text_file` is answered with an error.
+    refuse_writes: bool,
 }
 
 pub struct Client {
@@ -268,6 +270,11 @@ impl Client {
         self.seen.lock().unwrap().writes.clone()
     }
 
+    /// Answers `fs/write_text_file` with an error from now on.
+    pub fn refuse_writes(&self) {
+        self.seen.lock().unwrap().refuse_writes = true;
+    }
+
     /// The editor's buffer of `path` now (what it was served, or given by
     /// `fs/write_text_file`).
     pub fn buffer(&self, path: &std::path::Path) -> Option<String> {
@@ -404,11 +411,15 @@ fn connect(
                 // saves it; this editor does not, so the tests see what uji
                 // itself wrote to disk).
                 async move |w: WriteTextFileRequest, responder, _cx| {
-                    writes
-                        .lock()
-                        .unwrap()
-                        .writes
-                        .push(serde_json::to_value(&w).unwrap());
+                    let mut seen = writes.lock().unwrap();
+                    seen.writes.push(serde_json::to_value(&w).unwrap());
+                    if seen.refuse_writes {
+                        return responder.respond_with_error(agent_client_protocol::Error::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            "the buffer is read-only",
+                        ));
+                    }
+                    drop(seen);
                     let path = w.path.to_string_lossy().into_owned();
                     written.lock().unwrap().insert(path, Some(w.content));
                     responder.respond(WriteTextFileResponse::new())
@@ -480,9 +491,7 @@ pub fn reading_editor() -> ClientCapabilities {
 
 /// Client capabilities offering file reads and writes.
 pub fn writing_editor() -> ClientCapabilities {
-    ClientCapabilities::new().fs(
-        FileSystemCapabilities::new()
-            .read_text_file(true)
-            .write_text_file(true),
-    )
+    ClientCapabilities::new().fs(FileSystemCapabilities::new()
+        .read_text_file(true)
+        .write_text_file(true))
 }

@@ -126,10 +126,7 @@ impl Editor {
         }
         match answer.recv_timeout(EDITOR_TIMEOUT) {
             Ok(answer) => answer,
-            Err(_) => Err(format!(
-                "no answer within {} s",
-                EDITOR_TIMEOUT.as_secs()
-            )),
+            Err(_) => Err(format!("no answer within {} s", EDITOR_TIMEOUT.as_secs())),
         }
     }
 }

@@ -212,7 +212,28 @@ mod tests {
         assert_eq!(apply("aa", &args), None, "two places without replace_all");
         let all = json!({"old_string": "a", "new_string": "b", "replace_all": true});
         assert_eq!(apply("aa", &all).as_deref(), Some("bb"));
-        assert_eq!(apply("x", &json!({"old_string": "", "new_string": "b"})), None);
+        assert_eq!(
+            apply("x", &json!({"old_string": "", "new_string": "b"})),
+            None
+        );
+    }
+
+    #[test]
+    fn the_text_before_is_kept_for_files_up_to_a_megabyte() {
+        let dir = std::env::temp_dir().join(format!("uji-acp-before-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let small = dir.join("small.txt");
+        std::fs::write(&small, "x\n").unwrap();
+        let big = dir.join("big.txt");
+        std::fs::write(&big, vec![b'x'; (MAX_BYTES + 1) as usize]).unwrap();
+        assert!(matches!(read_before(&small), Some(Before::Text(t)) if t == "x\n"));
+        assert!(read_before(&big).is_none(), "too large to send");
+        assert!(matches!(
+            read_before(&dir.join("none")),
+            Some(Before::Missing)
+        ));
+        assert!(read_before(&dir).is_none(), "not a file");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

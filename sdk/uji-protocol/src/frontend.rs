@@ -603,6 +603,18 @@ mod tests {
     }
 
     #[test]
+    fn commands_changed_carries_the_whole_list() {
+        let event: Event = serde_json::from_value(json!({"type": "commands_changed",
+            "commands": [{"name": "deploy", "description": "Deploy the site", "source": "lua"}]}))
+        .unwrap();
+        let Event::CommandsChanged { commands } = event else {
+            panic!("{event:?}");
+        };
+        assert_eq!(commands[0].name, "deploy");
+        assert_eq!(commands[0].source, "lua");
+    }
+
+    #[test]
     fn unknown_events_and_fields_are_tolerated() {
         let event: Event = serde_json::from_value(json!({"type": "hologram", "depth": 3})).unwrap();
         assert_eq!(event, Event::Unknown);

@@ -289,7 +289,10 @@ impl Agent<'_> {
             .get(call_id)
             .is_some_and(|c| updates::kind(&c.tool) == "execute");
         if running {
-            self.update(updates::progress(call_id, event["line"].as_str().unwrap_or("")));
+            self.update(updates::progress(
+                call_id,
+                event["line"].as_str().unwrap_or(""),
+            ));
         }
     }
 
