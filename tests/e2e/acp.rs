@@ -18,7 +18,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::{Value, json};
 use uji_fake_model::{FakeModel, Script};
-use uji_tests::acp::{Client, reading_editor, sandbox, sandbox_with, selected};
+use uji_tests::acp::{Client, reading_editor, sandbox, sandbox_with, selected, writing_editor};
 use uji_tests::chat::{answer, call};
 use uji_tests::{Sandbox, names};
 
@@ -658,4 +658,273 @@ fn editor_passed_mcp_servers_give_the_session_their_tools() {
     assert!(tools.contains(&"ed__echo"), "{tools:?}");
     assert_eq!(tool_result(&model, "c1"), "echo: from the editor");
     assert!(client.finish().success());
+}
+
+/// `uji acp` with editor_fs on, started by an editor with `capabilities`,
+/// the fake model scripted with `scripts`; the session id.
+fn open_editor_fs(
+    scripts: Vec<Script>,
+    capabilities: agent_client_protocol::v1::schema::ClientCapabilities,
+    editor_fs: bool,
+) -> (Client, String, FakeModel, Sandbox) {
+    let model = FakeModel::start();
+    for script in scripts {
+        model.push(script);
+    }
+    let setting = format!(r#"uji.config.set("acp", {{ editor_fs = {editor_fs} }})"#);
+    let sandbox = sandbox_with(&model, &setting);
+    let client = Client::spawn(&sandbox);
+    client.initialize_with(capabilities);
+    let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+    (client, session, model, sandbox)
+}
+
+fn edit(id: &str, path: &str, old: &str, new: &str) -> Script {
+    call(
+        id,
+        "edit_file",
+        json!({"path": path, "old_string": old, "new_string": new}),
+    )
+}
+
+/// The `fs/write_text_file` requests as (path, content).
+fn writes(client: &Client) -> Vec<(String, String)> {
+    client
+        .writes()
+        .iter()
+        .map(|w| {
+            let text = |k: &str| w[k].as_str().unwrap().to_string();
+            (text("path"), text("content"))
+        })
+        .collect()
+}
+
+fn path_of(path: &std::path::Path) -> String {
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn with_editor_fs_on_edits_and_writes_reach_the_editor_s_buffer() {
+    let (client, session, _model, sandbox) = open_editor_fs(
+        vec![
+            edit("c1", "notes.txt", "old", "new"),
+            call(
+                "c2",
+                "write_file",
+                json!({"path": "fresh.txt", "content": "fresh\n"}),
+            ),
+            answer("Done."),
+        ],
+        writing_editor(),
+        true,
+    );
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "an old line\n").unwrap();
+    // Open in the editor without unsaved changes.
+    client.open_buffer(&notes, "an old line\n");
+    let answer = client.prompt(&session, "edit and write").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+
+    let fresh = sandbox.work().join("fresh.txt");
+    assert_eq!(
+        writes(&client),
+        [
+            (path_of(&notes), "an new line\n".to_string()),
+            (path_of(&fresh), "fresh\n".to_string())
+        ]
+    );
+    assert!(client.writes().iter().all(|w| w["sessionId"] == session));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "an new line\n");
+    assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "fresh\n");
+    // The buffer was read whole before it was written.
+    let reads = client.reads();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert_eq!(reads[0]["path"], path_of(&notes));
+    assert!(reads[0]["line"].is_null() && reads[0]["limit"].is_null());
+    assert!(client.finish().success());
+}
+
+#[test]
+fn with_editor_fs_on_unsaved_changes_in_the_editor_are_never_lost() {
+    let (client, session, _model, sandbox) = open_editor_fs(
+        vec![
+            edit("c1", "kept.txt", "two", "TWO"),
+            edit("c2", "clash.txt", "alpha", "ALPHA"),
+            call(
+                "c3",
+                "write_file",
+                json!({"path": "whole.txt", "content": "replaced\n"}),
+            ),
+            answer("Done."),
+        ],
+        writing_editor(),
+        true,
+    );
+    let work = sandbox.work();
+    let (kept, clash, whole) = (
+        work.join("kept.txt"),
+        work.join("clash.txt"),
+        work.join("whole.txt"),
+    );
+    std::fs::write(&kept, "one\ntwo\n").unwrap();
+    std::fs::write(&clash, "alpha\n").unwrap();
+    std::fs::write(&whole, "saved\n").unwrap();
+    client.open_buffer(&kept, "one\ntwo\nmine, unsaved\n");
+    client.open_buffer(&clash, "beta, unsaved\n");
+    client.open_buffer(&whole, "saved\nmine, unsaved\n");
+    let answer = client.prompt(&session, "edit them").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+
+    // The edit applies to the buffer: the editor and the disk get both.
+    let both = "one\nTWO\nmine, unsaved\n";
+    assert_eq!(writes(&client), [(path_of(&kept), both.to_string())]);
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), both);
+    // It does not, or a write replaces the file: the buffer is left alone
+    // (its unsaved text is still there), the disk has the tool's result.
+    assert_eq!(client.buffer(&clash).unwrap(), "beta, unsaved\n");
+    assert_eq!(std::fs::read_to_string(&clash).unwrap(), "ALPHA\n");
+    assert_eq!(client.buffer(&whole).unwrap(), "saved\nmine, unsaved\n");
+    assert_eq!(std::fs::read_to_string(&whole).unwrap(), "replaced\n");
+    assert!(client.finish().success());
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(
+        log.contains("clash.txt has unsaved changes in the editor"),
+        "{log}"
+    );
+    assert!(
+        log.contains("whole.txt has unsaved changes in the editor"),
+        "{log}"
+    );
+}
+
+#[test]
+fn with_editor_fs_off_edits_are_not_sent_to_the_editor() {
+    let (client, session, _model, sandbox) = open_editor_fs(
+        vec![edit("c1", "notes.txt", "old", "new"), answer("Done.")],
+        writing_editor(),
+        false,
+    );
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "an old line\n").unwrap();
+    client.prompt(&session, "edit").answer().unwrap();
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "an new line\n");
+    assert!(client.writes().is_empty() && client.reads().is_empty());
+}
+
+#[test]
+fn an_editor_that_does_not_write_files_is_not_sent_edits() {
+    let (client, session, _model, sandbox) = open_editor_fs(
+        vec![
+            edit("c1", "notes.txt", "old", "new"),
+            call("c2", "write_file", json!({"path": "b.txt", "content": "b"})),
+            answer("Done."),
+        ],
+        reading_editor(),
+        true,
+    );
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "an old line\n").unwrap();
+    client.prompt(&session, "edit").answer().unwrap();
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "an new line\n");
+    assert!(client.writes().is_empty(), "{:?}", client.writes());
+    assert!(client.reads().is_empty(), "no buffer read for an edit");
+}
+
+#[test]
+fn a_command_added_mid_session_reaches_the_editor_s_command_list() {
+    let model = FakeModel::start();
+    let sandbox = sandbox_with(
+        &model,
+        r#"
+uji.command.add("grow", { desc = "Add /later", handler = function()
+  uji.command.add("later", { desc = "Added later", handler = function(args) return "later " .. args end })
+  return "grown"
+end })
+"#,
+    );
+    let client = Client::spawn(&sandbox);
+    let session = client.start(&sandbox);
+    let first = client.update("the first command list", |u| {
+        u["sessionUpdate"] == "available_commands_update"
+    });
+    assert!(!names(&first["availableCommands"]).contains(&"later"));
+
+    let answer = client.prompt(&session, "/grow").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let lists = client.updates_of("available_commands_update");
+    assert_eq!(lists.len(), 2, "{lists:#?}");
+    let second = names(&lists[1]["availableCommands"]);
+    assert!(
+        second.contains(&"later") && second.contains(&"grow") && second.contains(&"hello"),
+        "{second:?}"
+    );
+    // And it runs from a prompt, as the session's commands do.
+    client.prompt(&session, "/later on").answer().unwrap();
+    let said = client.updates_of("agent_message_chunk");
+    assert_eq!(said.last().unwrap()["content"]["text"], "later on");
+    assert_eq!(model.requests().len(), 0);
+    assert!(client.finish().success());
+}
+
+#[test]
+fn a_command_s_output_is_shown_under_its_call_as_it_runs_and_when_done() {
+    let (client, session, _model, _sandbox) = open(vec![
+        call(
+            "c1",
+            "run_command",
+            json!({"command": "echo first; sleep 1; echo second"}),
+        ),
+        answer("Ran."),
+    ]);
+    let answer = client.prompt(&session, "run it").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let updates = client.updates_of("tool_call_update");
+    let text_of = |u: &Value| -> String {
+        u["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["content"]["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let progress = updates
+        .iter()
+        .find(|u| {
+            u["toolCallId"] == "c1" && u["status"] == "in_progress" && u["content"].is_array()
+        })
+        .expect("a progress update while it ran");
+    assert!(text_of(progress).contains("first"), "{progress}");
+    let done = updates
+        .iter()
+        .rfind(|u| u["toolCallId"] == "c1" && u["status"] == "completed")
+        .unwrap();
+    let shown = text_of(done);
+    assert!(
+        shown.contains("```\n") && shown.contains("first\nsecond"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn when_the_editor_refuses_a_write_the_disk_keeps_the_edit() {
+    let (client, session, _model, sandbox) = open_editor_fs(
+        vec![edit("c1", "notes.txt", "old", "new"), answer("Done.")],
+        writing_editor(),
+        true,
+    );
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "an old line\n").unwrap();
+    client.refuse_writes();
+    let answer = client.prompt(&session, "edit").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert_eq!(client.writes().len(), 1, "the editor was asked");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "an new line\n");
+    assert!(client.finish().success());
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(
+        log.contains("the editor did not take the change to notes.txt")
+            && log.contains("the file on disk has it"),
+        "{log}"
+    );
 }

@@ -20,6 +20,7 @@ use agent_client_protocol::v1::schema::{
     NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ReadTextFileRequest,
     ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client as ClientRole, ErrorCode, JsonRpcRequest, Lines};
 use serde_json::Value;
@@ -78,6 +79,9 @@ struct Seen {
     updates: Vec<Value>,
     questions: Vec<Value>,
     reads: Vec<Value>,
+    writes: Vec<Value>,
+    /// `fs/write_text_file` is answered with an error.
+    refuse_writes: bool,
 }
 
 pub struct Client {
@@ -260,6 +264,24 @@ impl Client {
         self.seen.lock().unwrap().reads.clone()
     }
 
+    /// The `fs/write_text_file` requests received so far, as JSON (`path`,
+    /// `content`, `sessionId`).
+    pub fn writes(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().writes.clone()
+    }
+
+    /// Answers `fs/write_text_file` with an error from now on.
+    pub fn refuse_writes(&self) {
+        self.seen.lock().unwrap().refuse_writes = true;
+    }
+
+    /// The editor's buffer of `path` now (what it was served, or given by
+    /// `fs/write_text_file`).
+    pub fn buffer(&self, path: &std::path::Path) -> Option<String> {
+        let path = path.to_string_lossy().into_owned();
+        self.buffers.lock().unwrap().get(&path).cloned().flatten()
+    }
+
     /// Waits for an update satisfying `want` (20 s at most).
     pub fn update(&self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
         self.wait(what, |seen| seen.updates.iter().find(|u| want(u)).cloned())
@@ -333,7 +355,9 @@ fn connect(
     std::thread::spawn(move || {
         let updates = Arc::clone(&seen);
         let questions = Arc::clone(&seen);
-        let reads = seen;
+        let reads = Arc::clone(&seen);
+        let writes = seen;
+        let written = Arc::clone(&buffers);
         let client = ClientRole
             .v1()
             .name("uji-tests")
@@ -379,6 +403,26 @@ fn connect(
                             format!("no file {path}"),
                         )),
                     }
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                // As Zed does, the text becomes the buffer's (Zed also
+                // saves it; this editor does not, so the tests see what uji
+                // itself wrote to disk).
+                async move |w: WriteTextFileRequest, responder, _cx| {
+                    let mut seen = writes.lock().unwrap();
+                    seen.writes.push(serde_json::to_value(&w).unwrap());
+                    if seen.refuse_writes {
+                        return responder.respond_with_error(agent_client_protocol::Error::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            "the buffer is read-only",
+                        ));
+                    }
+                    drop(seen);
+                    let path = w.path.to_string_lossy().into_owned();
+                    written.lock().unwrap().insert(path, Some(w.content));
+                    responder.respond(WriteTextFileResponse::new())
                 },
                 agent_client_protocol::on_receive_request!(),
             );
@@ -443,4 +487,11 @@ fn write_stdin(
 /// Client capabilities offering file reads.
 pub fn reading_editor() -> ClientCapabilities {
     ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(true))
+}
+
+/// Client capabilities offering file reads and writes.
+pub fn writing_editor() -> ClientCapabilities {
+    ClientCapabilities::new().fs(FileSystemCapabilities::new()
+        .read_text_file(true)
+        .write_text_file(true))
 }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc as tmpsc;
 use uji_host::SessionPort;
 use uji_protocol::frontend::{
-    ApprovalDecision, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
+    ApprovalDecision, CommandInfo, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
 };
 use uji_protocol::services::{
     ModelChoice, ModelUse, Quit, Service, SessionCompact, SessionInfo, SessionInfoRequest,
@@ -132,6 +132,8 @@ struct Shared {
     shells: shell::Shells,
     /// Status-line items plugins set, kept across session switches.
     status: Mutex<BTreeMap<String, String>>,
+    /// The slash commands the frontend was last told of.
+    commands: Mutex<Vec<CommandInfo>>,
 }
 
 /// How an operation was answered by the code that handled it.
@@ -152,7 +154,25 @@ impl Shared {
         if let Ok(status) = self.status.lock() {
             configured.status = status.clone();
         }
+        if let Ok(mut told) = self.commands.lock() {
+            told.clone_from(&configured.commands);
+        }
         Event::SessionConfigured(Box::new(configured))
+    }
+
+    /// Tells the frontend the commands now, when they are not what it was
+    /// last told (a command re-added with the same words changes nothing).
+    fn commands_changed(&self) {
+        let commands = self.sessions.commands();
+        let Ok(mut told) = self.commands.lock() else {
+            return;
+        };
+        if *told == commands {
+            return;
+        }
+        told.clone_from(&commands);
+        // Emitted under the lock, so two changes at once arrive in order.
+        self.emit(Event::CommandsChanged { commands });
     }
 
     fn set_status(&self, item: StatusSet) {
@@ -461,6 +481,7 @@ pub fn serve(
             info: Mutex::new(info_of(&agent)),
             shells: shell::Shells::default(),
             status: Mutex::new(BTreeMap::new()),
+            commands: Mutex::new(Vec::new()),
             sessions,
         }
     });
@@ -469,6 +490,7 @@ pub fn serve(
     configured(&shared, &agent, resumed);
     connect(&shared, &mut agent);
     install_notices(&shared);
+    install_commands(&shared);
     install_services(&shared);
     jobs::install(&shared);
     live::mirror_session_rules(&shared.sessions);
@@ -530,6 +552,20 @@ fn install_notices(shared: &Arc<Shared>) {
                 level: notice.level,
                 source,
             });
+        }));
+}
+
+/// Commands added while the session runs (a Lua `uji.command.add` from a
+/// hook or a command) reach the frontend as `commands_changed`.
+fn install_commands(shared: &Arc<Shared>) {
+    let weak = Arc::downgrade(shared);
+    shared
+        .sessions
+        .registry
+        .set_commands_sink(Arc::new(move || {
+            if let Some(shared) = weak.upgrade() {
+                shared.commands_changed();
+            }
         }));
 }
 

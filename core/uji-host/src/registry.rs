@@ -71,6 +71,9 @@ pub type Service = Arc<dyn Fn(&str, Value) -> Result<Value, String> + Send + Syn
 
 type NoticeSink = Arc<dyn Fn(&Notice) + Send + Sync>;
 
+/// Told that the slash commands changed (see [`Registry::set_commands_sink`]).
+pub type CommandsSink = Arc<dyn Fn() + Send + Sync>;
+
 /// A tool registration refused because another plugin provides the name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clash {
@@ -144,6 +147,7 @@ pub struct Registry {
     config: Arc<RwLock<serde_json::Map<String, Value>>>,
     notices: Arc<Mutex<Vec<Notice>>>,
     notice_sink: Arc<RwLock<Option<NoticeSink>>>,
+    commands_sink: Arc<RwLock<Option<CommandsSink>>>,
     /// Tools the config lets any plugin replace (`plugins.allow_replace`).
     replaceable: Arc<RwLock<BTreeSet<String>>>,
 }
@@ -301,6 +305,19 @@ impl Registry {
             items
                 .commands
                 .insert(command.name().to_string(), Arc::new(command));
+        }
+        // Called with the lock released: the sink reads the commands.
+        let sink = self.commands_sink.read().ok().and_then(|s| s.clone());
+        if let Some(sink) = sink {
+            sink();
+        }
+    }
+
+    /// Calls `sink` after every command added from now on, so a running
+    /// session can tell its frontend (`commands_changed`).
+    pub fn set_commands_sink(&self, sink: CommandsSink) {
+        if let Ok(mut slot) = self.commands_sink.write() {
+            *slot = Some(sink);
         }
     }
 

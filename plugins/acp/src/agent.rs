@@ -57,8 +57,6 @@ pub struct Agent<'a> {
     ops: &'a dyn Ops,
     tx: Inputs,
     settings: Settings,
-    /// The editor offered `fs/read_text_file`.
-    editor_reads: bool,
     configured: Option<Value>,
     waiting_initialize: Option<Responder<InitializeResponse>>,
     fresh: bool,
@@ -123,7 +121,6 @@ impl<'a> Agent<'a> {
             ops,
             tx,
             settings,
-            editor_reads: false,
             configured: None,
             waiting_initialize: None,
             fresh: true,
@@ -147,7 +144,7 @@ impl<'a> Agent<'a> {
             Input::Request(request) => self.request(*request),
             Input::Cancel(cancel) => self.cancel(&cancel),
             Input::Permission(call_id, answer) => self.permission_answer(call_id, answer),
-            Input::EditorRead(ask) => self.editor_read(ask),
+            Input::Editor(ask) => self.editor_ask(ask),
             Input::Event(event) => return self.event(&event),
             Input::StdinClosed => {
                 self.closing = true;

@@ -51,8 +51,9 @@ pub enum Input {
         String,
         Result<RequestPermissionResponse, agent_client_protocol::Error>,
     ),
-    /// A read_file result to take from the editor's buffer instead.
-    EditorRead(editor_fs::ReadAsk),
+    /// A request for the editor's files (`fs/read_text_file`,
+    /// `fs/write_text_file`) from an after_tool handler waiting for it.
+    Editor(editor_fs::Ask),
     Event(Value),
     StdinClosed,
     SessionEnded(String),

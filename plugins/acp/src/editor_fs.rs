@@ -3,49 +3,111 @@
 //! is taken from the editor, so a file open there is read with its unsaved
 //! changes. It is an `after_tool` handler, so the policy gate has already
 //! decided (and confined) the read exactly as without an editor; only the
-//! text the model reads changes.
+//! text the model reads changes. Writes back to the editor after edits are
+//! in `editor_write`, on the same requests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::mpsc::{Sender, channel};
 use std::time::Duration;
 
-use agent_client_protocol::v1::schema::ReadTextFileRequest;
+use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
 use serde_json::Value;
 
 use crate::connection::{Input, Inputs};
 
-/// The agent loop while `uji acp` runs with editor reads on.
-static EDITOR: Mutex<Option<Inputs>> = Mutex::new(None);
+/// The agent loop while `uji acp` runs with editor_fs on and the editor
+/// reads files, and what else it offers.
+#[derive(Clone)]
+pub struct Editor {
+    tx: Inputs,
+    /// The editor offers `fs/write_text_file` too.
+    pub writes: bool,
+    /// The session's directory, which relative paths are under.
+    pub cwd: String,
+}
 
-/// How long a read waits for the editor before the file on disk is used.
-const EDITOR_TIMEOUT: Duration = Duration::from_secs(10);
+static EDITOR: Mutex<Option<Editor>> = Mutex::new(None);
+
+/// How long a request waits for the editor before the file on disk is used.
+pub const EDITOR_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// read_file's page size and line cut, which the editor's page follows.
 const PAGE_LINES: u32 = 2000;
 const MAX_LINE_BYTES: usize = 2000;
 
-pub fn start(tx: Inputs) {
-    *EDITOR.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+pub fn start(tx: Inputs, writes: bool) {
+    *EDITOR.lock().unwrap_or_else(|e| e.into_inner()) = Some(Editor {
+        tx,
+        writes,
+        cwd: String::new(),
+    });
+}
+
+/// The session's directory, once uji has said which it is.
+pub fn set_cwd(cwd: &str) {
+    if let Some(editor) = EDITOR.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        editor.cwd = cwd.to_string();
+    }
 }
 
 pub fn stop() {
     *EDITOR.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
-/// One read for the editor, and where its text goes.
-pub struct ReadAsk {
-    path: String,
-    line: u32,
+pub fn editor() -> Option<Editor> {
+    EDITOR.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// A path as uji's file tools resolve it: `~/` under home, else under cwd.
+pub fn resolve(cwd: &str, path: &str) -> PathBuf {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest.trim_start_matches('/')),
+        _ => Path::new(cwd).join(path),
+    }
+}
+
+/// What the editor is asked.
+pub enum Asked {
+    /// A file's text: lines from `line`, `limit` of them (none: all).
+    Read {
+        path: PathBuf,
+        line: Option<u32>,
+        limit: Option<u32>,
+    },
+    /// Replace the file's text (the editor's buffer, which it saves).
+    Write { path: PathBuf, content: String },
+}
+
+/// One request for the editor, and where its answer goes (the text read,
+/// or empty for a write).
+pub struct Ask {
+    pub asked: Asked,
     reply: Sender<Result<String, String>>,
 }
 
-impl ReadAsk {
-    pub fn request(&self, session_id: String, cwd: &str) -> ReadTextFileRequest {
-        let path = PathBuf::from(crate::updates::absolute(cwd, &self.path));
-        ReadTextFileRequest::new(session_id, path)
-            .line(self.line)
-            .limit(PAGE_LINES)
+/// The request to send, as the crate types it.
+pub enum Request {
+    Read(ReadTextFileRequest),
+    Write(WriteTextFileRequest),
+}
+
+impl Ask {
+    pub fn request(&self, session_id: String) -> Request {
+        match &self.asked {
+            Asked::Read { path, line, limit } => {
+                let mut request = ReadTextFileRequest::new(session_id, path.clone());
+                request.line = *line;
+                request.limit = *limit;
+                Request::Read(request)
+            }
+            Asked::Write { path, content } => Request::Write(WriteTextFileRequest::new(
+                session_id,
+                path.clone(),
+                content.clone(),
+            )),
+        }
     }
 
     pub fn answer(self, text: Result<String, String>) {
@@ -53,45 +115,63 @@ impl ReadAsk {
     }
 }
 
+impl Editor {
+    /// Asks the editor through the agent loop and waits for the answer (10 s
+    /// at most); the error says what went wrong.
+    pub fn ask(&self, asked: Asked) -> Result<String, String> {
+        let (reply, answer) = channel();
+        let ask = Ask { asked, reply };
+        if self.tx.unbounded_send(Input::Editor(ask)).is_err() {
+            return Err("the editor connection has closed".to_string());
+        }
+        match answer.recv_timeout(EDITOR_TIMEOUT) {
+            Ok(answer) => answer,
+            Err(_) => Err(format!("no answer within {} s", EDITOR_TIMEOUT.as_secs())),
+        }
+    }
+}
+
 /// The `after_tool` handler: `Null` leaves the text as the tool gave it.
 pub fn after_tool(payload: Value) -> Result<Value, String> {
-    let Some(tx) = EDITOR.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
+    let Some(editor) = editor() else {
         return Ok(Value::Null);
     };
+    match payload["tool"].as_str() {
+        Some("read_file") => Ok(read_page(&editor, &payload)),
+        Some("edit_file" | "write_file") => {
+            crate::editor_write::after_write(&editor, &payload);
+            Ok(Value::Null)
+        }
+        _ => Ok(Value::Null),
+    }
+}
+
+/// The page of a read_file result, from the editor's buffer.
+fn read_page(editor: &Editor, payload: &Value) -> Value {
     let text = payload["text"].as_str().unwrap_or("");
-    if payload["tool"] != "read_file" || payload["is_error"] == true || !is_text_page(text) {
-        return Ok(Value::Null);
+    if payload["is_error"] == true || !is_text_page(text) {
+        return Value::Null;
     }
     let Some(path) = payload["args"]["path"].as_str() else {
-        return Ok(Value::Null);
+        return Value::Null;
     };
     let line = payload["args"]["offset"]
         .as_u64()
         .and_then(|n| u32::try_from(n).ok())
         .unwrap_or(1)
         .max(1);
-    let (reply, answer) = channel();
-    let ask = ReadAsk {
-        path: path.to_string(),
-        line,
-        reply,
+    let asked = Asked::Read {
+        path: resolve(&editor.cwd, path),
+        line: Some(line),
+        limit: Some(PAGE_LINES),
     };
-    if tx.unbounded_send(Input::EditorRead(ask)).is_err() {
-        return Ok(Value::Null);
-    }
-    match answer.recv_timeout(EDITOR_TIMEOUT) {
-        Ok(Ok(content)) => Ok(Value::String(page(path, line, &content))),
-        Ok(Err(e)) => {
+    match editor.ask(asked) {
+        Ok(content) => Value::String(page(path, line, &content)),
+        Err(e) => {
             crate::log_warn(&format!(
                 "the editor did not read {path} ({e}); using the file on disk"
             ));
-            Ok(Value::Null)
-        }
-        Err(_) => {
-            crate::log_warn(&format!(
-                "the editor did not answer for {path}; using the file on disk"
-            ));
-            Ok(Value::Null)
+            Value::Null
         }
     }
 }

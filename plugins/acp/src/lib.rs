@@ -14,6 +14,7 @@
 mod agent;
 mod connection;
 mod editor_fs;
+mod editor_write;
 mod mcp;
 mod plan;
 mod prompt;
@@ -110,6 +111,13 @@ impl Plugin for AcpPlugin {
             name: Some("acp-editor-fs".into()),
         };
         host.on("after_tool", options, editor_fs::after_tool)?;
+        // Keeps a file's text before an edit, for the write back to the
+        // editor; it never decides a call.
+        let options = HookOptions {
+            priority: 0,
+            name: Some("acp-editor-write".into()),
+        };
+        host.on("before_tool", options, editor_write::before_tool)?;
         host.register_frontend("acp", Acp)
     }
 }

@@ -90,6 +90,64 @@ pub fn finished(call_id: &str, summary: &str, is_error: bool, diff: Option<Value
     })
 }
 
+/// How much of a command's result the editor is shown: its end, which says
+/// how it finished. The model's result is bounded already; this keeps the
+/// editor's panel small too.
+const SHOWN_OUTPUT: usize = 64 * 1024;
+
+/// Text as a Markdown code block, shown verbatim: the fence is longer than
+/// any run of backticks inside.
+pub fn fenced(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("{fence}\n{}\n{fence}", text.trim_end_matches('\n'))
+}
+
+fn text_content(text: &str) -> Value {
+    json!({"type": "content", "content": {"type": "text", "text": text}})
+}
+
+/// A running command's latest output line (uji paces them to about ten a
+/// second), as the call's content while it runs.
+pub fn progress(call_id: &str, line: &str) -> Value {
+    json!({
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "status": "in_progress",
+        "content": [text_content(&fenced(line))],
+    })
+}
+
+/// A finished command's summary and output (its end, when long), so the
+/// editor shows what ran and what it printed.
+pub fn command_output(call_id: &str, summary: &str, output: &str, is_error: bool) -> Value {
+    let mut start = output.len().saturating_sub(SHOWN_OUTPUT);
+    while !output.is_char_boundary(start) {
+        start += 1;
+    }
+    let shown = if start > 0 {
+        format!("[… {start} bytes before]\n{}", &output[start..])
+    } else {
+        output.to_string()
+    };
+    let mut content = Vec::new();
+    if !summary.is_empty() {
+        content.push(text_content(summary));
+    }
+    content.push(text_content(&fenced(&shown)));
+    json!({
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "status": if is_error { "failed" } else { "completed" },
+        "content": content,
+    })
+}
+
 pub fn diff(path: &str, old: Option<&str>, new: &str) -> Value {
     json!({"type": "diff", "path": path, "oldText": old, "newText": new})
 }
@@ -208,6 +266,17 @@ mod tests {
         assert_eq!(kind("lua_thing"), "other");
         assert_eq!(title("Read", "src/a.rs"), "Read src/a.rs");
         assert_eq!(title("", "x"), "x");
+    }
+
+    #[test]
+    fn output_is_fenced_verbatim_and_its_end_kept() {
+        assert_eq!(fenced("a\n"), "```\na\n```");
+        assert_eq!(fenced("x ``` y"), "````\nx ``` y\n````");
+        let long = "é".repeat(40_000);
+        let update = command_output("c", "Ran", &long, false);
+        let shown = update["content"][1]["content"]["text"].as_str().unwrap();
+        assert!(shown.len() < 70_000 && shown.contains("bytes before]"));
+        assert_eq!(update["content"][0]["content"]["text"], "Ran");
     }
 
     #[test]

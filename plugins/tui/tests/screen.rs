@@ -280,6 +280,25 @@ fn slash_suggestions_complete_with_tab_and_run_a_lua_command() {
 }
 
 #[test]
+fn a_command_added_mid_session_is_suggested_at_once() {
+    let mut s = Screen::new(80, 24);
+    s.type_text("/dep");
+    assert!(!s.text().contains("Deploy the site"));
+    s.event(json!({"type": "commands_changed", "commands": [
+        {"name": "compact", "description": "Summarise earlier messages now", "source": "uji"},
+        {"name": "deploy", "description": "Deploy the site", "source": "lua"}
+    ]}));
+    assert!(
+        s.text().contains("Deploy the site"),
+        "the open list shows it"
+    );
+    s.press(KeyCode::Tab).press(KeyCode::Enter);
+    let op = s.last_sent();
+    assert_eq!(op["type"], "run_command");
+    assert_eq!(op["name"], "deploy");
+}
+
+#[test]
 fn model_picker_lists_the_models_and_sets_the_chosen_one() {
     let mut s = Screen::new(80, 24);
     s.type_text("/model").press(KeyCode::Enter);

@@ -28,8 +28,8 @@ use crate::{FileDiff, Image};
 /// events and operations an interactive frontend needs; 4 added
 /// `list_providers`, `login` and `logout`, and background jobs
 /// (`list_jobs`, `stop_job`, `background`; `job_started`, `job_output`,
-/// `job_finished`).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// `job_finished`); 5 added `commands_changed`.
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -531,6 +531,12 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
     },
+    /// The session's slash commands changed while it ran (e.g. a Lua
+    /// `uji.command.add` from a hook or a command): the whole list, as in
+    /// `session_configured`.
+    CommandsChanged {
+        commands: Vec<CommandInfo>,
+    },
     /// A turn ended: its final text, or why it failed.
     TurnFinished {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -594,6 +600,18 @@ mod tests {
                 delivery: Delivery::Steer
             }
         );
+    }
+
+    #[test]
+    fn commands_changed_carries_the_whole_list() {
+        let event: Event = serde_json::from_value(json!({"type": "commands_changed",
+            "commands": [{"name": "deploy", "description": "Deploy the site", "source": "lua"}]}))
+        .unwrap();
+        let Event::CommandsChanged { commands } = event else {
+            panic!("{event:?}");
+        };
+        assert_eq!(commands[0].name, "deploy");
+        assert_eq!(commands[0].source, "lua");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::{Agent, Call, Flow, Pending, internal, reply, typed};
 use crate::connection::Input;
+use crate::editor_fs::Request;
 use crate::{plan, updates};
 
 /// A file larger than this is not shown whole in an edit's diff.
@@ -28,6 +29,8 @@ impl Agent<'_> {
             "approval_request" => self.approval_request(event),
             "approval_resolved" => self.approval_resolved(event),
             "tool_finished" => self.tool_finished(event),
+            "progress" => self.progress(event),
+            "message" => self.message(&event["message"]),
             "usage" => {
                 if let Some(update) = updates::usage(event) {
                     self.update(update);
@@ -40,6 +43,7 @@ impl Agent<'_> {
             "notice" => crate::log_info(&format!("notice: {}", event["text"])),
             "turn_finished" => self.turn_finished(event),
             "model_changed" => self.model_changed(&event["model"]),
+            "commands_changed" => self.commands_changed(&event["commands"]),
             "closed" => return Flow::Done(Ok(())),
             _ => {}
         }
@@ -48,6 +52,7 @@ impl Agent<'_> {
 
     fn configured_event(&mut self, event: &Value) {
         self.configured = Some(event.clone());
+        crate::editor_fs::set_cwd(&self.cwd());
         self.plan = event["status"]["plan"].is_string();
         let listing = self.pending.values().any(|p| matches!(p, Pending::Models));
         if self.models.is_none()
@@ -96,6 +101,24 @@ impl Agent<'_> {
         }
         if let Some(options) = self.config_options() {
             self.update(json!({"sessionUpdate": "config_option_update", "configOptions": options}));
+        }
+    }
+
+    /// A command added mid-session: `/name` prompts run it from now on,
+    /// and the editor's list shows it.
+    fn commands_changed(&mut self, commands: &Value) {
+        let Some(configured) = self.configured.as_mut() else {
+            return;
+        };
+        configured["commands"] = commands.clone();
+        // Before the editor has the session (or while it switches), the
+        // list goes with session/new's or session/load's answer instead.
+        let switching = self
+            .pending
+            .values()
+            .any(|p| matches!(p, Pending::NewSession(_) | Pending::Load(_)));
+        if !self.fresh && !switching {
+            self.update(updates::commands(commands));
         }
     }
 
@@ -244,6 +267,7 @@ impl Agent<'_> {
     fn tool_finished(&mut self, event: &Value) {
         let call_id = event["call_id"].as_str().unwrap_or("");
         let call = self.calls.remove(call_id);
+        crate::editor_write::forget(call_id);
         let is_error = event["is_error"] == true;
         let diff = call
             .filter(|c| !is_error && updates::kind(&c.tool) == "edit")
@@ -254,6 +278,36 @@ impl Agent<'_> {
             });
         let summary = event["summary"].as_str().unwrap_or("");
         self.update(updates::finished(call_id, summary, is_error, diff));
+    }
+
+    /// A running command's latest line; other tools' progress is not shown
+    /// (a `shell-…` call of the `shell` operation is not the editor's).
+    fn progress(&mut self, event: &Value) {
+        let call_id = event["call_id"].as_str().unwrap_or("");
+        let running = self
+            .calls
+            .get(call_id)
+            .is_some_and(|c| updates::kind(&c.tool) == "execute");
+        if running {
+            self.update(updates::progress(
+                call_id,
+                event["line"].as_str().unwrap_or(""),
+            ));
+        }
+    }
+
+    /// A command's saved result, which follows its `tool_finished`: its
+    /// output for the editor to show under the call.
+    fn message(&mut self, message: &Value) {
+        let name = message["name"].as_str().unwrap_or("");
+        if message["role"] != "tool" || updates::kind(name) != "execute" {
+            return;
+        }
+        let call_id = message["tool_call_id"].as_str().unwrap_or("");
+        let summary = message["summary"].as_str().unwrap_or("");
+        let output = message["content"].as_str().unwrap_or("");
+        let is_error = message["is_error"] == true;
+        self.update(updates::command_output(call_id, summary, output, is_error));
     }
 
     fn turn_finished(&mut self, event: &Value) {
@@ -283,17 +337,27 @@ impl Agent<'_> {
     }
 
     /// Asks the editor for a file's text (its buffer, unsaved changes
-    /// included) in a task of the connection; the hook waiting gets it.
-    pub(super) fn editor_read(&mut self, ask: crate::editor_fs::ReadAsk) {
-        let request = ask.request(self.session_id(), &self.cwd());
+    /// included) or to write one, in a task of the connection; the hook
+    /// waiting gets the answer.
+    pub(super) fn editor_ask(&mut self, ask: crate::editor_fs::Ask) {
+        let request = ask.request(self.session_id());
         let cx = self.cx.clone();
         let task = async move {
-            let answer = cx.send_request(request).block_task().await;
-            ask.answer(answer.map(|r| r.content).map_err(|e| e.to_string()));
+            let answer = match request {
+                Request::Read(read) => {
+                    let answer = cx.send_request(read).block_task().await;
+                    answer.map(|r| r.content)
+                }
+                Request::Write(write) => {
+                    let answer = cx.send_request(write).block_task().await;
+                    answer.map(|_| String::new())
+                }
+            };
+            ask.answer(answer.map_err(|e| e.to_string()));
             Ok(())
         };
         if let Err(e) = self.cx.spawn(task) {
-            crate::log_warn(&format!("cannot ask the editor for a file: {e}"));
+            crate::log_warn(&format!("cannot ask the editor about a file: {e}"));
         }
     }
 }

@@ -69,9 +69,12 @@ impl Agent<'_> {
     }
 
     fn initialize(&mut self, req: &InitializeRequest, r: Responder<InitializeResponse>) {
-        self.editor_reads = req.client_capabilities.fs.read_text_file;
-        if self.settings.editor_fs && self.editor_reads {
-            crate::editor_fs::start(self.tx.clone());
+        let fs = &req.client_capabilities.fs;
+        if self.settings.editor_fs && fs.read_text_file {
+            // Writes need reads too: a buffer is read before it is written,
+            // so unsaved changes are never overwritten.
+            crate::editor_fs::start(self.tx.clone(), fs.write_text_file);
+            crate::editor_fs::set_cwd(&self.cwd());
         }
         if self.configured.is_none() || self.models.is_none() {
             // uji has not configured the session (or listed its models)

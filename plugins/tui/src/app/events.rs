@@ -1,7 +1,7 @@
 //! uji's events, applied to what the screen shows.
 
 use serde_json::Value;
-use uji_protocol::frontend::{Event, NoticeLevel, Resolution, SessionConfigured};
+use uji_protocol::frontend::{CommandInfo, Event, NoticeLevel, Resolution, SessionConfigured};
 use uji_protocol::session::{MessageBody, StoredMessage};
 
 use super::state::{App, Pending};
@@ -176,9 +176,29 @@ impl App {
                     self.status.items.remove(&name);
                 }
             },
+            Event::CommandsChanged { commands } => {
+                self.set_commands(&commands);
+                // An open suggestion list shows the new commands at once.
+                self.draft_changed();
+            }
             Event::Closed => self.closed = true,
             _ => {}
         }
+    }
+
+    /// The session's slash commands and the screen's own, for `/help` and
+    /// the composer's suggestions.
+    fn set_commands(&mut self, commands: &[CommandInfo]) {
+        self.commands = commands
+            .iter()
+            .map(|c| CommandEntry {
+                name: c.name.clone(),
+                description: c.description.clone(),
+            })
+            .chain(crate::app::commands::local_commands())
+            .collect();
+        self.commands.sort_by(|a, b| a.name.cmp(&b.name));
+        self.commands.dedup_by(|a, b| a.name == b.name);
     }
 
     fn configure(&mut self, configured: SessionConfigured) {
@@ -196,17 +216,7 @@ impl App {
             .iter()
             .filter_map(|t| t.verb.clone().map(|v| (t.name.clone(), v)))
             .collect();
-        self.commands = configured
-            .commands
-            .iter()
-            .map(|c| CommandEntry {
-                name: c.name.clone(),
-                description: c.description.clone(),
-            })
-            .chain(crate::app::commands::local_commands())
-            .collect();
-        self.commands.sort_by(|a, b| a.name.cmp(&b.name));
-        self.commands.dedup_by(|a, b| a.name == b.name);
+        self.set_commands(&configured.commands);
         self.keymap = Keymap::new(&configured.keymap);
         self.transcript.clear();
         self.viewport.to_bottom();

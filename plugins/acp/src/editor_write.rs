@@ -1,0 +1,258 @@
+//! Writes back to the editor (`fs/write_text_file`) after a successful
+//! edit_file or write_file, when editor_fs is on and the editor reads and
+//! writes files: the editor's buffer gets the change (Zed applies it, saves
+//! it and tracks it for review). uji's tool has already written the file on
+//! disk, after the policy gate allowed it; this only tells the editor.
+//!
+//! The one danger is a buffer with unsaved changes: writing the disk's text
+//! into it would drop them. So the buffer is read first and compared with
+//! the file's text just before the call (kept by a `before_tool` handler):
+//!
+//! - the buffer is that text, or already the new one: the new text is sent;
+//! - edit_file, the buffer differs: the same replacement is made in the
+//!   buffer's text (old_string found exactly once, or every time with
+//!   replace_all), and that is sent to the editor and, once it took it,
+//!   written to disk too, so both hold the unsaved changes and the edit;
+//! - otherwise (the edit does not apply to the buffer, or write_file over a
+//!   buffer with unsaved changes): the editor is left alone, the log says
+//!   so, and the file on disk keeps the tool's result.
+//!
+//! A file that did not exist before a write_file is sent as written. When
+//! the editor fails or does not answer in 10 s, the disk write stands and
+//! the log says so.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::editor_fs::{Asked, Editor, editor, resolve};
+
+/// Files larger than this are not sent to the editor: the whole text goes
+/// over the pipe twice.
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The file's text just before an edit or a write, by call id.
+enum Before {
+    /// The file did not exist (a write_file creating it).
+    Missing,
+    Text(String),
+}
+
+static BEFORE: Mutex<Option<HashMap<String, Before>>> = Mutex::new(None);
+
+fn keep(call_id: &str, before: Before) {
+    let mut map = BEFORE.lock().unwrap_or_else(|e| e.into_inner());
+    map.get_or_insert_with(HashMap::new)
+        .insert(call_id.to_string(), before);
+}
+
+fn take(call_id: &str) -> Option<Before> {
+    let mut map = BEFORE.lock().unwrap_or_else(|e| e.into_inner());
+    map.as_mut()?.remove(call_id)
+}
+
+/// Forgets a call's text (a call refused after `before_tool` never reaches
+/// `after_tool`).
+pub fn forget(call_id: &str) {
+    take(call_id);
+}
+
+/// The `before_tool` handler: keeps the file's text for an edit or write
+/// that may go to the editor. It never decides anything (`Null`).
+pub fn before_tool(payload: Value) -> Result<Value, String> {
+    let Some(editor) = editor().filter(|e| e.writes) else {
+        return Ok(Value::Null);
+    };
+    if !matches!(payload["tool"].as_str(), Some("edit_file" | "write_file")) {
+        return Ok(Value::Null);
+    }
+    let (Some(call_id), Some(path)) = (
+        payload["call_id"].as_str(),
+        payload["args"]["path"].as_str(),
+    ) else {
+        return Ok(Value::Null);
+    };
+    if let Some(before) = read_before(&resolve(&editor.cwd, path)) {
+        keep(call_id, before);
+    }
+    Ok(Value::Null)
+}
+
+/// The text of a regular file not over [`MAX_BYTES`]; `Missing` when there
+/// is none; `None` when it is not one uji sends to the editor.
+fn read_before(path: &Path) -> Option<Before> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Before::Missing),
+        Ok(meta) if meta.is_file() && meta.len() <= MAX_BYTES => {
+            std::fs::read_to_string(path).ok().map(Before::Text)
+        }
+        _ => None,
+    }
+}
+
+/// After a successful edit_file or write_file: the editor's buffer gets
+/// the change, as the module's rule says.
+pub fn after_write(editor: &Editor, payload: &Value) {
+    let call_id = payload["call_id"].as_str().unwrap_or("");
+    let before = take(call_id);
+    if !editor.writes || payload["is_error"] == true {
+        return;
+    }
+    let (Some(before), Some(shown)) = (before, payload["args"]["path"].as_str()) else {
+        return;
+    };
+    let path = resolve(&editor.cwd, shown);
+    let Ok(after) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let sent = match before {
+        Before::Missing => Some((after, false)),
+        Before::Text(before) => match editor.ask(Asked::Read {
+            path: path.clone(),
+            line: None,
+            limit: None,
+        }) {
+            Ok(buffer) => choose(payload, shown, &before, &after, buffer),
+            Err(e) => {
+                crate::log_warn(&format!(
+                    "the editor did not read {shown} ({e}), so it was not sent the change; the file on disk has it"
+                ));
+                None
+            }
+        },
+    };
+    if let Some((text, to_disk)) = sent {
+        send(editor, shown, path, text, to_disk);
+    }
+}
+
+/// What the editor gets (and whether the disk gets it too), or `None` to
+/// leave a buffer with unsaved changes alone.
+fn choose(
+    payload: &Value,
+    shown: &str,
+    before: &str,
+    after: &str,
+    buffer: String,
+) -> Option<(String, bool)> {
+    if buffer == before || buffer == after {
+        return Some((after.to_string(), false));
+    }
+    let edited = (payload["tool"] == "edit_file")
+        .then(|| apply(&buffer, &payload["args"]))
+        .flatten();
+    match edited {
+        Some(text) => {
+            let to_disk = text != after;
+            Some((text, to_disk))
+        }
+        None => {
+            let why = if payload["tool"] == "edit_file" {
+                " that the edit does not apply to"
+            } else {
+                ""
+            };
+            crate::log_warn(&format!(
+                "{shown} has unsaved changes in the editor{why}; the editor was left alone and the file on disk has the change"
+            ));
+            None
+        }
+    }
+}
+
+/// edit_file's replacement on `text`: `old_string` found exactly once (or
+/// at least once with `replace_all`), literally.
+pub fn apply(text: &str, args: &Value) -> Option<String> {
+    let old = args["old_string"].as_str().filter(|s| !s.is_empty())?;
+    let new = args["new_string"].as_str()?;
+    let all = args["replace_all"] == true;
+    match text.matches(old).count() {
+        0 => None,
+        1 => Some(text.replacen(old, new, 1)),
+        _ if all => Some(text.replace(old, new)),
+        _ => None,
+    }
+}
+
+fn send(editor: &Editor, shown: &str, path: PathBuf, text: String, to_disk: bool) {
+    let asked = Asked::Write {
+        path: path.clone(),
+        content: text.clone(),
+    };
+    if let Err(e) = editor.ask(asked) {
+        crate::log_warn(&format!(
+            "the editor did not take the change to {shown} ({e}); the file on disk has it"
+        ));
+        return;
+    }
+    if !to_disk {
+        return;
+    }
+    // In place (not a rename), so the file keeps its mode and owner and a
+    // symlink stays one, as the tool left them.
+    if let Err(e) = std::fs::write(&path, text) {
+        crate::log_warn(&format!(
+            "the editor has {shown} with its unsaved changes and the edit, but writing that to disk failed ({e}); save it from the editor"
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_edit_applies_once_or_everywhere_with_replace_all() {
+        let args = json!({"old_string": "a", "new_string": "b"});
+        assert_eq!(apply("xay", &args).as_deref(), Some("xby"));
+        assert_eq!(apply("xyz", &args), None);
+        assert_eq!(apply("aa", &args), None, "two places without replace_all");
+        let all = json!({"old_string": "a", "new_string": "b", "replace_all": true});
+        assert_eq!(apply("aa", &all).as_deref(), Some("bb"));
+        assert_eq!(
+            apply("x", &json!({"old_string": "", "new_string": "b"})),
+            None
+        );
+    }
+
+    #[test]
+    fn the_text_before_is_kept_for_files_up_to_a_megabyte() {
+        let dir = std::env::temp_dir().join(format!("uji-acp-before-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let small = dir.join("small.txt");
+        std::fs::write(&small, "x\n").unwrap();
+        let big = dir.join("big.txt");
+        std::fs::write(&big, vec![b'x'; (MAX_BYTES + 1) as usize]).unwrap();
+        assert!(matches!(read_before(&small), Some(Before::Text(t)) if t == "x\n"));
+        assert!(read_before(&big).is_none(), "too large to send");
+        assert!(matches!(
+            read_before(&dir.join("none")),
+            Some(Before::Missing)
+        ));
+        assert!(read_before(&dir).is_none(), "not a file");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unsaved_changes_are_kept_or_the_buffer_is_left_alone() {
+        let edit = json!({"tool": "edit_file",
+            "args": {"old_string": "one", "new_string": "ONE"}});
+        // No unsaved changes: the disk's new text.
+        assert_eq!(
+            choose(&edit, "f", "one\n", "ONE\n", "one\n".into()),
+            Some(("ONE\n".into(), false))
+        );
+        // Unsaved changes: the edit made in the buffer, to disk too.
+        assert_eq!(
+            choose(&edit, "f", "one\n", "ONE\n", "one\nmine\n".into()),
+            Some(("ONE\nmine\n".into(), true))
+        );
+        // The edit does not apply to the buffer: left alone.
+        assert_eq!(choose(&edit, "f", "one\n", "ONE\n", "mine\n".into()), None);
+        let write = json!({"tool": "write_file", "args": {"content": "new\n"}});
+        assert_eq!(choose(&write, "f", "old\n", "new\n", "mine\n".into()), None);
+    }
+}
