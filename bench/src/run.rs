@@ -151,11 +151,11 @@ const WIRES: [WireCase; 3] = [
     WireCase {
         label: "Responses",
         wire: "openai-responses",
-        model: "openai/gpt-5",
+        model: "openai/gpt-6.2-sol",
         env: [("OPENAI_API_KEY", "bench-key"), ("OPENAI_BASE_URL", "")],
         answer: |text, pieces| {
             Script::sse(
-                ResponsesEvents::new("gpt-5")
+                ResponsesEvents::new("gpt-6.2-sol")
                     .text(text, pieces)
                     .usage(10, 10, 0)
                     .completed(),

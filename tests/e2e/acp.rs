@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::ErrorCode;
@@ -536,8 +537,11 @@ fn tool_result(model: &FakeModel, call: &str) -> String {
         .unwrap_or_else(|| panic!("no result for {call}: {body}"))
 }
 
-#[test]
-fn with_editor_fs_on_reads_see_the_editor_s_unsaved_buffer() {
+/// A session in an editor that offers reads (set up by `editor`, before `initialize`),
+/// with `editor_fs` on, `notes.txt` saved as "saved line", and a model that reads it once.
+fn editor_reading_notes(
+    editor: impl FnOnce(&Client, &Path),
+) -> (FakeModel, Sandbox, Client, String, PathBuf) {
     let model = FakeModel::start();
     model.push(call("c1", "read_file", json!({"path": "notes.txt"})));
     model.push(answer("read it"));
@@ -545,9 +549,16 @@ fn with_editor_fs_on_reads_see_the_editor_s_unsaved_buffer() {
     let notes = sandbox.work().join("notes.txt");
     std::fs::write(&notes, "saved line\n").unwrap();
     let client = Client::spawn(&sandbox);
-    client.open_buffer(&notes, "unsaved line\nsecond\n");
+    editor(&client, &notes);
     client.initialize_with(reading_editor());
     let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+    (model, sandbox, client, session, notes)
+}
+
+#[test]
+fn with_editor_fs_on_reads_see_the_editor_s_unsaved_buffer() {
+    let (model, _sandbox, client, session, notes) =
+        editor_reading_notes(|client, notes| client.open_buffer(notes, "unsaved line\nsecond\n"));
 
     let answer = client.prompt(&session, "read the notes").answer().unwrap();
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
@@ -568,22 +579,37 @@ fn with_editor_fs_on_reads_see_the_editor_s_unsaved_buffer() {
 
 #[test]
 fn with_editor_fs_on_a_read_the_editor_refuses_comes_from_disk() {
-    let model = FakeModel::start();
-    model.push(call("c1", "read_file", json!({"path": "notes.txt"})));
-    model.push(answer("read it"));
-    let sandbox = sandbox_with(&model, r#"uji.config.set("acp", { editor_fs = true })"#);
-    let notes = sandbox.work().join("notes.txt");
-    std::fs::write(&notes, "saved line\n").unwrap();
-    let client = Client::spawn(&sandbox);
-    client.refuse_reads_of(&notes);
-    client.initialize_with(reading_editor());
-    let session = client.new_session(&sandbox, vec![]).session_id.to_string();
+    let (model, sandbox, client, session, _) =
+        editor_reading_notes(|client, notes| client.refuse_reads_of(notes));
     client.prompt(&session, "read the notes").answer().unwrap();
     assert_eq!(client.reads().len(), 1, "the editor was asked");
     assert_eq!(tool_result(&model, "c1"), "    1| saved line\n");
     assert!(client.finish().success());
     let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
     assert!(log.contains("using the file on disk"), "{log}");
+}
+
+#[test]
+fn with_editor_fs_on_a_read_the_editor_never_answers_comes_from_disk_after_10_s() {
+    let (model, sandbox, client, session, _) = editor_reading_notes(|client, notes| {
+        client.open_buffer(notes, "unsaved line\n");
+        client.ignore_reads();
+    });
+    let started = Instant::now();
+    let answer = client.prompt(&session, "read the notes").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert!(
+        started.elapsed() >= Duration::from_secs(10),
+        "uji waited for the editor first"
+    );
+    assert_eq!(client.reads().len(), 1, "the editor was asked");
+    assert_eq!(tool_result(&model, "c1"), "    1| saved line\n");
+    assert!(client.finish().success());
+    let log = std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap();
+    assert!(
+        log.contains("no answer within 10 s") && log.contains("using the file on disk"),
+        "{log}"
+    );
 }
 
 #[test]

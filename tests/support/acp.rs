@@ -82,6 +82,11 @@ struct Seen {
     writes: Vec<Value>,
     /// `fs/write_text_file` is answered with an error.
     refuse_writes: bool,
+    /// `fs/read_text_file` is never answered, as by a hung editor.
+    ignore_reads: bool,
+    /// The requests left unanswered: held, since a dropped responder
+    /// answers with an error.
+    held: Vec<Box<dyn std::any::Any + Send>>,
 }
 
 pub struct Client {
@@ -270,6 +275,11 @@ impl Client {
         self.seen.lock().unwrap().writes.clone()
     }
 
+    /// Never answers `fs/read_text_file` from now on, as a hung editor.
+    pub fn ignore_reads(&self) {
+        self.seen.lock().unwrap().ignore_reads = true;
+    }
+
     /// Answers `fs/write_text_file` with an error from now on.
     pub fn refuse_writes(&self) {
         self.seen.lock().unwrap().refuse_writes = true;
@@ -384,11 +394,13 @@ fn connect(
             )
             .on_receive_request(
                 async move |r: ReadTextFileRequest, responder, _cx| {
-                    reads
-                        .lock()
-                        .unwrap()
-                        .reads
-                        .push(serde_json::to_value(&r).unwrap());
+                    let mut seen = reads.lock().unwrap();
+                    seen.reads.push(serde_json::to_value(&r).unwrap());
+                    if seen.ignore_reads {
+                        seen.held.push(Box::new(responder));
+                        return Ok(());
+                    }
+                    drop(seen);
                     let path = r.path.to_string_lossy().into_owned();
                     let buffer = buffers.lock().unwrap().get(&path).cloned();
                     let text = match buffer {

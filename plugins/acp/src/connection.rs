@@ -180,10 +180,12 @@ fn stdio(tx: Inputs) -> Result<impl agent_client_protocol::ConnectTo<Agent>, Str
             send(&tx, Input::StdinClosed);
         })
         .map_err(|e| format!("cannot start the stdin reader: {e}"))?;
-    let outgoing = futures::sink::unfold(std::io::stdout(), async |out, line: String| {
+    let outgoing = futures::sink::unfold(std::io::stdout(), async |out, mut line: String| {
+        // One write per message, newline included: a line written in two
+        // parts wakes the editor twice, once for a line it cannot use yet.
+        line.push('\n');
         let mut out_lock = out.lock();
         out_lock.write_all(line.as_bytes())?;
-        out_lock.write_all(b"\n")?;
         out_lock.flush()?;
         drop(out_lock);
         Ok::<_, std::io::Error>(out)
