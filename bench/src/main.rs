@@ -3,24 +3,27 @@
 //!
 //! Every measurement runs the real release `uji` binary in a fresh process:
 //! wall time from spawn to exit, and peak RSS from the kernel's accounting of
-//! that child (wait4), so nothing the bench itself allocates is counted.
+//! that child (wait4), taken by a small helper process so nothing the bench
+//! itself allocates is counted (`measure.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 mod acp;
 mod bounds;
 mod examples;
 mod jobs;
 mod mcp;
+mod measure;
 mod run;
 mod startup;
 mod tools;
 mod tui_frames;
 mod tui_live;
+
+pub use measure::{Run, measure, measure_with_stdin};
 
 /// One line of the results table.
 pub struct Row {
@@ -39,50 +42,6 @@ impl Row {
             Some(_) => "OVER",
             None => "",
         }
-    }
-}
-
-/// What one run of a child process cost.
-pub struct Run {
-    pub wall: Duration,
-    /// User plus system CPU time of the child.
-    pub cpu: Duration,
-    pub peak_rss_kb: u64,
-    pub stdout: Vec<u8>,
-    pub success: bool,
-}
-
-/// Runs `cmd` to completion, measuring wall time and the child's peak RSS.
-pub fn measure(cmd: &mut Command) -> Run {
-    // stdin is the caller's choice (`uji()` gives /dev/null).
-    cmd.stdout(Stdio::piped()).stderr(Stdio::null());
-    let started = Instant::now();
-    // Reaped with wait4 below (to read its rusage), not Child::wait.
-    #[allow(clippy::zombie_processes)]
-    let mut child = cmd.spawn().expect("spawn benchmark child");
-    let mut stdout = Vec::new();
-    if let Some(mut out) = child.stdout.take() {
-        use std::io::Read;
-        let _ = out.read_to_end(&mut stdout);
-    }
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our child, not yet reaped (std's Child is never waited).
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let wall = started.elapsed();
-    assert!(rc == pid, "wait4 failed for the benchmark child");
-    let timeval = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    Run {
-        wall,
-        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
-        // Linux reports ru_maxrss in kilobytes.
-        peak_rss_kb: usage.ru_maxrss as u64,
-        stdout,
-        success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
     }
 }
 
@@ -210,6 +169,12 @@ fn merged_table(old_doc: &str, rows: &[Row]) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, report, program, rest @ ..] = args.as_slice()
+        && flag == measure::SPAWN_MEASURED
+    {
+        measure::spawn_measured(Path::new(report), program, rest);
+        return;
+    }
     let write_to = args
         .iter()
         .position(|a| a == "--write")
@@ -267,4 +232,4 @@ fn main() {
     }
 }
 
-const NOTES: &str = "## What each row measures\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **`uji models --all`**: wall time from spawn to exit (median of 30): the provider catalogue parsed and init.lua run by the Lua plugin, the only shipped plugin `uji models` opens (the shipped wires, tools and frontends add no providers; a plugin not shipped with uji is loaded, since it may). Issue 15 measured 10.6 ms on a quiet machine when every plugin was loaded.\n- **tools**: each call is a fresh `uji tool run NAME - --yes` process (arguments on stdin), so the time includes starting uji and loading its plugins; 5 runs, median time, highest peak RSS. Inputs: a 50 MB text file (first page), the last line of a 20 MB file (rewritten before each run), a 10 MB `write_file`, `seq 1 1000000`, and one 10 MB line.\n- **wire**: a 50,000-chunk streamed answer from the fake server on 127.0.0.1, through `uji run` end to end, once per wire: Chat Completions (`openrouter/m`), Responses (`openai/gpt-6.2-sol` at `OPENAI_BASE_URL`) and Gemini (`gemini/gemini-3.8-flash` at `GEMINI_BASE_URL`), each in its own streaming format; the row is the CPU time (user + system) of the uji process, median of 5. The parser-only row is `plugins/wire-common/examples/stream_bench.rs`. The Responses parser row is `plugins/openai-responses/examples/responses_stream_bench.rs`: 49,000 `response.output_text.delta` events and a function call in 998 argument deltas. The Gemini parser row is `plugins/gemini/examples/gemini_stream_bench.rs`: 49,000 text events and 999 events with a function call each. First byte (`tests/bench-examples/wire_first_byte.rs WIRE`), per wire: in process, the real wire plugin is handed a built request and a loopback listener records when the request's first byte arrives, then answers in the wire's format (the answer must parse); cold is the first request of the process (runtime start and connect), warm the median of the next 50. The wire rows once read 0.47–0.60 s (session 5, after the ACP, jobs and MCP merges) and were taken for a regression; on a fresh quiet machine the same build and the next one measured Chat Completions 0.27–0.37 s, Responses 0.21–0.27 s and Gemini 0.28–0.31 s over several runs each: those readings were a busy machine, so wire rows are only comparable when taken on a quiet one (`uptime` load near 0).\n- **run**: `uji run` against a zero-latency fake server (release build), 20 runs: (a) a one-text-answer turn; (b) read_file + edit_file + run_command + answer, four requests. The per-round-trip overhead is (b − a) / 3: one more request plus one tool call through the gate.\n- **lua**: `tests/bench-examples/lua_bench.rs`, in process through the real gate and Lua plugin.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, parsing with tree-sitter-bash included (the target is issue 12's 50 µs; six runs on a quiet machine gave 45.8–47.0 µs, one right after a build 50.2 µs: the parse alone is 38–40 µs of it).\n- **tui, frames** (`bench/src/tui_frames.rs`): the TUI plugin's own `App`, in process, fed the events uji sends and drawn into a 120×40 in-memory terminal. Streaming: a 5 MB Markdown answer (prose, lists, code, tables) arrives one character per `delta` event; a frame is drawn every 1,000 characters (the screen draws at most 60 frames a second, whatever the stream's pace) and each frame is timed. Typing: 500 keys into a 10,000-line draft, each followed by its frame.\n- **tui, live** (`bench/src/tui_live.rs`): the release `uji` in a 120×40 pseudo-terminal (the test suite's `Tty`). Start: from spawn to the prompt on screen, median of 10. Memory: a session grown by `uji run` to 100, 500 and 2,000 messages (1 KB Markdown answers with Rust code and a table), opened with `uji resume`, scrolled to the top and back; peak RSS (VmHWM) of the uji process, then its RSS. Idle: CPU ticks of that process over 10 s with the 500-message session on screen.\n- **bounds** (`bench/src/bounds.rs`, issue 13): `uji run --yes` against the zero-latency fake server, one `run_command` call then an answer, in `--json` and in text mode; the command prints `seq 1 1000000` or one 10 MB line (`head -c 10485760 /dev/zero | tr '\\0' x`). 3 runs, highest peak RSS of the uji process and the largest stdout. Progress is paced to about 10 lines a second and the result bounded, so neither grows with the output. The endless answer: the fake server streams 1 KB text chunks without end, as fast as uji reads them, until uji stops the answer at its 8 MiB cap (3 runs, highest peak RSS).\n- **acp** (`bench/src/acp.rs`, issue 16): the release `uji acp` with pipes, against the zero-latency fake server. Initialize: from spawn to the `initialize` answer (uji answers once the session is configured and its models listed), median of 40. A prompt: `session/prompt` sent to the answer `end_turn`, one text answer, in a running process. Overhead: a whole editor visit (spawn, `initialize`, `session/new`, one prompt, stdin closed, exit) minus a `uji run` of the same answer run right after it, the median of 40 such pairs. On the agent-client-protocol crate (issue 16's second round) five runs on a quiet machine gave 1.70–2.28 ms for the overhead (0.91 ms with the first, hand-written JSON-RPC); perf shows the ACP plugin's own CPU at about 2 % of uji's samples, so the extra time is not the plugin's own work; where it waits is not found yet.\n- **mcp** (`bench/src/mcp.rs`, issue 14): the rmcp test server of `tests/mcp-server` configured over stdio. Start-up, as the issue means it (before the first prompt can be sent): the release `uji` screen in a 120×40 pseudo-terminal, from spawn to its prompt, with two servers configured minus with none (medians of 10; floored at zero: the servers start in the background). The same for a one-answer `uji run` against the zero-latency fake server (medians of 20), no target: a headless run waits for its servers' handshakes before the first request, so the model sees their tools, and that wait is the servers' own start-up. A tool call: uji's CPU time (user + system) per call over a turn of 40 calls to one server, the model's turns included.\n- **jobs** (`bench/src/jobs.rs`, issue 17): `uji run --yes` against the zero-latency fake server: the model starts `seq 1 1000000` as a background job, waits in a foreground command until it has ended, reads it with `job_output` and answers; 3 runs, highest peak RSS of the uji process. Starting a job (`plugins/tools/examples/job_start_bench.rs`, in process through the tool as uji calls it): the median of 60 `run_in_background` calls of `echo ready; sleep 30` (each returns at its first line) minus the median of 60 foreground calls of the same command to their first progress line (the same start, sandbox set-up and read; the example also prints a plain `sh -c` start to the first line for scale).\n";
+const NOTES: &str = "## What each row measures\n\nPeak RSS of a child (every row but the TUI's live rows, which read VmHWM) is its `ru_maxrss` from wait4, taken by a fresh copy of the bench binary that spawns and waits for the child (`bench/src/measure.rs`). Linux carries a process's peak RSS across exec, and a child forked straight from the bench started with the bench's own memory: until 2026-12-01 a full `bench/run` reported the bench's size (1171 MiB for the jobs row, right after the in-process TUI frames area) where uji used 25 MiB; rows measured one area at a time were right.\n\n- **load all shipped plugins**: discovery plus dlopen, abi_stable layout checks, handshake and `init` of every plugin next to the binary, as timed inside `uji plugins --json` (median of 20 processes).\n- **`uji --version`**: wall time from spawn to exit (median of 30) and the highest peak RSS seen.\n- **`uji models --all`**: wall time from spawn to exit (median of 30): the provider catalogue parsed and init.lua run by the Lua plugin, the only shipped plugin `uji models` opens (the shipped wires, tools and frontends add no providers; a plugin not shipped with uji is loaded, since it may). Issue 15 measured 10.6 ms on a quiet machine when every plugin was loaded.\n- **tools**: each call is a fresh `uji tool run NAME - --yes` process (arguments on stdin), so the time includes starting uji and loading its plugins; 5 runs, median time, highest peak RSS. Inputs: a 50 MB text file (first page), the last line of a 20 MB file (rewritten before each run), a 10 MB `write_file`, `seq 1 1000000`, and one 10 MB line. The 10 MB `write_file` went from 51.0 MB to 67.8 MB when the ACP plugin began registering its editor before_tool and after_tool handlers at start-up (each handler is handed the whole call, text included, in every uji command); they are now added only when `uji acp` runs with editor_fs on.\n- **wire**: a 50,000-chunk streamed answer from the fake server on 127.0.0.1, through `uji run` end to end, once per wire: Chat Completions (`openrouter/m`), Responses (`openai/gpt-6.2-sol` at `OPENAI_BASE_URL`) and Gemini (`gemini/gemini-3.8-flash` at `GEMINI_BASE_URL`), each in its own streaming format; the row is the CPU time (user + system) of the uji process, median of 5. The parser-only row is `plugins/wire-common/examples/stream_bench.rs`. The Responses parser row is `plugins/openai-responses/examples/responses_stream_bench.rs`: 49,000 `response.output_text.delta` events and a function call in 998 argument deltas. The Gemini parser row is `plugins/gemini/examples/gemini_stream_bench.rs`: 49,000 text events and 999 events with a function call each. First byte (`tests/bench-examples/wire_first_byte.rs WIRE`), per wire: in process, the real wire plugin is handed a built request and a loopback listener records when the request's first byte arrives, then answers in the wire's format (the answer must parse); cold is the first request of the process (runtime start and connect), warm the median of the next 50. The wire rows once read 0.47–0.60 s (session 5, after the ACP, jobs and MCP merges) and were taken for a regression; on a fresh quiet machine the same build and the next one measured Chat Completions 0.27–0.37 s, Responses 0.21–0.27 s and Gemini 0.28–0.31 s over several runs each: those readings were a busy machine, so wire rows are only comparable when taken on a quiet one (`uptime` load near 0).\n- **run**: `uji run` against a zero-latency fake server (release build), 20 runs: (a) a one-text-answer turn; (b) read_file + edit_file + run_command + answer, four requests. The per-round-trip overhead is (b − a) / 3: one more request plus one tool call through the gate.\n- **lua**: `tests/bench-examples/lua_bench.rs`, in process through the real gate and Lua plugin.\n- **policy decision**: `core/uji-policy/examples/decision_bench.rs`, in process: 1,000 rules (exact, glob, regex) over 10 tools, median over 10 batches of 2,000 decisions; the compound row decides a 10-part `run_command` line, parsing with tree-sitter-bash included (the target is issue 12's 50 µs; six runs on a quiet machine gave 45.8–47.0 µs, one right after a build 50.2 µs: the parse alone is 38–40 µs of it).\n- **tui, frames** (`bench/src/tui_frames.rs`): the TUI plugin's own `App`, in process, fed the events uji sends and drawn into a 120×40 in-memory terminal. Streaming: a 5 MB Markdown answer (prose, lists, code, tables) arrives one character per `delta` event; a frame is drawn every 1,000 characters (the screen draws at most 60 frames a second, whatever the stream's pace) and each frame is timed. Typing: 500 keys into a 10,000-line draft, each followed by its frame.\n- **tui, live** (`bench/src/tui_live.rs`): the release `uji` in a 120×40 pseudo-terminal (the test suite's `Tty`). Start: from spawn to the prompt on screen, median of 10. Memory: a session grown by `uji run` to 100, 500 and 2,000 messages (1 KB Markdown answers with Rust code and a table), opened with `uji resume`, scrolled to the top and back; peak RSS (VmHWM) of the uji process, then its RSS. Idle: CPU ticks of that process over 10 s with the 500-message session on screen.\n- **bounds** (`bench/src/bounds.rs`, issue 13): `uji run --yes` against the zero-latency fake server, one `run_command` call then an answer, in `--json` and in text mode; the command prints `seq 1 1000000` or one 10 MB line (`head -c 10485760 /dev/zero | tr '\\0' x`). 3 runs, highest peak RSS of the uji process and the largest stdout. Progress is paced to about 10 lines a second and the result bounded, so neither grows with the output. The endless answer: the fake server streams 1 KB text chunks without end, as fast as uji reads them, until uji stops the answer at its 8 MiB cap (3 runs, highest peak RSS).\n- **acp** (`bench/src/acp.rs`, issue 16): the release `uji acp` with pipes, against the zero-latency fake server. Initialize: from spawn to the `initialize` answer (uji answers once the session is configured and its models listed), median of 40. A prompt: `session/prompt` sent to the answer `end_turn`, one text answer, in a running process. Per-prompt overhead (the issue's target): that prompt minus the same turn in a `uji run --json` run right after it, from its `session` line (session configured, prompt about to be submitted) to its `done` line (turn finished and saved), the median of 40 such pairs: what each prompt an editor sends costs over uji run's turn, i.e. the JSON-RPC framing, the agent-client-protocol crate's dispatch and the updates. Per-visit overhead: a whole editor visit (spawn, `initialize`, `session/new`, one prompt, stdin closed, exit) minus a `uji run` of the same answer, 40 pairs: what an editor pays once per `uji acp` process on top of the prompt (the crate's connection set-up, `session/new` and its command list, the extra thread hand-offs). Until 2026-12-01 the target was held against this per-visit row (1.70–2.28 ms then); it measures the session, not the prompt, so it is kept without a target. On the machine of 2026-12-01 (a new VM where `uji --version` takes 2.1 ms against 1.2 ms before and every row is slower) three runs gave per-prompt 0.44–0.57 ms and per-visit 2.33–2.78 ms.\n- **mcp** (`bench/src/mcp.rs`, issue 14): the rmcp test server of `tests/mcp-server` configured over stdio. Start-up, as the issue means it (before the first prompt can be sent): the release `uji` screen in a 120×40 pseudo-terminal, from spawn to its prompt, with two servers configured minus with none (medians of 10; floored at zero: the servers start in the background). The same for a one-answer `uji run` against the zero-latency fake server (medians of 20), no target: a headless run waits for its servers' handshakes before the first request, so the model sees their tools, and that wait is the servers' own start-up. A tool call: uji's CPU time (user + system) per call over a turn of 40 calls to one server, the model's turns included.\n- **jobs** (`bench/src/jobs.rs`, issue 17): `uji run --yes` against the zero-latency fake server: the model starts `seq 1 1000000` as a background job, waits in a foreground command until it has ended, reads it with `job_output` and answers; 3 runs, highest peak RSS of the uji process. Starting a job (`plugins/tools/examples/job_start_bench.rs`, in process through the tool as uji calls it): the median of 60 `run_in_background` calls of `echo ready; sleep 30` (each returns at its first line) minus the median of 60 foreground calls of the same command to their first progress line (the same start, sandbox set-up and read; the example also prints a plain `sh -c` start to the first line for scale).\n";

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::{Row, Run, measure, uji};
+use crate::{Row, Run, measure_with_stdin, uji};
 
 fn run_tool(home: &Path, work: &Path, name: &str, args: &str) -> Run {
     let mut cmd = uji(home);
@@ -14,10 +14,8 @@ fn run_tool(home: &Path, work: &Path, name: &str, args: &str) -> Run {
     // Arguments go through stdin: a 10 MB JSON argument exceeds argv limits.
     let args_file = work.join(".bench-args.json");
     std::fs::write(&args_file, args).expect("write args");
-    cmd.stdin(Stdio::from(
-        std::fs::File::open(&args_file).expect("open args"),
-    ));
-    let run = measure(&mut cmd);
+    let stdin = Stdio::from(std::fs::File::open(&args_file).expect("open args"));
+    let run = measure_with_stdin(&mut cmd, stdin);
     assert!(
         run.success,
         "uji tool run {name} failed: {}",

@@ -84,6 +84,11 @@ struct Acp;
 impl Frontend for Acp {
     fn run(&self, session: FrontendSession) -> Result<(), String> {
         let settings = Settings::from_config(HOST.get());
+        if settings.editor_fs
+            && let Some(host) = HOST.get()
+        {
+            add_editor_hooks(host)?;
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .thread_name("uji-acp")
             .build()
@@ -96,6 +101,25 @@ impl Frontend for Acp {
     }
 }
 
+/// The handlers behind editor_fs, added only when `uji acp` runs with it
+/// on: every hook is handed the whole call (a 10 MB write_file's text
+/// included), so other commands and editor_fs off pay nothing for them.
+fn add_editor_hooks(host: &Host) -> Result<(), String> {
+    // First of the after_tool handlers, so the user's see the editor's text.
+    let options = HookOptions {
+        priority: 0,
+        name: Some("acp-editor-fs".into()),
+    };
+    host.on("after_tool", options, editor_fs::after_tool)?;
+    // Keeps a file's text before an edit, for the write back to the
+    // editor; it never decides a call.
+    let options = HookOptions {
+        priority: 0,
+        name: Some("acp-editor-write".into()),
+    };
+    host.on("before_tool", options, editor_write::before_tool)
+}
+
 struct AcpPlugin;
 
 impl Plugin for AcpPlugin {
@@ -104,20 +128,6 @@ impl Plugin for AcpPlugin {
 
     fn init(host: &Host) -> Result<(), String> {
         let _ = HOST.set(host.clone());
-        // First of the after_tool handlers, so the user's see the editor's
-        // text; it does nothing unless `uji acp` runs with editor_fs on.
-        let options = HookOptions {
-            priority: 0,
-            name: Some("acp-editor-fs".into()),
-        };
-        host.on("after_tool", options, editor_fs::after_tool)?;
-        // Keeps a file's text before an edit, for the write back to the
-        // editor; it never decides a call.
-        let options = HookOptions {
-            priority: 0,
-            name: Some("acp-editor-write".into()),
-        };
-        host.on("before_tool", options, editor_write::before_tool)?;
         host.register_frontend("acp", Acp)
     }
 }
