@@ -631,3 +631,84 @@ fn uji_version_names_the_release_and_the_plugin_abi() {
         )
     );
 }
+
+// ---- shipped wires and frontends opened on demand ---------------------------
+
+const ON_DEMAND_MODEL: &str = "openrouter/qwen/qwen3-coder";
+
+/// A one-answer `uji run` with `init_lua`; its output and uji's log.
+fn run_one_answer(init_lua: &str) -> (std::process::Output, String, String) {
+    let model = uji_fake_model::FakeModel::start();
+    model.push(uji_tests::chat::answer("done"));
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.config().join("init.lua"), init_lua).unwrap();
+    let output = uji_tests::chat::uji_with_model(&sandbox, &model, "sk-on-demand")
+        .args(["run", "--model", ON_DEMAND_MODEL, "hi"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    let log =
+        std::fs::read_to_string(sandbox.root.path().join("data/logs/uji.log")).unwrap_or_default();
+    (output, stderr, log)
+}
+
+#[test]
+fn a_session_opens_only_the_wire_its_model_uses_yet_init_lua_lists_them_all() {
+    let (output, stderr, log) =
+        run_one_answer(r#"uji.notify("wires: " .. table.concat(uji.wire.list(), ","))"#);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("wires: anthropic,gemini,openai-chat,openai-responses"),
+        "{stderr}"
+    );
+    assert!(
+        log.contains("opened plugin openai-chat for the openai-chat wire"),
+        "{log}"
+    );
+    for unused in [
+        "anthropic wire",
+        "gemini wire",
+        "openai-responses wire",
+        "tui frontend",
+    ] {
+        assert!(
+            !log.contains(&format!("for the {unused}")),
+            "{unused}: {log}"
+        );
+    }
+}
+
+#[test]
+fn a_wire_init_lua_removes_is_never_opened() {
+    let (output, stderr, log) = run_one_answer(r#"assert(uji.wire.remove("openai-chat"))"#);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("the \"openai-chat\" wire that provider openrouter needs is not loaded"),
+        "{stderr}"
+    );
+    assert!(!log.contains("opened plugin"), "{log}");
+}
+
+#[test]
+fn uji_plugins_still_lists_every_shipped_plugin() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.uji().args(["plugins", "--json"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    for shipped in [
+        "anthropic",
+        "openai-chat",
+        "openai-responses",
+        "gemini",
+        "tui",
+        "acp",
+    ] {
+        assert!(names.contains(&shipped), "{shipped}: {names:?}");
+    }
+}

@@ -57,7 +57,7 @@ pub fn run(
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
+    let booted = uji_core::boot_session(dirs, &cwd, &crate::headless::builtins());
     booted.registry.set_config(
         crate::headless::JSON_KEY,
         serde_json::Value::Bool(options.json),
@@ -149,7 +149,7 @@ pub fn interactive(
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let booted = uji_core::boot_process(dirs, &cwd, &crate::headless::builtins());
+    let booted = uji_core::boot_session(dirs, &cwd, &crate::headless::builtins());
     let name = frontend
         .or_else(|| {
             booted

@@ -7,7 +7,7 @@ use serde_json::Value;
 use uji_host::paths::Dirs;
 use uji_host::{
     CONFIG_PLUGIN, LoadFailure, PluginModuleRef, PluginSearch, PluginSet, Registry, load_module,
-    load_plugins, load_plugins_keeping,
+    load_plugins, load_plugins_keeping, load_session_plugins,
 };
 use uji_protocol::frontend::NoticeLevel;
 
@@ -120,6 +120,16 @@ fn boot_loading(
         dirs,
         cwd: cwd.to_path_buf(),
     }
+}
+
+/// The boot of a session (`uji`, `uji run`, `uji acp`): like
+/// [`boot_process`], but the shipped wires and frontends are opened when
+/// the session first needs them (see uji-host's `on_demand`).
+pub fn boot_session(dirs: Dirs, cwd: &Path, builtins: &[(PluginModuleRef, &str)]) -> Booted {
+    let search = PluginSearch::for_process(dirs.plugins());
+    boot_loading(dirs, cwd, builtins, &|registry| {
+        load_session_plugins(&search, registry)
+    })
 }
 
 /// The usual boot of a `uji` process.

@@ -58,12 +58,7 @@ pub fn run_frontend(
     launch: Launch,
 ) -> Result<Option<TurnOutcome>, LaunchError> {
     let Some(frontend) = sessions.registry.frontend(&launch.frontend) else {
-        let loaded: Vec<String> = sessions
-            .registry
-            .frontends()
-            .iter()
-            .map(|f| f.name().to_string())
-            .collect();
+        let loaded = sessions.registry.frontend_names();
         return Err(LaunchError::NoSuchFrontend {
             name: launch.frontend,
             loaded: if loaded.is_empty() {

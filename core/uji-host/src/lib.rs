@@ -9,6 +9,7 @@ mod calls;
 mod checks;
 mod host_api;
 mod loader;
+mod on_demand;
 pub mod paths;
 pub mod progress;
 mod registry;
@@ -22,7 +23,9 @@ pub use checks::Refusal;
 pub use loader::{
     BUNDLED_PREFIX, CONFIG_PLUGIN, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch,
     PluginSet, Shadowed, UJI_VERSION, load_module, load_plugin_file, load_plugins,
-    load_plugins_keeping, version_line,
+    load_plugins_keeping, load_session_plugins, version_line,
 };
-pub use registry::{Clash, Notice, PluginState, Provided, Registry, Service, Snapshot};
+pub use registry::{
+    Clash, Need, Notice, Opener, PluginState, Provided, Registry, Service, Snapshot,
+};
 pub use uji_abi::{ABI_VERSION, LoadError, PluginModuleRef};

@@ -189,9 +189,9 @@ impl PluginSet {
     }
 }
 
-struct Candidate {
-    path: PathBuf,
-    origin: Origin,
+pub(crate) struct Candidate {
+    pub(crate) path: PathBuf,
+    pub(crate) origin: Origin,
 }
 
 fn is_shared_library(path: &Path) -> bool {
@@ -340,7 +340,49 @@ pub fn load_plugins_keeping(
     let mut set = PluginSet::default();
     let mut candidates = discover(search, &mut set.failed);
     candidates.retain(|c| c.origin != Origin::Bundled || keep(bundled_name(&c.path)));
+    open_and_init(candidates, registry, &HashMap::new(), &mut set);
+    set.elapsed = started.elapsed();
+    log_outcome(&set);
+    set
+}
 
+/// Loads the plugins a session starts with: all but the shipped plugins
+/// that provide only one wire or one frontend ([`crate::on_demand`]). Those
+/// are listed in the registry and opened when the session first asks for
+/// what they provide: a session uses one wire and one frontend, and every
+/// plugin opened costs its load time and the memory of its library.
+pub fn load_session_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
+    let started = Instant::now();
+    let mut set = PluginSet::default();
+    let (later, now): (Vec<Candidate>, Vec<Candidate>) = discover(search, &mut set.failed)
+        .into_iter()
+        .partition(|c| {
+            c.origin == Origin::Bundled
+                && crate::on_demand::need_of(bundled_name(&c.path)).is_some()
+        });
+    let later = later
+        .into_iter()
+        .filter_map(|c| Some((crate::on_demand::need_of(bundled_name(&c.path))?, c.path)))
+        .collect();
+    // Listed before any plugin initialises: init.lua sees them in
+    // `uji.wire.list()` and may remove them.
+    let on_demand = crate::on_demand::OnDemand::defer(registry, later);
+    open_and_init(now, registry, &HashMap::new(), &mut set);
+    on_demand.record(&set.loaded);
+    set.elapsed = started.elapsed();
+    log_outcome(&set);
+    set
+}
+
+/// Opens `candidates` and initialises them (see the module's order), adding
+/// to `set`. A plugin whose manifest name is in `taken` (or comes earlier
+/// in `candidates`) is shadowed.
+pub(crate) fn open_and_init(
+    candidates: Vec<Candidate>,
+    registry: &Registry,
+    taken: &HashMap<String, PathBuf>,
+    set: &mut PluginSet,
+) {
     struct Opened {
         module: PluginModuleRef,
         manifest: Manifest,
@@ -349,7 +391,7 @@ pub fn load_plugins_keeping(
         open_time: Duration,
     }
     let mut winners: Vec<Opened> = Vec::new();
-    let mut by_name: HashMap<String, PathBuf> = HashMap::new();
+    let mut by_name: HashMap<String, PathBuf> = taken.clone();
     for candidate in candidates {
         let opened_at = Instant::now();
         match open(&candidate.path) {
@@ -411,14 +453,11 @@ pub fn load_plugins_keeping(
             }
         }
     }
-    set.elapsed = started.elapsed();
-    log_outcome(&set);
-    set
 }
 
 /// Records what loaded, what was shadowed and what failed (commands show
 /// failures too, but an interactive frontend may not).
-fn log_outcome(set: &PluginSet) {
+pub(crate) fn log_outcome(set: &PluginSet) {
     for loaded in &set.loaded {
         tracing::debug!(
             "loaded plugin {} {} from {} in {:?}",

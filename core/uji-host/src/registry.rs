@@ -150,6 +150,38 @@ pub struct Registry {
     commands_sink: Arc<RwLock<Option<CommandsSink>>>,
     /// Tools the config lets any plugin replace (`plugins.allow_replace`).
     replaceable: Arc<RwLock<BTreeSet<String>>>,
+    /// Wires and frontends of shipped plugins not opened yet.
+    pending: Arc<RwLock<Pending>>,
+    /// Held while a pending plugin opens, so a second caller waits for it.
+    opening: Arc<Mutex<()>>,
+}
+
+/// What a session asks the registry for that a plugin not yet opened may
+/// provide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need<'a> {
+    Wire(&'a str),
+    Frontend(&'a str),
+}
+
+impl std::fmt::Display for Need<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Need::Wire(name) => write!(f, "the {name} wire"),
+            Need::Frontend(name) => write!(f, "the {name} frontend"),
+        }
+    }
+}
+
+/// Opens the plugin that provides a need, registering into the registry.
+pub type Opener = Arc<dyn Fn(&Registry, Need<'_>) + Send + Sync>;
+
+/// Needs listed before their plugin is opened (see [`Registry::defer`]).
+#[derive(Default)]
+struct Pending {
+    opener: Option<Opener>,
+    wires: BTreeSet<String>,
+    frontends: BTreeSet<String>,
 }
 
 impl Registry {
@@ -270,15 +302,32 @@ impl Registry {
         }
     }
 
+    /// The wire `name`, opening the plugin that provides it if it is only
+    /// pending.
     pub fn wire(&self, name: &str) -> Option<Arc<RegisteredWire>> {
-        self.items.read().ok()?.wires.get(name).cloned()
+        let loaded = |registry: &Registry| registry.items.read().ok()?.wires.get(name).cloned();
+        loaded(self).or_else(|| {
+            self.open_pending(Need::Wire(name));
+            loaded(self)
+        })
     }
 
+    /// The wires registered, without pending ones.
     pub fn wires(&self) -> Vec<Arc<RegisteredWire>> {
         self.items
             .read()
             .map(|items| items.wires.values().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// Every wire a session can use: registered or pending.
+    pub fn wire_names(&self) -> Vec<String> {
+        let mut names: BTreeSet<String> =
+            self.wires().iter().map(|w| w.name().to_string()).collect();
+        if let Ok(pending) = self.pending.read() {
+            names.extend(pending.wires.iter().cloned());
+        }
+        names.into_iter().collect()
     }
 
     pub fn add_frontend(&self, frontend: RegisteredFrontend) {
@@ -289,8 +338,66 @@ impl Registry {
         }
     }
 
+    /// The frontend `name`, opening the plugin that provides it if it is
+    /// only pending.
     pub fn frontend(&self, name: &str) -> Option<Arc<RegisteredFrontend>> {
-        self.items.read().ok()?.frontends.get(name).cloned()
+        let loaded = |registry: &Registry| registry.items.read().ok()?.frontends.get(name).cloned();
+        loaded(self).or_else(|| {
+            self.open_pending(Need::Frontend(name));
+            loaded(self)
+        })
+    }
+
+    /// Every frontend a session can run: registered or pending.
+    pub fn frontend_names(&self) -> Vec<String> {
+        let mut names: BTreeSet<String> = self
+            .frontends()
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect();
+        if let Ok(pending) = self.pending.read() {
+            names.extend(pending.frontends.iter().cloned());
+        }
+        names.into_iter().collect()
+    }
+
+    /// Lists `needs` as available before their plugins are opened:
+    /// `opener` opens the one providing a need the first time a lookup
+    /// misses it. Listing (`wire.list`) shows them; removing one
+    /// (`wire.remove`) means it is never opened.
+    pub fn defer(&self, needs: &[Need<'_>], opener: Opener) {
+        let Ok(mut pending) = self.pending.write() else {
+            return;
+        };
+        for need in needs {
+            match need {
+                Need::Wire(name) => pending.wires.insert(name.to_string()),
+                Need::Frontend(name) => pending.frontends.insert(name.to_string()),
+            };
+        }
+        pending.opener = Some(opener);
+    }
+
+    /// Opens the plugin behind a pending need, once; the lookup that follows
+    /// finds what it registered.
+    fn open_pending(&self, need: Need<'_>) {
+        let _one_at_a_time = self.opening.lock().unwrap_or_else(|e| e.into_inner());
+        let opener = {
+            let Ok(mut pending) = self.pending.write() else {
+                return;
+            };
+            let listed = match need {
+                Need::Wire(name) => pending.wires.remove(name),
+                Need::Frontend(name) => pending.frontends.remove(name),
+            };
+            if !listed {
+                return;
+            }
+            pending.opener.clone()
+        };
+        if let Some(open) = opener {
+            open(self, need);
+        }
     }
 
     pub fn frontends(&self) -> Vec<Arc<RegisteredFrontend>> {
@@ -418,10 +525,17 @@ impl Registry {
 
     /// Removes a wire; true if it existed.
     pub fn remove_wire(&self, name: &str) -> bool {
-        self.items
+        let pending = self
+            .pending
+            .write()
+            .map(|mut pending| pending.wires.remove(name))
+            .unwrap_or(false);
+        let registered = self
+            .items
             .write()
             .map(|mut items| items.wires.remove(name).is_some())
-            .unwrap_or(false)
+            .unwrap_or(false);
+        pending || registered
     }
 
     /// Runs the handlers of `event` in order with `payload` (the event name
@@ -454,13 +568,7 @@ impl Registry {
     /// `keymap.list` and `config.set`.
     pub fn install_services(&self) {
         let registry = self.clone();
-        self.serve(move |_: WireList| {
-            Ok(registry
-                .wires()
-                .iter()
-                .map(|w| w.name().to_string())
-                .collect())
-        });
+        self.serve(move |_: WireList| Ok(registry.wire_names()));
         let registry = self.clone();
         self.serve(move |request: WireRemove| Ok(registry.remove_wire(&request.name)));
         let registry = self.clone();
@@ -707,4 +815,52 @@ pub(crate) fn parse_hook_options(json: &str) -> Result<HookOptions, String> {
         return Ok(HookOptions::default());
     }
     serde_json::from_str(json).map_err(|e| format!("invalid hook options: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A registry with the gemini wire and the tui frontend pending, and a
+    /// count of the opener's calls (it registers nothing).
+    fn deferred() -> (Registry, Arc<AtomicUsize>) {
+        let registry = Registry::new();
+        let opened = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&opened);
+        registry.defer(
+            &[Need::Wire("gemini"), Need::Frontend("tui")],
+            Arc::new(move |_: &Registry, _: Need<'_>| {
+                count.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        (registry, opened)
+    }
+
+    #[test]
+    fn a_pending_need_is_listed_and_opened_once_on_the_first_miss() {
+        let (registry, opened) = deferred();
+        assert_eq!(registry.wire_names(), ["gemini"]);
+        assert_eq!(registry.frontend_names(), ["tui"]);
+        assert!(registry.wire("gemini").is_none());
+        assert!(registry.wire("gemini").is_none());
+        assert_eq!(opened.load(Ordering::SeqCst), 1, "opened once");
+        assert!(registry.wire("other").is_none());
+        assert_eq!(opened.load(Ordering::SeqCst), 1, "only pending needs open");
+        assert!(registry.frontend("tui").is_none());
+        assert_eq!(opened.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_removed_pending_wire_is_never_opened() {
+        let (registry, opened) = deferred();
+        assert!(registry.remove_wire("gemini"));
+        assert!(registry.wire_names().is_empty());
+        assert!(registry.wire("gemini").is_none());
+        assert_eq!(opened.load(Ordering::SeqCst), 0);
+        assert!(!registry.remove_wire("gemini"));
+    }
 }

@@ -1,0 +1,110 @@
+//! Shipped plugins opened when a session first needs them.
+//!
+//! A session talks to one model API and runs one frontend, yet uji ships
+//! four wires and two frontends. Each plugin opened costs its load time
+//! (dlopen, the ABI checks, init) and the memory of a library with its own
+//! copy of tokio and serde: opening all of them took a 500-message TUI
+//! session from 27 MiB to 34 MiB. The plugins below register exactly one
+//! wire or one frontend at init and nothing else, so a session lists what
+//! they provide (`uji.wire.list()` shows them) and opens one on the first
+//! lookup that misses it. A plugin of the same name found earlier in the
+//! search (`$UJI_PLUGIN_PATH`, `<config>/plugins`) still shadows it, and
+//! `uji plugins` opens everything to list it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::loader::{Candidate, LoadedPlugin, Origin, PluginSet, log_outcome, open_and_init};
+use crate::registry::{Need, Registry};
+
+/// Shipped plugin name (`gemini` for `libuji_plugin_gemini.so`) and the one
+/// thing it registers.
+const ON_DEMAND: &[(&str, Need<'static>)] = &[
+    ("anthropic", Need::Wire("anthropic")),
+    ("openai_chat", Need::Wire("openai-chat")),
+    ("openai_responses", Need::Wire("openai-responses")),
+    ("gemini", Need::Wire("gemini")),
+    ("tui", Need::Frontend("tui")),
+    ("acp", Need::Frontend("acp")),
+];
+
+/// What shipped plugin `name` provides, if it is opened on demand.
+pub(crate) fn need_of(name: &str) -> Option<Need<'static>> {
+    ON_DEMAND
+        .iter()
+        .find(|(plugin, _)| *plugin == name)
+        .map(|(_, need)| *need)
+}
+
+#[derive(Default)]
+struct Opened {
+    /// Manifest names of every plugin loaded so far, which shadow a
+    /// shipped plugin of the same name.
+    names: HashMap<String, PathBuf>,
+    /// Plugins opened on demand, kept for the life of the process (a
+    /// plugin is never unloaded).
+    kept: Vec<LoadedPlugin>,
+}
+
+/// The deferred plugins of one session and what was opened so far.
+pub(crate) struct OnDemand {
+    plugins: Vec<(Need<'static>, PathBuf)>,
+    opened: Mutex<Opened>,
+}
+
+impl OnDemand {
+    /// Lists `plugins` in `registry` as pending, to be opened by the
+    /// returned handle.
+    pub(crate) fn defer(
+        registry: &Registry,
+        plugins: Vec<(Need<'static>, PathBuf)>,
+    ) -> Arc<OnDemand> {
+        let needs: Vec<Need<'static>> = plugins.iter().map(|(need, _)| *need).collect();
+        let on_demand = Arc::new(OnDemand {
+            plugins,
+            opened: Mutex::new(Opened::default()),
+        });
+        let opener = Arc::clone(&on_demand);
+        registry.defer(
+            &needs,
+            Arc::new(move |registry: &Registry, need: Need<'_>| opener.open(registry, need)),
+        );
+        on_demand
+    }
+
+    /// Notes the plugins the session started with.
+    pub(crate) fn record(&self, loaded: &[LoadedPlugin]) {
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        for plugin in loaded {
+            opened
+                .names
+                .insert(plugin.manifest.name.clone(), plugin.path.clone());
+        }
+    }
+
+    fn open(&self, registry: &Registry, need: Need<'_>) {
+        let Some((_, path)) = self.plugins.iter().find(|(listed, _)| *listed == need) else {
+            return;
+        };
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        let candidate = Candidate {
+            path: path.clone(),
+            origin: Origin::Bundled,
+        };
+        let mut set = PluginSet::default();
+        let names = opened.names.clone();
+        open_and_init(vec![candidate], registry, &names, &mut set);
+        log_outcome(&set);
+        for plugin in set.loaded {
+            tracing::info!(
+                "opened plugin {} for {need} when the session first needed it",
+                plugin.manifest.name
+            );
+            opened
+                .names
+                .insert(plugin.manifest.name.clone(), plugin.path.clone());
+            opened.kept.push(plugin);
+        }
+    }
+}
