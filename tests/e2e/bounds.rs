@@ -227,16 +227,23 @@ fn spill_file(sandbox: &Sandbox, session: &str, age: Duration) -> PathBuf {
 
 #[test]
 fn spill_files_older_than_a_week_are_removed_when_uji_starts() {
-    let sandbox = Sandbox::new();
-    let day = Duration::from_secs(24 * 60 * 60);
-    let old = spill_file(&sandbox, "old-session", 8 * day);
-    let recent = spill_file(&sandbox, "recent-session", 6 * day);
-    let listed = sandbox.uji().args(["plugins"]).output().unwrap();
-    assert!(listed.status.success(), "{:?}", text(&listed));
-    assert!(!old.exists());
-    assert!(
-        !old.parent().is_some_and(Path::exists),
-        "its empty directory too"
-    );
-    assert!(recent.exists());
+    // `uji list` and `uji delete` load no plugins but clean up all the same.
+    for args in [&["plugins"][..], &["list"], &["delete", "no-such-session"]] {
+        let sandbox = Sandbox::new();
+        let day = Duration::from_secs(24 * 60 * 60);
+        let old = spill_file(&sandbox, "old-session", 8 * day);
+        let recent = spill_file(&sandbox, "recent-session", 6 * day);
+        let output = sandbox.uji().args(args).output().unwrap();
+        assert!(
+            output.status.code().is_some(),
+            "{args:?}: {:?}",
+            text(&output)
+        );
+        assert!(!old.exists(), "{args:?}");
+        assert!(
+            !old.parent().is_some_and(Path::exists),
+            "{args:?}: its empty directory too"
+        );
+        assert!(recent.exists(), "{args:?}");
+    }
 }

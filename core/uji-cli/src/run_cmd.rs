@@ -207,6 +207,8 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
+    // These commands load no plugins, so they clean up as a boot would.
+    uji_core::spills::clean_old(&dirs.data, uji_core::spills::RETENTION);
     let cwd = cwd.to_string_lossy().into_owned();
     let sessions: Vec<SessionSummary> = Store::new(&dirs.data)
         .list()
@@ -266,6 +268,7 @@ pub fn delete(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: &str) 
         Ok(dirs) => dirs,
         Err(e) => return fail(e),
     };
+    uji_core::spills::clean_old(&dirs.data, uji_core::spills::RETENTION);
     match Store::new(&dirs.data).delete(id) {
         Ok(true) => {
             say!("uji: deleted session {id}");
