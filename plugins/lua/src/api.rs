@@ -206,7 +206,17 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     Ok(())
 }
 
+/// What the other modules leave: messages, timers, JSON and the runtime's
+/// own facts.
 fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    install_messages(lua, t)?;
+    install_timers(lua, t)?;
+    install_json(lua, t)?;
+    install_runtime_info(lua, t)
+}
+
+/// `uji.notify` and `uji.log`.
+fn install_messages(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set(
         "notify",
         raw(lua, |lua, state, value: Value| {
@@ -249,6 +259,11 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
             Ok(())
         })?,
     )?;
+    Ok(())
+}
+
+/// `uji.schedule` and `uji.defer`.
+fn install_timers(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set(
         "schedule",
         raw(lua, |_, state, f: Value| match f {
@@ -293,6 +308,11 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
             .map_err(lerr)
         })?,
     )?;
+    Ok(())
+}
+
+/// `uji.json.*`'s natives.
+fn install_json(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set(
         "json_encode",
         raw(lua, |lua, _, value: Value| {
@@ -327,6 +347,11 @@ fn install_misc(lua: &Lua, t: &Table) -> mlua::Result<()> {
         })?,
     )?;
     t.set("json_null", Value::NULL)?;
+    Ok(())
+}
+
+/// `uji.version`, the traceback and the shipped Lua sources.
+fn install_runtime_info(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set("version", env!("CARGO_PKG_VERSION"))?;
     t.set(
         "traceback",
