@@ -513,115 +513,13 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
     };
     check_fields(&spec, &SPEC_FIELDS, &who)?;
     let field = |key: &str| spec.get::<Value>(key).map_err(lerr);
-    let run = match field("run")? {
-        Value::Function(f) => f,
-        Value::Nil => {
-            return Err(format!(
-                "{who}: run is missing; give run = function(args, ctx) ... end"
-            ));
-        }
-        other => {
-            return Err(format!(
-                "{who}: run must be a function, got {}",
-                a_type(&other)
-            ));
-        }
-    };
-    let policy = match field("policy")? {
-        Value::Nil => None,
-        Value::String(s) => match s.to_string_lossy().as_str() {
-            "allow" => Some(DeclaredPolicy::Allow),
-            "ask" => Some(DeclaredPolicy::Ask),
-            "deny" => Some(DeclaredPolicy::Deny),
-            other => {
-                return Err(format!(
-                    "{who}: policy must be \"allow\", \"ask\" or \"deny\", got {other:?}"
-                ));
-            }
-        },
-        other => {
-            return Err(format!(
-                "{who}: policy must be \"allow\", \"ask\" or \"deny\", got {}",
-                a_type(&other)
-            ));
-        }
-    };
-    let path = match field("path")? {
-        Value::Nil => false,
-        Value::Boolean(b) => b,
-        other => {
-            return Err(format!(
-                "{who}: path must be true or false, got {}",
-                a_type(&other)
-            ));
-        }
-    };
-    let (subject, subject_fn) = match field("subject")? {
-        Value::Nil if path => (SubjectMode::PathArg, None),
-        Value::Nil => (SubjectMode::Name, None),
-        Value::String(s) => (SubjectMode::Fixed(s.to_string_lossy()), None),
-        Value::Function(f) => (SubjectMode::Function, Some(f)),
-        other => {
-            return Err(format!(
-                "{who}: subject must be a string or a function of the arguments, got {}",
-                a_type(&other)
-            ));
-        }
-    };
-    let description = match field("description")? {
-        Value::Nil => String::new(),
-        Value::String(s) => s.to_string_lossy(),
-        other => {
-            return Err(format!(
-                "{who}: description must be a string, got {}",
-                a_type(&other)
-            ));
-        }
-    };
-    let parameters = match field("parameters")? {
-        Value::Nil => uji_sdk::protocol::empty_object_schema(),
-        value @ Value::Table(_) => match convert::to_json(lua, &value) {
-            Ok(schema @ Json::Object(_)) => schema,
-            Ok(_) => {
-                return Err(format!(
-                    "{who}: parameters must be a JSON Schema object such as {{ type = \"object\", properties = {{}} }}, not a list"
-                ));
-            }
-            Err(e) => return Err(format!("{who}: parameters: {e}")),
-        },
-        other => {
-            return Err(format!(
-                "{who}: parameters must be a table (a JSON Schema), got {}",
-                a_type(&other)
-            ));
-        }
-    };
-    let display = match field("display")? {
-        Value::Nil => Display::default(),
-        Value::Table(t) => {
-            check_fields(&t, &["verb", "question"], &format!("{who}: display"))?;
-            let text = |key: &str| -> Result<Option<String>, String> {
-                match t.get::<Value>(key).map_err(lerr)? {
-                    Value::Nil => Ok(None),
-                    Value::String(s) => Ok(Some(s.to_string_lossy())),
-                    other => Err(format!(
-                        "{who}: display.{key} must be a string, got {}",
-                        a_type(&other)
-                    )),
-                }
-            };
-            Display {
-                verb: text("verb")?,
-                question: text("question")?,
-            }
-        }
-        other => {
-            return Err(format!(
-                "{who}: display must be a table {{verb = ..., question = ...}}, got {}",
-                a_type(&other)
-            ));
-        }
-    };
+    let run = spec_run(field("run")?, &who)?;
+    let policy = spec_policy(field("policy")?, &who)?;
+    let path = spec_path(field("path")?, &who)?;
+    let (subject, subject_fn) = spec_subject(field("subject")?, path, &who)?;
+    let description = spec_description(field("description")?, &who)?;
+    let parameters = spec_parameters(lua, field("parameters")?, &who)?;
+    let display = spec_display(field("display")?, &who)?;
     let tool_spec = ToolSpec {
         name: name.clone(),
         description,
@@ -655,6 +553,143 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
         .host
         .register_tool(tool)
         .map_err(|e| format!("{who}: {e}"))
+}
+
+// The fields of uji.tool.add's spec, each checked, its error naming the tool
+// (`who`) and what the field takes.
+
+fn spec_run(value: Value, who: &str) -> Result<Function, String> {
+    Ok(match value {
+        Value::Function(f) => f,
+        Value::Nil => {
+            return Err(format!(
+                "{who}: run is missing; give run = function(args, ctx) ... end"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "{who}: run must be a function, got {}",
+                a_type(&other)
+            ));
+        }
+    })
+}
+
+fn spec_policy(value: Value, who: &str) -> Result<Option<DeclaredPolicy>, String> {
+    Ok(match value {
+        Value::Nil => None,
+        Value::String(s) => match s.to_string_lossy().as_str() {
+            "allow" => Some(DeclaredPolicy::Allow),
+            "ask" => Some(DeclaredPolicy::Ask),
+            "deny" => Some(DeclaredPolicy::Deny),
+            other => {
+                return Err(format!(
+                    "{who}: policy must be \"allow\", \"ask\" or \"deny\", got {other:?}"
+                ));
+            }
+        },
+        other => {
+            return Err(format!(
+                "{who}: policy must be \"allow\", \"ask\" or \"deny\", got {}",
+                a_type(&other)
+            ));
+        }
+    })
+}
+
+fn spec_path(value: Value, who: &str) -> Result<bool, String> {
+    Ok(match value {
+        Value::Nil => false,
+        Value::Boolean(b) => b,
+        other => {
+            return Err(format!(
+                "{who}: path must be true or false, got {}",
+                a_type(&other)
+            ));
+        }
+    })
+}
+
+fn spec_subject(
+    value: Value,
+    path: bool,
+    who: &str,
+) -> Result<(SubjectMode, Option<Function>), String> {
+    Ok(match value {
+        Value::Nil if path => (SubjectMode::PathArg, None),
+        Value::Nil => (SubjectMode::Name, None),
+        Value::String(s) => (SubjectMode::Fixed(s.to_string_lossy()), None),
+        Value::Function(f) => (SubjectMode::Function, Some(f)),
+        other => {
+            return Err(format!(
+                "{who}: subject must be a string or a function of the arguments, got {}",
+                a_type(&other)
+            ));
+        }
+    })
+}
+
+fn spec_description(value: Value, who: &str) -> Result<String, String> {
+    Ok(match value {
+        Value::Nil => String::new(),
+        Value::String(s) => s.to_string_lossy(),
+        other => {
+            return Err(format!(
+                "{who}: description must be a string, got {}",
+                a_type(&other)
+            ));
+        }
+    })
+}
+
+fn spec_parameters(lua: &Lua, value: Value, who: &str) -> Result<Json, String> {
+    Ok(match value {
+        Value::Nil => uji_sdk::protocol::empty_object_schema(),
+        value @ Value::Table(_) => match convert::to_json(lua, &value) {
+            Ok(schema @ Json::Object(_)) => schema,
+            Ok(_) => {
+                return Err(format!(
+                    "{who}: parameters must be a JSON Schema object such as {{ type = \"object\", properties = {{}} }}, not a list"
+                ));
+            }
+            Err(e) => return Err(format!("{who}: parameters: {e}")),
+        },
+        other => {
+            return Err(format!(
+                "{who}: parameters must be a table (a JSON Schema), got {}",
+                a_type(&other)
+            ));
+        }
+    })
+}
+
+fn spec_display(value: Value, who: &str) -> Result<Display, String> {
+    Ok(match value {
+        Value::Nil => Display::default(),
+        Value::Table(t) => {
+            check_fields(&t, &["verb", "question"], &format!("{who}: display"))?;
+            let text = |key: &str| -> Result<Option<String>, String> {
+                match t.get::<Value>(key).map_err(lerr)? {
+                    Value::Nil => Ok(None),
+                    Value::String(s) => Ok(Some(s.to_string_lossy())),
+                    other => Err(format!(
+                        "{who}: display.{key} must be a string, got {}",
+                        a_type(&other)
+                    )),
+                }
+            };
+            Display {
+                verb: text("verb")?,
+                question: text("question")?,
+            }
+        }
+        other => {
+            return Err(format!(
+                "{who}: display must be a table {{verb = ..., question = ...}}, got {}",
+                a_type(&other)
+            ));
+        }
+    })
 }
 
 fn names_param(lua: &Lua, value: &Value, api: &str) -> Result<Vec<String>, String> {
