@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::{Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -358,7 +358,27 @@ pub(crate) fn compile_tool(
             return t;
         }
     };
+    let lists = entry_lists(tool, map, &mut t, problems);
+    let mut sets = PatternSets::new();
+    let home = home.and_then(Path::to_str);
+    let kinds = [ListKind::Deny, ListKind::Allow, ListKind::Ask];
+    for (list, raws) in kinds.into_iter().zip(lists) {
+        for raw in raws {
+            add_rule(tool, raw, list, home, &mut t, &mut sets, problems);
+        }
+    }
+    sets.build_into(tool, &mut t, problems);
+    t
+}
 
+/// The entry's deny, allow and ask lists, in that order; its default is
+/// set on `t`, and unknown keys are problems.
+fn entry_lists(
+    tool: &str,
+    map: &serde_json::Map<String, Value>,
+    t: &mut ToolRules,
+    problems: &mut Vec<RuleProblem>,
+) -> [Vec<RawRule>; 3] {
     let mut lists: [Vec<RawRule>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for (key, value) in map {
         match key.as_str() {
@@ -395,109 +415,134 @@ pub(crate) fn compile_tool(
             }
         }
     }
+    lists
+}
 
-    let home_str = home.and_then(Path::to_str);
-    let mut plain_globs = GlobSetBuilder::new();
-    let mut path_globs = GlobSetBuilder::new();
-    let mut regex_src: Vec<String> = Vec::new();
-    let kinds = [ListKind::Deny, ListKind::Allow, ListKind::Ask];
-    for (list, raws) in kinds.into_iter().zip(lists) {
-        for raw in raws {
-            let p = raw.pattern.as_str();
-            let idx = t.rules.len();
-            let mut fail = |problem: String| {
+/// The globs and regexes of one tool's rules, compiled together at the end.
+struct PatternSets {
+    plain_globs: GlobSetBuilder,
+    path_globs: GlobSetBuilder,
+    regex_src: Vec<String>,
+}
+
+impl PatternSets {
+    fn new() -> PatternSets {
+        PatternSets {
+            plain_globs: GlobSetBuilder::new(),
+            path_globs: GlobSetBuilder::new(),
+            regex_src: Vec::new(),
+        }
+    }
+
+    fn build_into(self, tool: &str, t: &mut ToolRules, problems: &mut Vec<RuleProblem>) {
+        match (self.plain_globs.build(), self.path_globs.build()) {
+            (Ok(a), Ok(b)) => {
+                t.globs_plain = a;
+                t.globs_path = b;
+            }
+            _ => {
+                // Each glob compiled alone; only a size limit can fail here.
                 problems.push(RuleProblem {
                     tool: tool.to_string(),
-                    rule: raw.pattern.clone(),
-                    problem,
+                    rule: "(all globs)".to_string(),
+                    problem: "are too large to compile together".to_string(),
                 });
-            };
-            if let Some(body) = regex_body(p) {
-                match Regex::new(body) {
-                    Ok(re) => {
-                        regex_src.push(body.to_string());
-                        t.regexes.push((re, idx));
-                    }
-                    Err(e) => {
-                        fail(format!(
-                            "is not a valid regular expression: {}",
-                            one_line(&e.to_string())
-                        ));
-                        t.capped = true;
-                        continue;
-                    }
-                }
-            } else if is_glob(p) {
-                let plain = GlobBuilder::new(&literal_braces(p))
-                    .literal_separator(false)
-                    .backslash_escape(false)
-                    .build();
-                let path_pat = with_home(p, home_str, true);
-                // A rule written for a command (`awk '{print' *`, a trailing
-                // `\`) may not parse as a path glob with `{a,b}` and escapes;
-                // then it is matched as a path with those characters literal.
-                let path = GlobBuilder::new(&path_pat)
-                    .literal_separator(true)
-                    .backslash_escape(true)
-                    .build()
-                    .or_else(|_| {
-                        GlobBuilder::new(&literal_braces(&path_pat))
-                            .literal_separator(true)
-                            .backslash_escape(false)
-                            .build()
-                    });
-                match (plain, path) {
-                    (Ok(g1), Ok(g2)) => {
-                        plain_globs.add(g1);
-                        path_globs.add(g2);
-                        t.glob_ids.push(idx);
-                    }
-                    (Err(e), _) | (_, Err(e)) => {
-                        fail(format!("is not a valid glob: {}", e.kind()));
-                        t.capped = true;
-                        continue;
-                    }
-                }
-            } else {
-                t.exact_plain
-                    .entry(p.to_string())
-                    .or_default()
-                    .note(list, idx);
-                t.exact_path
-                    .entry(with_home(p, home_str, false))
-                    .or_default()
-                    .note(list, idx);
+                t.capped = true;
+                t.glob_ids.clear();
             }
-            t.rules.push(Rule {
-                text: raw.pattern,
-                message: raw.message,
-                list,
-            });
+        }
+        if self.regex_src.len() > 1 {
+            // A set can exceed size limits its members did not; then the
+            // regexes are simply tried one by one.
+            t.regex_set = RegexSet::new(&self.regex_src).ok();
         }
     }
+}
 
-    match (plain_globs.build(), path_globs.build()) {
-        (Ok(a), Ok(b)) => {
-            t.globs_plain = a;
-            t.globs_path = b;
-        }
-        _ => {
-            // Each glob compiled alone; only a size limit can fail here.
-            problems.push(RuleProblem {
-                tool: tool.to_string(),
-                rule: "(all globs)".to_string(),
-                problem: "are too large to compile together".to_string(),
-            });
-            t.capped = true;
-            t.glob_ids.clear();
-        }
+/// Adds one rule to `t` (a regex, a glob or an exact pattern); a pattern
+/// that does not compile is a problem and caps the tool.
+fn add_rule(
+    tool: &str,
+    raw: RawRule,
+    list: ListKind,
+    home: Option<&str>,
+    t: &mut ToolRules,
+    sets: &mut PatternSets,
+    problems: &mut Vec<RuleProblem>,
+) {
+    let p = raw.pattern.as_str();
+    let idx = t.rules.len();
+    let compiled = if let Some(body) = regex_body(p) {
+        Regex::new(body)
+            .map(|re| {
+                sets.regex_src.push(body.to_string());
+                t.regexes.push((re, idx));
+            })
+            .map_err(|e| {
+                format!(
+                    "is not a valid regular expression: {}",
+                    one_line(&e.to_string())
+                )
+            })
+    } else if is_glob(p) {
+        rule_globs(p, home)
+            .map(|(plain, path)| {
+                sets.plain_globs.add(plain);
+                sets.path_globs.add(path);
+                t.glob_ids.push(idx);
+            })
+            .map_err(|kind| format!("is not a valid glob: {kind}"))
+    } else {
+        t.exact_plain
+            .entry(p.to_string())
+            .or_default()
+            .note(list, idx);
+        t.exact_path
+            .entry(with_home(p, home, false))
+            .or_default()
+            .note(list, idx);
+        Ok(())
+    };
+    if let Err(problem) = compiled {
+        problems.push(RuleProblem {
+            tool: tool.to_string(),
+            rule: raw.pattern.clone(),
+            problem,
+        });
+        t.capped = true;
+        return;
     }
-    if regex_src.len() > 1 {
-        // A set can exceed size limits its members did not; then the
-        // regexes are simply tried one by one.
-        t.regex_set = RegexSet::new(&regex_src).ok();
+    t.rules.push(Rule {
+        text: raw.pattern,
+        message: raw.message,
+        list,
+    });
+}
+
+/// A glob rule as matched against a plain subject and against a path.
+fn rule_globs(p: &str, home: Option<&str>) -> Result<(Glob, Glob), globset::ErrorKind> {
+    let plain = GlobBuilder::new(&literal_braces(p))
+        .literal_separator(false)
+        .backslash_escape(false)
+        .build();
+    let path_pat = with_home(p, home, true);
+    // A rule written for a command (`awk '{print' *`, a trailing
+    // `\`) may not parse as a path glob with `{a,b}` and escapes;
+    // then it is matched as a path with those characters literal.
+    let path = GlobBuilder::new(&path_pat)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .or_else(|_| {
+            GlobBuilder::new(&literal_braces(&path_pat))
+                .literal_separator(true)
+                .backslash_escape(false)
+                .build()
+        });
+    match (plain, path) {
+        (Ok(plain), Ok(path)) => Ok((plain, path)),
+        (Err(e), _) | (_, Err(e)) => Err(e.kind().clone()),
     }
-    t
 }
 
 #[cfg(test)]
