@@ -754,40 +754,7 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set(
         "tool_policy",
         raw(lua, |lua, state, (rules, options): (Value, Value)| {
-            const API: &str = "uji.tool.policy";
-            let Value::Table(_) = rules else {
-                return Err(format!(
-                    "{API}: rules must be a table such as {{ run_command = {{ allow = {{ \"git status\" }} }} }}, got {}",
-                    a_type(&rules)
-                ));
-            };
-            let rules = convert::to_json(lua, &rules).map_err(|e| format!("{API}: {e}"))?;
-            let rules = match rules {
-                Json::Array(items) if items.is_empty() => json!({}),
-                Json::Object(_) => rules,
-                _ => return Err(format!("{API}: rules must map tool names to tables, not be a list")),
-            };
-            let name = match &options {
-                Value::Nil => None,
-                Value::Table(t) => match t.get::<Value>("name").map_err(lerr)? {
-                    Value::Nil => None,
-                    Value::String(s) => Some(s.to_string_lossy()),
-                    other => {
-                        return Err(format!(
-                            "{API}: options.name must be a string, got {}",
-                            a_type(&other)
-                        ));
-                    }
-                },
-                other => {
-                    return Err(format!(
-                        "{API}: the second argument must be a table {{name = ...}}, got {}",
-                        a_type(other)
-                    ));
-                }
-            };
-            let answer = service(state, API, &ToolPolicy { rules, name })?;
-            string_list(lua, &answer.problems)
+            tool_policy(lua, state, rules, options)
         })?,
     )?;
     t.set(
@@ -809,51 +776,108 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set(
         "tool_roots",
         raw(lua, |lua, state, paths: Value| {
-            const API: &str = "uji.tool.roots";
-            let paths = match &paths {
-                Value::Nil => None,
-                Value::String(s) => Some(vec![s.to_string_lossy()]),
-                Value::Table(_) => Some(
-                    names_param(lua, &paths, API)
-                        .map_err(|_| format!("{API}: expected a list of directories"))?,
-                ),
-                other => {
-                    return Err(format!(
-                        "{API}: expected a list of directories or nothing, got {}",
-                        a_type(other)
-                    ));
-                }
-            };
-            let roots = service(state, API, &ToolRoots { paths })?;
-            string_list(lua, &roots)
+            tool_roots(lua, state, paths)
         })?,
     )?;
     t.set(
         "tool_sandbox",
         raw(lua, |lua, state, settings: Value| {
-            const API: &str = "uji.tool.sandbox";
-            let change = match &settings {
-                Value::Nil => ToolSandbox::default(),
-                Value::Table(_) => {
-                    let json = json_of(lua, &settings, API)?;
-                    serde_json::from_value(json).map_err(|e| {
-                        format!(
-                            "{API}: expected {{ mode = \"off\" | \"read-only\" | \"workspace-write\", network = true or false, writable = {{ directories }} }}: {e}"
-                        )
-                    })?
-                }
-                other => {
-                    return Err(format!(
-                        "{API}: expected a table or nothing, got {}",
-                        a_type(other)
-                    ));
-                }
-            };
-            let answer = service(state, API, &change)?;
-            lua_of(lua, API, &answer)
+            tool_sandbox(lua, state, settings)
         })?,
     )?;
     install_allow_replace(lua, t)
+}
+
+/// `uji.tool.policy(rules, options)`: the policy's problems, as a list.
+fn tool_policy(
+    lua: &Lua,
+    state: &Rc<State>,
+    rules: Value,
+    options: Value,
+) -> Result<Value, String> {
+    const API: &str = "uji.tool.policy";
+    let Value::Table(_) = rules else {
+        return Err(format!(
+            "{API}: rules must be a table such as {{ run_command = {{ allow = {{ \"git status\" }} }} }}, got {}",
+            a_type(&rules)
+        ));
+    };
+    let rules = convert::to_json(lua, &rules).map_err(|e| format!("{API}: {e}"))?;
+    let rules = match rules {
+        Json::Array(items) if items.is_empty() => json!({}),
+        Json::Object(_) => rules,
+        _ => {
+            return Err(format!(
+                "{API}: rules must map tool names to tables, not be a list"
+            ));
+        }
+    };
+    let name = match &options {
+        Value::Nil => None,
+        Value::Table(t) => match t.get::<Value>("name").map_err(lerr)? {
+            Value::Nil => None,
+            Value::String(s) => Some(s.to_string_lossy()),
+            other => {
+                return Err(format!(
+                    "{API}: options.name must be a string, got {}",
+                    a_type(&other)
+                ));
+            }
+        },
+        other => {
+            return Err(format!(
+                "{API}: the second argument must be a table {{name = ...}}, got {}",
+                a_type(other)
+            ));
+        }
+    };
+    let answer = service(state, API, &ToolPolicy { rules, name })?;
+    string_list(lua, &answer.problems)
+}
+
+/// `uji.tool.roots(paths)`: the roots in force afterwards.
+fn tool_roots(lua: &Lua, state: &Rc<State>, paths: Value) -> Result<Value, String> {
+    const API: &str = "uji.tool.roots";
+    let paths = match &paths {
+        Value::Nil => None,
+        Value::String(s) => Some(vec![s.to_string_lossy()]),
+        Value::Table(_) => Some(
+            names_param(lua, &paths, API)
+                .map_err(|_| format!("{API}: expected a list of directories"))?,
+        ),
+        other => {
+            return Err(format!(
+                "{API}: expected a list of directories or nothing, got {}",
+                a_type(other)
+            ));
+        }
+    };
+    let roots = service(state, API, &ToolRoots { paths })?;
+    string_list(lua, &roots)
+}
+
+/// `uji.tool.sandbox(settings)`: the sandbox settings in force afterwards.
+fn tool_sandbox(lua: &Lua, state: &Rc<State>, settings: Value) -> Result<Value, String> {
+    const API: &str = "uji.tool.sandbox";
+    let change = match &settings {
+        Value::Nil => ToolSandbox::default(),
+        Value::Table(_) => {
+            let json = json_of(lua, &settings, API)?;
+            serde_json::from_value(json).map_err(|e| {
+                format!(
+                    "{API}: expected {{ mode = \"off\" | \"read-only\" | \"workspace-write\", network = true or false, writable = {{ directories }} }}: {e}"
+                )
+            })?
+        }
+        other => {
+            return Err(format!(
+                "{API}: expected a table or nothing, got {}",
+                a_type(other)
+            ));
+        }
+    };
+    let answer = service(state, API, &change)?;
+    lua_of(lua, API, &answer)
 }
 
 /// `uji.plugins.allow_replace(names)`: the user lets native plugins replace
