@@ -712,3 +712,46 @@ fn uji_plugins_still_lists_every_shipped_plugin() {
         assert!(names.contains(&shipped), "{shipped}: {names:?}");
     }
 }
+
+#[test]
+fn a_shipped_wire_that_fails_to_open_on_demand_says_why() {
+    // A uji install of its own: the binary, the plugins a run needs, and a
+    // truncated openai-chat wire.
+    let install = tempfile::tempdir().unwrap();
+    uji_tests::copy_into(&uji_tests::uji_bin(), install.path());
+    for lib in ["uji_plugin_lua", "uji_plugin_tools"] {
+        uji_tests::copy_into(&artifact(lib), install.path());
+    }
+    let wire = std::fs::read(artifact("uji_plugin_openai_chat")).unwrap();
+    let broken = install
+        .path()
+        .join(artifact("uji_plugin_openai_chat").file_name().unwrap());
+    std::fs::write(&broken, &wire[..wire.len() / 2]).unwrap();
+
+    let model = uji_fake_model::FakeModel::start();
+    let sandbox = Sandbox::new();
+    let cmd = uji_tests::chat::uji_with_model(&sandbox, &model, "sk-on-demand");
+    let output = std::process::Command::new(install.path().join("uji"))
+        .env_clear()
+        .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .args(["run", "--model", ON_DEMAND_MODEL, "hi"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains(&format!("plugin {} failed to load", broken.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`uji plugins` lists every plugin"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the \"openai-chat\" wire that provider openrouter needs is not loaded"),
+        "{stderr}"
+    );
+    assert!(model.requests().is_empty(), "nothing was sent");
+}

@@ -39,7 +39,7 @@ pub struct Launch {
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
     #[error(
-        "no frontend named {name:?} is installed (loaded frontends: {loaded}); put the plugin that provides it in <config>/plugins or $UJI_PLUGIN_PATH, or choose one with --frontend NAME; `uji run \"your prompt\"` works without a screen"
+        "no frontend named {name:?} is installed (loaded frontends: {loaded}); put the plugin that provides it in <config>/plugins or $UJI_PLUGIN_PATH, or choose one with --frontend NAME (`uji plugins` shows any that failed to load); `uji run \"your prompt\"` works without a screen"
     )]
     NoSuchFrontend { name: String, loaded: String },
     #[error(transparent)]

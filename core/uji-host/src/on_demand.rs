@@ -15,6 +15,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use uji_protocol::frontend::NoticeLevel;
+
 use crate::loader::{Candidate, LoadedPlugin, Origin, PluginSet, log_outcome, open_and_init};
 use crate::registry::{Need, Registry};
 
@@ -96,6 +98,19 @@ impl OnDemand {
         let names = opened.names.clone();
         open_and_init(vec![candidate], registry, &names, &mut set);
         log_outcome(&set);
+        // The session goes on without it; the lookup that follows fails
+        // with its own error, and this says why.
+        for failure in &set.failed {
+            registry.notify_at(
+                NoticeLevel::Error,
+                "plugins",
+                &format!(
+                    "plugin {} failed to load: {}; `uji plugins` lists every plugin and its state",
+                    failure.path.display(),
+                    failure.reason
+                ),
+            );
+        }
         for plugin in set.loaded {
             tracing::info!(
                 "opened plugin {} for {need} when the session first needed it",
