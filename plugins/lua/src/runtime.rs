@@ -326,6 +326,9 @@ fn thread_main(
     drop(ready);
     let mut last_job = Instant::now();
     loop {
+        // Timers already due run before the next job: a call queued behind
+        // init.lua's `uji.schedule` and `uji.defer(0, …)` sees their effects.
+        run_timers(&state);
         // Right after a job, more usually follow (a turn's tool calls, hook
         // after hook): wait for them briefly without sleeping, which saves
         // the thread wake-up (tens of microseconds on some machines).
@@ -364,10 +367,15 @@ fn thread_main(
             last_job = Instant::now();
         }
         drain_later(&state);
-        if catch_unwind(AssertUnwindSafe(|| state.run_due_timers())).is_err() {
-            state.notify("internal error: a Lua timer panicked; uji keeps going");
-        }
-        drain_later(&state);
+        run_timers(&state);
     }
     CURRENT.with(|c| c.borrow_mut().take());
+}
+
+/// Runs the timers that are due, then what they left for later.
+fn run_timers(state: &Rc<State>) {
+    if catch_unwind(AssertUnwindSafe(|| state.run_due_timers())).is_err() {
+        state.notify("internal error: a Lua timer panicked; uji keeps going");
+    }
+    drain_later(state);
 }
