@@ -713,32 +713,45 @@ fn uji_plugins_still_lists_every_shipped_plugin() {
     }
 }
 
-#[test]
-fn a_shipped_wire_that_fails_to_open_on_demand_says_why() {
-    // A uji install of its own: the binary, the plugins a run needs, and a
-    // truncated openai-chat wire.
+/// A uji install of its own in `bin/`: the binary, the plugins a run needs,
+/// and a copy of the openai-chat wire cut in half.
+fn install_with_a_truncated_wire() -> (tempfile::TempDir, std::path::PathBuf) {
     let install = tempfile::tempdir().unwrap();
-    uji_tests::copy_into(&uji_tests::uji_bin(), install.path());
+    let bin = install.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    uji_tests::copy_into(&uji_tests::uji_bin(), &bin);
     for lib in ["uji_plugin_lua", "uji_plugin_tools"] {
-        uji_tests::copy_into(&artifact(lib), install.path());
+        uji_tests::copy_into(&artifact(lib), &bin);
     }
-    let wire = std::fs::read(artifact("uji_plugin_openai_chat")).unwrap();
-    let broken = install
-        .path()
-        .join(artifact("uji_plugin_openai_chat").file_name().unwrap());
-    std::fs::write(&broken, &wire[..wire.len() / 2]).unwrap();
+    let wire = artifact("uji_plugin_openai_chat");
+    let bytes = std::fs::read(&wire).unwrap();
+    let broken = bin.join(wire.file_name().unwrap());
+    std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
+    (install, broken)
+}
 
-    let model = uji_fake_model::FakeModel::start();
+/// `uji run` of the install in `install/bin`, against `model`.
+fn run_installed(
+    install: &std::path::Path,
+    model: &uji_fake_model::FakeModel,
+) -> std::process::Output {
     let sandbox = Sandbox::new();
-    let cmd = uji_tests::chat::uji_with_model(&sandbox, &model, "sk-on-demand");
-    let output = std::process::Command::new(install.path().join("uji"))
+    let cmd = uji_tests::chat::uji_with_model(&sandbox, model, "sk-on-demand");
+    std::process::Command::new(install.join("bin").join("uji"))
         .env_clear()
         .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
         .current_dir(sandbox.work())
         .args(["run", "--model", ON_DEMAND_MODEL, "hi"])
         .stdin(std::process::Stdio::null())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_shipped_wire_that_fails_to_open_on_demand_says_why() {
+    let (install, broken) = install_with_a_truncated_wire();
+    let model = uji_fake_model::FakeModel::start();
+    let output = run_installed(install.path(), &model);
     let (_, stderr) = text(&output);
     assert!(!output.status.success());
     assert!(
@@ -747,6 +760,42 @@ fn a_shipped_wire_that_fails_to_open_on_demand_says_why() {
     );
     assert!(
         stderr.contains("`uji plugins` lists every plugin"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the \"openai-chat\" wire that provider openrouter needs is not loaded"),
+        "{stderr}"
+    );
+    assert!(model.requests().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn a_broken_copy_next_to_the_binary_falls_back_to_the_installed_one() {
+    let (install, _) = install_with_a_truncated_wire();
+    let installed = install.path().join("lib/uji/plugins");
+    std::fs::create_dir_all(&installed).unwrap();
+    uji_tests::copy_into(&artifact("uji_plugin_openai_chat"), &installed);
+    let model = uji_fake_model::FakeModel::start();
+    model.push(uji_tests::chat::answer("from the installed wire"));
+    let output = run_installed(install.path(), &model);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("from the installed wire"), "{stdout}");
+    assert_eq!(model.requests().len(), 1);
+    assert!(!stderr.contains("failed to load"), "{stderr}");
+}
+
+#[test]
+fn a_shipped_wire_whose_init_fails_on_demand_says_why() {
+    let (install, broken) = install_with_a_truncated_wire();
+    // In its place, a plugin that registers a tool and then fails to start.
+    std::fs::copy(artifact("uji_fixture_init_error"), &broken).unwrap();
+    let model = uji_fake_model::FakeModel::start();
+    let output = run_installed(install.path(), &model);
+    let (_, stderr) = text(&output);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("its init returned an error: cannot start: FIXTURE_TOKEN is not set"),
         "{stderr}"
     );
     assert!(

@@ -340,7 +340,13 @@ pub fn load_plugins_keeping(
     let mut set = PluginSet::default();
     let mut candidates = discover(search, &mut set.failed);
     candidates.retain(|c| c.origin != Origin::Bundled || keep(bundled_name(&c.path)));
-    open_and_init(candidates, registry, &HashMap::new(), &mut set);
+    open_and_init(
+        candidates,
+        registry,
+        &HashMap::new(),
+        &mut set,
+        Undo::Snapshot,
+    );
     set.elapsed = started.elapsed();
     log_outcome(&set);
     set
@@ -367,22 +373,36 @@ pub fn load_session_plugins(search: &PluginSearch, registry: &Registry) -> Plugi
     // Listed before any plugin initialises: init.lua sees them in
     // `uji.wire.list()` and may remove them.
     let on_demand = crate::on_demand::OnDemand::defer(registry, later);
-    open_and_init(now, registry, &HashMap::new(), &mut set);
-    on_demand.record(&set.loaded);
+    let claimed = open_and_init(now, registry, &HashMap::new(), &mut set, Undo::Snapshot);
+    on_demand.record(registry, claimed);
     set.elapsed = started.elapsed();
     log_outcome(&set);
     set
 }
 
+/// How a plugin whose init failed is taken back out of the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Undo {
+    /// At start, when nothing else registers: the registry goes back to
+    /// its state before the init, so what the plugin replaced comes back.
+    Snapshot,
+    /// In a running session, where other threads register too: only what
+    /// the plugin registered goes. (An on-demand plugin replaces nothing:
+    /// it is opened because what it provides is missing.)
+    Forget,
+}
+
 /// Opens `candidates` and initialises them (see the module's order), adding
 /// to `set`. A plugin whose manifest name is in `taken` (or comes earlier
-/// in `candidates`) is shadowed.
+/// in `candidates`) is shadowed. Returns every name claimed, `taken`
+/// included: a plugin that opened claims its name even if its init fails.
 pub(crate) fn open_and_init(
     candidates: Vec<Candidate>,
     registry: &Registry,
     taken: &HashMap<String, PathBuf>,
     set: &mut PluginSet,
-) {
+    undo: Undo,
+) -> HashMap<String, PathBuf> {
     struct Opened {
         module: PluginModuleRef,
         manifest: Manifest,
@@ -427,7 +447,7 @@ pub(crate) fn open_and_init(
     }
     for opened in order {
         let init_at = Instant::now();
-        let before = registry.snapshot();
+        let before = (undo == Undo::Snapshot).then(|| registry.snapshot());
         let state = PluginState::new(opened.manifest.name.clone());
         let host = host_for(registry, &state);
         match (opened.module.init())(host).into_result() {
@@ -439,7 +459,10 @@ pub(crate) fn open_and_init(
                 state,
             }),
             Err(fault) => {
-                registry.restore(before);
+                match before {
+                    Some(before) => registry.restore(before),
+                    None => registry.forget_plugin(&opened.manifest.name),
+                }
                 let message = fault.message.to_string();
                 let reason = if fault.panicked {
                     FailureReason::InitPanicked(message)
@@ -453,6 +476,7 @@ pub(crate) fn open_and_init(
             }
         }
     }
+    by_name
 }
 
 /// Records what loaded, what was shadowed and what failed (commands show

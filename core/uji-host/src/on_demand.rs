@@ -17,26 +17,38 @@ use std::sync::{Arc, Mutex};
 
 use uji_protocol::frontend::NoticeLevel;
 
-use crate::loader::{Candidate, LoadedPlugin, Origin, PluginSet, log_outcome, open_and_init};
+use crate::loader::{Candidate, LoadedPlugin, Origin, PluginSet, Undo, log_outcome, open_and_init};
 use crate::registry::{Need, Registry};
 
-/// Shipped plugin name (`gemini` for `libuji_plugin_gemini.so`) and the one
-/// thing it registers.
-const ON_DEMAND: &[(&str, Need<'static>)] = &[
-    ("anthropic", Need::Wire("anthropic")),
-    ("openai_chat", Need::Wire("openai-chat")),
-    ("openai_responses", Need::Wire("openai-responses")),
-    ("gemini", Need::Wire("gemini")),
-    ("tui", Need::Frontend("tui")),
-    ("acp", Need::Frontend("acp")),
+/// Shipped plugin (`openai_chat` for `libuji_plugin_openai_chat.so`), its
+/// manifest name, and the one thing it registers.
+const ON_DEMAND: &[(&str, &str, Need<'static>)] = &[
+    ("anthropic", "anthropic", Need::Wire("anthropic")),
+    ("openai_chat", "openai-chat", Need::Wire("openai-chat")),
+    (
+        "openai_responses",
+        "openai-responses",
+        Need::Wire("openai-responses"),
+    ),
+    ("gemini", "gemini", Need::Wire("gemini")),
+    ("tui", "tui", Need::Frontend("tui")),
+    ("acp", "acp", Need::Frontend("acp")),
 ];
 
 /// What shipped plugin `name` provides, if it is opened on demand.
 pub(crate) fn need_of(name: &str) -> Option<Need<'static>> {
     ON_DEMAND
         .iter()
-        .find(|(plugin, _)| *plugin == name)
-        .map(|(_, need)| *need)
+        .find(|(plugin, _, _)| *plugin == name)
+        .map(|(_, _, need)| *need)
+}
+
+/// The manifest name of the shipped plugin providing `need`.
+fn manifest_name(need: Need<'_>) -> Option<&'static str> {
+    ON_DEMAND
+        .iter()
+        .find(|(_, _, listed)| *listed == need)
+        .map(|(_, name, _)| *name)
 }
 
 #[derive(Default)]
@@ -75,32 +87,46 @@ impl OnDemand {
         on_demand
     }
 
-    /// Notes the plugins the session started with.
-    pub(crate) fn record(&self, loaded: &[LoadedPlugin]) {
-        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
-        for plugin in loaded {
-            opened
-                .names
-                .insert(plugin.manifest.name.clone(), plugin.path.clone());
+    /// Notes the names the session's start claimed. A plugin found earlier
+    /// in the search with a shipped plugin's name shadows it, as at start:
+    /// what the shipped one provides is no longer listed.
+    pub(crate) fn record(&self, registry: &Registry, claimed: HashMap<String, PathBuf>) {
+        for (need, _) in &self.plugins {
+            if manifest_name(*need).is_some_and(|name| claimed.contains_key(name)) {
+                registry.undefer(*need);
+            }
         }
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        opened.names.extend(claimed);
     }
 
+    /// Opens the first copy of the plugin providing `need` that loads (the
+    /// one next to the binary, else the installed one).
     fn open(&self, registry: &Registry, need: Need<'_>) {
-        let Some((_, path)) = self.plugins.iter().find(|(listed, _)| *listed == need) else {
-            return;
-        };
         let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
-        let candidate = Candidate {
-            path: path.clone(),
-            origin: Origin::Bundled,
-        };
-        let mut set = PluginSet::default();
-        let names = opened.names.clone();
-        open_and_init(vec![candidate], registry, &names, &mut set);
-        log_outcome(&set);
+        let mut failed = Vec::new();
+        for (_, path) in self.plugins.iter().filter(|(listed, _)| *listed == need) {
+            let candidate = Candidate {
+                path: path.clone(),
+                origin: Origin::Bundled,
+            };
+            let mut set = PluginSet::default();
+            let names = opened.names.clone();
+            opened.names = open_and_init(vec![candidate], registry, &names, &mut set, Undo::Forget);
+            log_outcome(&set);
+            failed.extend(set.failed);
+            if let Some(plugin) = set.loaded.into_iter().next() {
+                tracing::info!(
+                    "opened plugin {} for {need} when the session first needed it",
+                    plugin.manifest.name
+                );
+                opened.kept.push(plugin);
+                return;
+            }
+        }
         // The session goes on without it; the lookup that follows fails
         // with its own error, and this says why.
-        for failure in &set.failed {
+        for failure in &failed {
             registry.notify_at(
                 NoticeLevel::Error,
                 "plugins",
@@ -110,16 +136,6 @@ impl OnDemand {
                     failure.reason
                 ),
             );
-        }
-        for plugin in set.loaded {
-            tracing::info!(
-                "opened plugin {} for {need} when the session first needed it",
-                plugin.manifest.name
-            );
-            opened
-                .names
-                .insert(plugin.manifest.name.clone(), plugin.path.clone());
-            opened.kept.push(plugin);
         }
     }
 }

@@ -378,8 +378,21 @@ impl Registry {
         pending.opener = Some(opener);
     }
 
+    /// Takes a need off the pending list (its plugin is shadowed by one
+    /// that already loaded).
+    pub fn undefer(&self, need: Need<'_>) {
+        if let Ok(mut pending) = self.pending.write() {
+            match need {
+                Need::Wire(name) => pending.wires.remove(name),
+                Need::Frontend(name) => pending.frontends.remove(name),
+            };
+        }
+    }
+
     /// Opens the plugin behind a pending need, once; the lookup that follows
-    /// finds what it registered.
+    /// finds what it registered. The opener must not look up a pending need
+    /// itself: `opening` is held while it runs (the shipped on-demand
+    /// plugins only register).
     fn open_pending(&self, need: Need<'_>) {
         let _one_at_a_time = self.opening.lock().unwrap_or_else(|e| e.into_inner());
         let opener = {
@@ -505,6 +518,22 @@ impl Registry {
         }
     }
 
+    /// Removes everything `plugin` registered (its init failed during a
+    /// session: other threads may have registered meanwhile, so the
+    /// registry is not rolled back as a whole).
+    pub fn forget_plugin(&self, plugin: &str) {
+        let Ok(mut items) = self.items.write() else {
+            return;
+        };
+        items.tools.retain(|_, t| t.plugin() != plugin);
+        items.wires.retain(|_, w| w.plugin() != plugin);
+        items.frontends.retain(|_, f| f.plugin() != plugin);
+        items.commands.retain(|_, c| c.plugin() != plugin);
+        for list in items.hooks.values_mut() {
+            list.retain(|h| h.plugin() != plugin);
+        }
+    }
+
     /// What is registered now, to go back to if a plugin's init fails.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot(
@@ -525,6 +554,9 @@ impl Registry {
 
     /// Removes a wire; true if it existed.
     pub fn remove_wire(&self, name: &str) -> bool {
+        // After an open in progress, so a wire removed while its plugin
+        // opens is removed, not left to appear.
+        let _after_opening = self.opening.lock().unwrap_or_else(|e| e.into_inner());
         let pending = self
             .pending
             .write()
@@ -852,6 +884,16 @@ mod tests {
         assert_eq!(opened.load(Ordering::SeqCst), 1, "only pending needs open");
         assert!(registry.frontend("tui").is_none());
         assert_eq!(opened.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn an_undeferred_need_is_neither_listed_nor_opened() {
+        let (registry, opened) = deferred();
+        registry.undefer(Need::Wire("gemini"));
+        assert!(registry.wire_names().is_empty());
+        assert!(registry.wire("gemini").is_none());
+        assert_eq!(opened.load(Ordering::SeqCst), 0);
+        assert_eq!(registry.frontend_names(), ["tui"], "the others stay");
     }
 
     #[test]
