@@ -43,6 +43,9 @@ use uji_protocol::keymap::{Key, KeyCode, NamedKey, parse_key};
 /// How long [`Tty::wait_for`] waits.
 pub const WAIT: Duration = Duration::from_secs(15);
 
+/// The variable naming the file [`TtyCommand::then_stty`] writes.
+const STTY_FILE_VAR: &str = "UJI_TEST_STTY_FILE";
+
 /// What to run in the pty.
 #[derive(Debug, Clone)]
 pub struct TtyCommand {
@@ -84,10 +87,17 @@ impl TtyCommand {
 
     /// Runs `stty -a` in the same pty after the program ends (the exit code
     /// stays the program's), for [`Tty::cooked_mode`].
+    ///
+    /// `stty -a` reads the pty's settings but writes them to a file: what a
+    /// process prints just before the pty closes can be lost to the reader
+    /// (seen under load: only the first two lines of `stty -a` arrived).
     pub fn then_stty(self) -> TtyCommand {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let file = std::env::temp_dir().join(format!("uji-tty-stty-{}-{n}", std::process::id()));
         let mut args: Vec<OsString> = vec![
             "-c".into(),
-            r#""$0" "$@"; status=$?; stty -a; exit $status"#.into(),
+            format!(r#""$0" "$@"; status=$?; stty -a > "${STTY_FILE_VAR}"; exit $status"#).into(),
             self.program,
         ];
         args.extend(self.args);
@@ -96,6 +106,7 @@ impl TtyCommand {
             args,
             ..self
         }
+        .env(STTY_FILE_VAR, file)
     }
 
     fn builder(&self) -> CommandBuilder {
@@ -121,6 +132,8 @@ pub struct Tty {
     child: Box<dyn Child + Send + Sync>,
     reader: Option<JoinHandle<()>>,
     exit: Option<u32>,
+    /// Where [`TtyCommand::then_stty`]'s `stty -a` writes.
+    stty_file: Option<PathBuf>,
 }
 
 fn size(rows: u16, cols: u16) -> (NonZeroU16, NonZeroU16) {
@@ -183,7 +196,13 @@ impl Tty {
         let (p, t) = (Arc::clone(&parser), Arc::clone(&transcript));
         let reader = std::thread::spawn(move || read_into(from, p, t));
         let writer = pair.master.take_writer().expect("pty writer");
+        let stty_file = cmd
+            .env
+            .iter()
+            .find(|(key, _)| key == STTY_FILE_VAR)
+            .map(|(_, file)| PathBuf::from(file));
         Tty {
+            stty_file,
             parser,
             transcript,
             writer,
@@ -373,12 +392,18 @@ impl Tty {
     /// After a [`TtyCommand::then_stty`] run: whether the pty was back in
     /// cooked mode (`icanon` and `echo` on) when the program had ended.
     pub fn cooked_mode(&self) -> Result<(), String> {
-        let transcript = self.transcript();
-        let Some(at) = transcript.rfind("speed ") else {
+        let stty = self
+            .stty_file
+            .as_ref()
+            .and_then(|file| std::fs::read_to_string(file).ok())
+            .unwrap_or_default();
+        let Some(at) = stty.rfind("speed ") else {
             return Err(format!(
-                "no `stty -a` output (run the command with then_stty); the program printed:\n{transcript}"
+                "no `stty -a` output (run the command with then_stty); the program printed:\n{}",
+                self.transcript()
             ));
         };
+        let transcript = stty;
         let settings: Vec<&str> = transcript[at..].split_whitespace().collect();
         let off: Vec<&str> = ["icanon", "echo"]
             .into_iter()
@@ -397,6 +422,9 @@ impl Tty {
 
 impl Drop for Tty {
     fn drop(&mut self) {
+        if let Some(file) = &self.stty_file {
+            let _ = std::fs::remove_file(file);
+        }
         if self.exit.is_none() && matches!(self.child.try_wait(), Ok(None)) {
             let _ = self.child.kill();
             let _ = self.child.wait();
