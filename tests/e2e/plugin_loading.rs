@@ -635,6 +635,9 @@ fn uji_version_names_the_release_and_the_plugin_abi() {
 // ---- shipped wires and frontends opened on demand ---------------------------
 
 const ON_DEMAND_MODEL: &str = "openrouter/qwen/qwen3-coder";
+/// What a run of ON_DEMAND_MODEL says when its wire is not there.
+const WIRE_NOT_LOADED: &str =
+    "the \"openai-chat\" wire that provider openrouter needs is not loaded";
 
 /// A one-answer `uji run` with `init_lua`; its output and uji's log.
 fn run_one_answer(init_lua: &str) -> (std::process::Output, String, String) {
@@ -683,10 +686,7 @@ fn a_session_opens_only_the_wire_its_model_uses_yet_init_lua_lists_them_all() {
 fn a_wire_init_lua_removes_is_never_opened() {
     let (output, stderr, log) = run_one_answer(r#"assert(uji.wire.remove("openai-chat"))"#);
     assert!(!output.status.success());
-    assert!(
-        stderr.contains("the \"openai-chat\" wire that provider openrouter needs is not loaded"),
-        "{stderr}"
-    );
+    assert!(stderr.contains(WIRE_NOT_LOADED), "{stderr}");
     assert!(!log.contains("opened plugin"), "{log}");
 }
 
@@ -747,13 +747,22 @@ fn run_installed(
         .unwrap()
 }
 
+/// The stderr of a run of the install in `install/bin` whose openai-chat
+/// wire did not open: the run fails before anything is sent, saying so.
+fn run_without_the_wire(install: &std::path::Path) -> String {
+    let model = uji_fake_model::FakeModel::start();
+    let output = run_installed(install, &model);
+    let (_, stderr) = text(&output);
+    assert!(!output.status.success());
+    assert!(stderr.contains(WIRE_NOT_LOADED), "{stderr}");
+    assert!(model.requests().is_empty(), "nothing was sent");
+    stderr
+}
+
 #[test]
 fn a_shipped_wire_that_fails_to_open_on_demand_says_why() {
     let (install, broken) = install_with_a_truncated_wire();
-    let model = uji_fake_model::FakeModel::start();
-    let output = run_installed(install.path(), &model);
-    let (_, stderr) = text(&output);
-    assert!(!output.status.success());
+    let stderr = run_without_the_wire(install.path());
     assert!(
         stderr.contains(&format!("plugin {} failed to load", broken.display())),
         "{stderr}"
@@ -762,11 +771,6 @@ fn a_shipped_wire_that_fails_to_open_on_demand_says_why() {
         stderr.contains("`uji plugins` lists every plugin"),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("the \"openai-chat\" wire that provider openrouter needs is not loaded"),
-        "{stderr}"
-    );
-    assert!(model.requests().is_empty(), "nothing was sent");
 }
 
 #[test]
@@ -790,17 +794,9 @@ fn a_shipped_wire_whose_init_fails_on_demand_says_why() {
     let (install, broken) = install_with_a_truncated_wire();
     // In its place, a plugin that registers a tool and then fails to start.
     std::fs::copy(artifact("uji_fixture_init_error"), &broken).unwrap();
-    let model = uji_fake_model::FakeModel::start();
-    let output = run_installed(install.path(), &model);
-    let (_, stderr) = text(&output);
-    assert!(!output.status.success());
+    let stderr = run_without_the_wire(install.path());
     assert!(
         stderr.contains("its init returned an error: cannot start: FIXTURE_TOKEN is not set"),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("the \"openai-chat\" wire that provider openrouter needs is not loaded"),
-        "{stderr}"
-    );
-    assert!(model.requests().is_empty(), "nothing was sent");
 }

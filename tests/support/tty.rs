@@ -403,8 +403,7 @@ impl Tty {
                 self.transcript()
             ));
         };
-        let transcript = stty;
-        let settings: Vec<&str> = transcript[at..].split_whitespace().collect();
+        let settings: Vec<&str> = stty[at..].split_whitespace().collect();
         let off: Vec<&str> = ["icanon", "echo"]
             .into_iter()
             .filter(|flag| !settings.contains(flag))
@@ -414,7 +413,7 @@ impl Tty {
             false => Err(format!(
                 "the terminal was left in raw mode ({} off); stty -a said:\n{}",
                 off.join(", "),
-                &transcript[at..]
+                &stty[at..]
             )),
         }
     }

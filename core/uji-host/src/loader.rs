@@ -343,7 +343,7 @@ pub fn load_plugins_keeping(
     open_and_init(
         candidates,
         registry,
-        &HashMap::new(),
+        HashMap::new(),
         &mut set,
         Undo::Snapshot,
     );
@@ -360,20 +360,20 @@ pub fn load_plugins_keeping(
 pub fn load_session_plugins(search: &PluginSearch, registry: &Registry) -> PluginSet {
     let started = Instant::now();
     let mut set = PluginSet::default();
-    let (later, now): (Vec<Candidate>, Vec<Candidate>) = discover(search, &mut set.failed)
-        .into_iter()
-        .partition(|c| {
-            c.origin == Origin::Bundled
-                && crate::on_demand::need_of(bundled_name(&c.path)).is_some()
-        });
-    let later = later
-        .into_iter()
-        .filter_map(|c| Some((crate::on_demand::need_of(bundled_name(&c.path))?, c.path)))
-        .collect();
+    let (mut now, mut later) = (Vec::new(), Vec::new());
+    for candidate in discover(search, &mut set.failed) {
+        let need = (candidate.origin == Origin::Bundled)
+            .then(|| crate::on_demand::need_of(bundled_name(&candidate.path)))
+            .flatten();
+        match need {
+            Some(need) => later.push((need, candidate.path)),
+            None => now.push(candidate),
+        }
+    }
     // Listed before any plugin initialises: init.lua sees them in
     // `uji.wire.list()` and may remove them.
     let on_demand = crate::on_demand::OnDemand::defer(registry, later);
-    let claimed = open_and_init(now, registry, &HashMap::new(), &mut set, Undo::Snapshot);
+    let claimed = open_and_init(now, registry, HashMap::new(), &mut set, Undo::Snapshot);
     on_demand.record(registry, claimed);
     set.elapsed = started.elapsed();
     log_outcome(&set);
@@ -394,12 +394,12 @@ pub(crate) enum Undo {
 
 /// Opens `candidates` and initialises them (see the module's order), adding
 /// to `set`. A plugin whose manifest name is in `taken` (or comes earlier
-/// in `candidates`) is shadowed. Returns every name claimed, `taken`
-/// included: a plugin that opened claims its name even if its init fails.
+/// in `candidates`) is shadowed. Returns `taken` with every name claimed
+/// added: a plugin that opened claims its name even if its init fails.
 pub(crate) fn open_and_init(
     candidates: Vec<Candidate>,
     registry: &Registry,
-    taken: &HashMap<String, PathBuf>,
+    taken: HashMap<String, PathBuf>,
     set: &mut PluginSet,
     undo: Undo,
 ) -> HashMap<String, PathBuf> {
@@ -411,7 +411,7 @@ pub(crate) fn open_and_init(
         open_time: Duration,
     }
     let mut winners: Vec<Opened> = Vec::new();
-    let mut by_name: HashMap<String, PathBuf> = taken.clone();
+    let mut by_name = taken;
     for candidate in candidates {
         let opened_at = Instant::now();
         match open(&candidate.path) {

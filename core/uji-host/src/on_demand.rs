@@ -111,8 +111,8 @@ impl OnDemand {
                 origin: Origin::Bundled,
             };
             let mut set = PluginSet::default();
-            let names = opened.names.clone();
-            opened.names = open_and_init(vec![candidate], registry, &names, &mut set, Undo::Forget);
+            let names = std::mem::take(&mut opened.names);
+            opened.names = open_and_init(vec![candidate], registry, names, &mut set, Undo::Forget);
             log_outcome(&set);
             failed.extend(set.failed);
             if let Some(plugin) = set.loaded.into_iter().next() {

@@ -184,6 +184,22 @@ struct Pending {
     frontends: BTreeSet<String>,
 }
 
+impl Pending {
+    /// The list `need` belongs in, and its name.
+    fn list<'a>(&mut self, need: Need<'a>) -> (&mut BTreeSet<String>, &'a str) {
+        match need {
+            Need::Wire(name) => (&mut self.wires, name),
+            Need::Frontend(name) => (&mut self.frontends, name),
+        }
+    }
+
+    /// Takes `need` off its list; true if it was there.
+    fn take(&mut self, need: Need<'_>) -> bool {
+        let (list, name) = self.list(need);
+        list.remove(name)
+    }
+}
+
 impl Registry {
     pub fn new() -> Registry {
         Registry::default()
@@ -370,10 +386,8 @@ impl Registry {
             return;
         };
         for need in needs {
-            match need {
-                Need::Wire(name) => pending.wires.insert(name.to_string()),
-                Need::Frontend(name) => pending.frontends.insert(name.to_string()),
-            };
+            let (list, name) = pending.list(*need);
+            list.insert(name.to_string());
         }
         pending.opener = Some(opener);
     }
@@ -382,10 +396,7 @@ impl Registry {
     /// that already loaded).
     pub fn undefer(&self, need: Need<'_>) {
         if let Ok(mut pending) = self.pending.write() {
-            match need {
-                Need::Wire(name) => pending.wires.remove(name),
-                Need::Frontend(name) => pending.frontends.remove(name),
-            };
+            pending.take(need);
         }
     }
 
@@ -399,11 +410,7 @@ impl Registry {
             let Ok(mut pending) = self.pending.write() else {
                 return;
             };
-            let listed = match need {
-                Need::Wire(name) => pending.wires.remove(name),
-                Need::Frontend(name) => pending.frontends.remove(name),
-            };
-            if !listed {
+            if !pending.take(need) {
                 return;
             }
             pending.opener.clone()
@@ -560,7 +567,7 @@ impl Registry {
         let pending = self
             .pending
             .write()
-            .map(|mut pending| pending.wires.remove(name))
+            .map(|mut pending| pending.take(Need::Wire(name)))
             .unwrap_or(false);
         let registered = self
             .items

@@ -367,7 +367,6 @@ fn thread_main(
             last_job = Instant::now();
         }
         drain_later(&state);
-        run_timers(&state);
     }
     CURRENT.with(|c| c.borrow_mut().take());
 }
