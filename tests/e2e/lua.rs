@@ -582,6 +582,35 @@ fn any_other_result_type_is_an_error_explaining_the_forms() {
 // ---- errors ------------------------------------------------------------------------------
 
 #[test]
+fn uji_wire_add_names_a_missing_or_wrong_stream() {
+    let env = init(
+        r#"
+local function try(f)
+  local ok, err = pcall(f)
+  uji.notify(tostring(ok) .. " " .. tostring(err))
+end
+try(function() uji.wire.add("nostream", {}) end)
+try(function() uji.wire.add("badstream", { stream = 1 }) end)
+"#,
+    );
+    let notices = env.notices();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(
+        notices[0].starts_with("false ")
+            && notices[0].contains(
+                "init.lua:6: uji.wire.add(\"nostream\"): stream is missing; give stream = function(request, reply) ... end"
+            ),
+        "{notices:?}"
+    );
+    assert!(
+        notices[1].contains(
+            "init.lua:7: uji.wire.add(\"badstream\"): stream must be a function, got a number"
+        ),
+        "{notices:?}"
+    );
+}
+
+#[test]
 fn uji_tool_add_raises_clear_errors_at_the_callers_line() {
     let env = init(
         r#"

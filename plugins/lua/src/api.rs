@@ -46,6 +46,25 @@ pub fn a_type(value: &Value) -> String {
     }
 }
 
+/// A spec's required function field `field`, written `field = signature`.
+pub fn required_function(
+    value: Value,
+    who: &str,
+    field: &str,
+    signature: &str,
+) -> Result<Function, String> {
+    match value {
+        Value::Function(f) => Ok(f),
+        Value::Nil => Err(format!(
+            "{who}: {field} is missing; give {field} = {signature} ... end"
+        )),
+        other => Err(format!(
+            "{who}: {field} must be a function, got {}",
+            a_type(&other)
+        )),
+    }
+}
+
 /// A string argument, or a message naming `what`.
 pub fn string_arg(value: &Value, api: &str, what: &str) -> Result<String, String> {
     match value {

@@ -16,7 +16,8 @@ use uji_sdk::{
 };
 
 use crate::api::{
-    a_type, check_fields, json_of, lerr, lua_of, raw, service, string_arg, string_list,
+    a_type, check_fields, json_of, lerr, lua_of, raw, required_function, service, string_arg,
+    string_list,
 };
 use crate::convert;
 use crate::errors::{LuaFailure, called_at, defined_at};
@@ -513,7 +514,7 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
     };
     check_fields(&spec, &SPEC_FIELDS, &who)?;
     let field = |key: &str| spec.get::<Value>(key).map_err(lerr);
-    let run = spec_run(field("run")?, &who)?;
+    let run = required_function(field("run")?, &who, "run", "function(args, ctx)")?;
     let policy = spec_policy(field("policy")?, &who)?;
     let path = spec_path(field("path")?, &who)?;
     let (subject, subject_fn) = spec_subject(field("subject")?, path, &who)?;
@@ -557,23 +558,6 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
 
 // The fields of uji.tool.add's spec, each checked, its error naming the tool
 // (`who`) and what the field takes.
-
-fn spec_run(value: Value, who: &str) -> Result<Function, String> {
-    Ok(match value {
-        Value::Function(f) => f,
-        Value::Nil => {
-            return Err(format!(
-                "{who}: run is missing; give run = function(args, ctx) ... end"
-            ));
-        }
-        other => {
-            return Err(format!(
-                "{who}: run must be a function, got {}",
-                a_type(&other)
-            ));
-        }
-    })
-}
 
 fn spec_policy(value: Value, who: &str) -> Result<Option<DeclaredPolicy>, String> {
     Ok(match value {

@@ -9,7 +9,7 @@ use serde_json::{Value as Json, json};
 use uji_sdk::services::{WireList, WireRemove};
 use uji_sdk::{Answer, Canceller, Failure, Reply, Wire, WireRequest};
 
-use crate::api::{a_type, lerr, raw, service, string_arg, string_list};
+use crate::api::{a_type, lerr, raw, required_function, service, string_arg, string_list};
 use crate::convert;
 use crate::runtime::{Link, State, StreamSlot, current};
 
@@ -366,20 +366,12 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
                 return Err(format!("{who}: the name must not be empty"));
             }
             let stream = match &spec {
-                Value::Table(t) => match t.get::<Value>("stream").map_err(lerr)? {
-                    Value::Function(f) => f,
-                    Value::Nil => {
-                        return Err(format!(
-                            "{who}: stream is missing; give stream = function(request, reply) ... end"
-                        ));
-                    }
-                    other => {
-                        return Err(format!(
-                            "{who}: stream must be a function, got {}",
-                            a_type(&other)
-                        ));
-                    }
-                },
+                Value::Table(t) => required_function(
+                    t.get::<Value>("stream").map_err(lerr)?,
+                    &who,
+                    "stream",
+                    "function(request, reply)",
+                )?,
                 other => {
                     return Err(format!(
                         "{who}: the second argument must be a table {{stream = function(request, reply) ... end}}, got {}",
