@@ -581,17 +581,25 @@ fn any_other_result_type_is_an_error_explaining_the_forms() {
 
 // ---- errors ------------------------------------------------------------------------------
 
+/// Lines 1 to 5 of an init.lua: `try(f)` calls `f` and notifies
+/// `ok err`, so an error's text and line can be checked.
+const TRY: &str = "
+local function try(f)
+  local ok, err = pcall(f)
+  uji.notify(tostring(ok) .. \" \" .. tostring(err))
+end
+";
+
 #[test]
 fn uji_wire_add_names_a_missing_or_wrong_stream() {
     let env = init(
-        r#"
-local function try(f)
-  local ok, err = pcall(f)
-  uji.notify(tostring(ok) .. " " .. tostring(err))
-end
-try(function() uji.wire.add("nostream", {}) end)
+        &[
+            TRY,
+            r#"try(function() uji.wire.add("nostream", {}) end)
 try(function() uji.wire.add("badstream", { stream = 1 }) end)
 "#,
+        ]
+        .concat(),
     );
     let notices = env.notices();
     assert_eq!(notices.len(), 2, "{notices:?}");
@@ -613,12 +621,9 @@ try(function() uji.wire.add("badstream", { stream = 1 }) end)
 #[test]
 fn uji_tool_add_raises_clear_errors_at_the_callers_line() {
     let env = init(
-        r#"
-local function try(f)
-  local ok, err = pcall(f)
-  uji.notify(tostring(ok) .. " " .. tostring(err))
-end
-try(function() uji.tool.add("norun", { policy = "allow" }) end)
+        &[
+            TRY,
+            r#"try(function() uji.tool.add("norun", { policy = "allow" }) end)
 try(function() uji.tool.add("badpolicy", { policy = "maybe", run = function() end }) end)
 try(function() uji.tool.add("badsubject", { subject = 42, run = function() end }) end)
 try(function() uji.tool.add("notatable", "run") end)
@@ -626,6 +631,8 @@ try(function() uji.tool.add("badrun", { run = "print" }) end)
 try(function() uji.tool.add("typo", { polcy = "deny", run = function() end }) end)
 try(function() uji.tool.add("typo2", { run = function() end, display = { verbb = "Ran" } }) end)
 "#,
+        ]
+        .concat(),
     );
     let notices = env.notices();
     assert_eq!(notices.len(), 7, "{notices:?}");
