@@ -6,9 +6,15 @@
 --- To change one part, copy what you want from here into init.lua instead.
 
 -- Never delete trees without a word from you, whatever else the policy says.
+-- Decided on the parsed words: `rm` with -r/-R/--recursive and -f/--force
+-- in any spelling or order, `find … -delete` and `find … -exec rm` all read
+-- as `rm -rf PATHS` to deny rules (docs/policy.md).
 uji.tool.policy({
   run_command = {
-    deny = { "/^rm\\s+-rf/" },
+    deny = {
+      { "rm -rf *", "recursive forced deletion (rm -rf, find -delete, find -exec rm) is "
+        .. "refused by uji's defaults; ask the user to run it, or delete single files" },
+    },
   },
 }, { name = "defaults" })
 

@@ -224,6 +224,11 @@ pub struct Verdict {
     /// automatic approver (`--yes`, headless) must deny it, not run it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unresolved: bool,
+    /// Part of the command is not plain (see [`CommandPart::resolved`]):
+    /// nothing may allow it without a person's answer, not even an
+    /// "allow for this session" rule of the same line.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opaque: bool,
 }
 
 impl Verdict {
@@ -234,6 +239,7 @@ impl Verdict {
             because: because.into(),
             message: None,
             unresolved: false,
+            opaque: false,
         }
     }
 }

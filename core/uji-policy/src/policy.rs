@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::paths::{self, ConfineError, canonicalize_lenient, expand_home, home_dir};
 use crate::rules::{self, Hits, ListKind, Mode, RuleProblem, ToolRules};
-use crate::shell::{CommandPart, command_parts};
+use crate::shell::{CommandPart, command_parts, mark_hidden_programs};
 use crate::{Decision, SubjectKind, ToolFacts, Verdict};
 
 /// The set `set_rules(…, None)` writes to.
@@ -145,6 +145,7 @@ fn rule_verdict(list: ListKind, tool: &str, hit: &Hit<'_>, what: &str) -> Verdic
             hit.message()
         },
         unresolved: false,
+        opaque: false,
     }
 }
 
@@ -204,6 +205,7 @@ fn fail_closed(mut verdict: Verdict, parts: &[CommandPart], entries: &[Entry<'_>
     if verdict.decision == Decision::Deny {
         return verdict;
     }
+    verdict.opaque = true;
     let why = part.reason.as_deref().unwrap_or("unresolved");
     let shown: String = part.text.chars().take(120).collect();
     verdict.because = format!(
@@ -412,6 +414,7 @@ impl Policy {
                 because: text.clone(),
                 message: Some(text),
                 unresolved: false,
+                opaque: false,
             };
         }
         let entries: Vec<Entry<'_>> = self
@@ -519,7 +522,12 @@ impl Policy {
 
     fn decide_command(&self, facts: &ToolFacts<'_>, entries: &[Entry<'_>]) -> Verdict {
         let line = facts.subject.trim();
-        let parts = command_parts(line);
+        let mut parts = command_parts(line);
+        let denied: Vec<&str> = entries
+            .iter()
+            .flat_map(|(_, t)| t.denied_programs.iter().map(String::as_str))
+            .collect();
+        mark_hidden_programs(&mut parts, &denied);
         let verdict = if entries.iter().any(|(_, t)| t.has_rules()) {
             self.command_rules(facts, entries, line, &parts)
         } else {

@@ -110,6 +110,9 @@ pub(crate) struct ToolRules {
     pub default: Option<Decision>,
     /// An entry of this tool was invalid: it may not be decided `allow`.
     pub capped: bool,
+    /// The programs the deny rules name (`rm` for `rm *` and
+    /// `/^rm\s+-rf/`), for commands whose later words may run them.
+    pub denied_programs: Vec<String>,
     exact_plain: HashMap<String, Hits>,
     exact_path: HashMap<String, Hits>,
     globs_plain: GlobSet,
@@ -368,7 +371,51 @@ pub(crate) fn compile_tool(
         }
     }
     sets.build_into(tool, &mut t, problems);
+    t.denied_programs = t
+        .rules
+        .iter()
+        .filter(|r| r.list == ListKind::Deny)
+        .filter_map(|r| named_program(&r.text))
+        .collect();
+    t.denied_programs.sort();
+    t.denied_programs.dedup();
     t
+}
+
+/// The program a rule names by its first word: `rm` for `rm -rf *`,
+/// `/usr/bin/rm x` and `/^\s*rm\s+-rf/`; none when that word is a pattern.
+fn named_program(rule: &str) -> Option<String> {
+    let first = match regex_body(rule) {
+        Some(body) => {
+            let mut b = body.trim_start_matches("(?i)").trim_start_matches('^');
+            loop {
+                let next = b
+                    .trim_start_matches("\\s*")
+                    .trim_start_matches("\\s+")
+                    .trim_start_matches("\\b")
+                    .trim_start_matches(' ');
+                if next.len() == b.len() {
+                    break;
+                }
+                b = next;
+            }
+            let end = b
+                .find(|c: char| !(c.is_ascii_alphanumeric() || "_-/".contains(c)))
+                .unwrap_or(b.len());
+            // Only a name the regex ends, not one it goes on to vary.
+            let rest = b.get(end..).unwrap_or("");
+            if !(rest.is_empty() || ["\\s", "\\b", " ", "$"].iter().any(|e| rest.starts_with(e))) {
+                return None;
+            }
+            b.get(..end)?
+        }
+        None => rule.split_whitespace().next()?,
+    };
+    if is_glob(first) || first.contains(['{', '\\']) {
+        return None;
+    }
+    let name = first.rsplit('/').next().unwrap_or(first);
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// The entry's deny, allow and ask lists, in that order; its default is
@@ -554,6 +601,17 @@ mod tests {
         assert_eq!(literal_braces("awk '{print}' *"), "awk '[{]print[}]' *");
         assert_eq!(literal_braces("[{]x"), "[{]x");
         assert_eq!(literal_braces("[]{]{"), "[]{][{]");
+    }
+
+    #[test]
+    fn rules_name_their_program() {
+        assert_eq!(named_program("rm -rf *").as_deref(), Some("rm"));
+        assert_eq!(named_program("/usr/bin/rm x").as_deref(), Some("rm"));
+        assert_eq!(named_program("/^rm\\s+-rf/").as_deref(), Some("rm"));
+        assert_eq!(named_program("/^\\s*sudo\\b/").as_deref(), Some("sudo"));
+        assert_eq!(named_program("sudo").as_deref(), Some("sudo"));
+        assert_eq!(named_program("*rm*"), None);
+        assert_eq!(named_program("/.*rm/"), None);
     }
 
     #[test]

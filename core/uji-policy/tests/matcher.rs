@@ -615,6 +615,7 @@ fn disabled_tools_are_denied_whatever_the_rules_say() {
             because: "write_file is disabled".into(),
             message: Some("write_file is disabled".into()),
             unresolved: false,
+            opaque: false,
         }
     );
     assert_eq!(declared(&p, "fetch", "x", Some(Allow)).decision, Deny);

@@ -10,6 +10,7 @@
 //! Whatever cannot be accounted for becomes an *unresolved* part, which the
 //! policy never allows.
 
+mod assign;
 mod walk;
 mod words;
 mod wrappers;
@@ -57,6 +58,10 @@ pub struct CommandPart {
     /// path reduced to its name.
     #[serde(skip)]
     pub(crate) strict_forms: Vec<String>,
+    /// The words the program receives, quotes removed (as written where
+    /// only known at run time); empty for a part with no known program.
+    #[serde(skip)]
+    pub(crate) argv: Vec<String>,
 }
 
 impl CommandPart {
@@ -69,7 +74,15 @@ impl CommandPart {
             reason: Some(reason),
             allow_forms: Vec::new(),
             strict_forms: Vec::new(),
+            argv: Vec::new(),
         }
+    }
+
+    /// The words the program receives, program first, with quotes and
+    /// escapes removed; a word only known at run time is as written. Empty
+    /// when the program itself is unknown.
+    pub fn argv(&self) -> &[String] {
+        &self.argv
     }
 
     /// Every text deny and ask rules are matched against.
@@ -86,6 +99,34 @@ impl CommandPart {
 /// Collapse runs of whitespace (tabs, newlines) to one space.
 fn normalise_space(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Marks unresolved each part whose program uji neither looks through nor
+/// knows to run no arguments, when a later word names one of `denied`
+/// (programs deny rules name): `foo --flag rm -rf v` may run `rm`.
+pub(crate) fn mark_hidden_programs(parts: &mut [CommandPart], denied: &[&str]) {
+    if denied.is_empty() {
+        return;
+    }
+    let names = |w: &str| -> bool {
+        let first = w.split_whitespace().next().unwrap_or("");
+        [w, first]
+            .iter()
+            .any(|t| denied.contains(&t.rsplit('/').next().unwrap_or(t)))
+    };
+    for part in parts.iter_mut().filter(|p| p.resolved) {
+        let program = part.program.as_str();
+        if wrappers::is_looked_through(program) || wrappers::runs_no_arguments(program) {
+            continue;
+        }
+        if let Some(w) = part.argv.iter().skip(1).find(|w| names(w)) {
+            part.reason = Some(format!(
+                "`{program}` is not a program uji knows, and its argument `{w}` names a \
+                 program a deny rule refuses"
+            ));
+            part.resolved = false;
+        }
+    }
 }
 
 /// Every simple command `line` would run, in order of appearance. Never

@@ -4,9 +4,37 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
+use super::assign::{assigns_by_argument, changes_what_runs};
 use super::words::{Word, text, unescape_backticks, word};
 use super::wrappers::{Inner, look_through};
 use super::{CommandPart, MAX_DEPTH, MAX_PARTS, SYSTEM_DIRS, normalise_space};
+
+/// A command's redirections as the shell reads them.
+#[derive(Default)]
+pub(crate) struct Redirects {
+    /// Their text (`> out 2>&1`, `<<EOF`), each up to its target.
+    text: String,
+    /// Words the grammar hung on a redirection after its target. It reads
+    /// `nice >/dev/null rm -rf v` as one redirection with four targets;
+    /// the shell redirects to the first and passes the rest to the command.
+    extra: Vec<Word>,
+    /// Why a redirection is not plain (a target only known at run time, a
+    /// here-document that expands).
+    not_plain: Option<String>,
+}
+
+impl Redirects {
+    fn add(&mut self, other: Redirects) {
+        if !other.text.is_empty() {
+            if !self.text.is_empty() {
+                self.text.push(' ');
+            }
+            self.text.push_str(&other.text);
+        }
+        self.extra.extend(other.extra);
+        self.not_plain = self.not_plain.take().or(other.not_plain);
+    }
+}
 
 thread_local! {
     /// Making a parser costs more than parsing a short line; keep one.
@@ -56,13 +84,27 @@ impl Collector {
 /// Parse `src` (the line, or a command string found inside it) and collect
 /// its parts.
 pub(crate) fn parse_into(src: &str, depth: usize, col: &mut Collector) {
-    parse_one(src, depth, col);
+    let skipped = parse_one(src, depth, col);
     // The shell drops `\<newline>` before splitting words (`r\<newline>m`
-    // is `rm`); the grammar keeps it as a blank. Check both readings.
+    // is `rm`); the grammar keeps it as a blank. And the grammar reads a
+    // backslash before a blank as a blank, where the shell keeps the blank
+    // in the word (`\ #` is a word, not a comment). Check the readings
+    // that match the shell's words too.
+    let mut readings = Vec::new();
     if src.contains("\\\n") {
-        let joined = src.replace("\\\n", "");
+        readings.push(src.replace("\\\n", ""));
+    }
+    if skipped {
+        readings.push(
+            src.replace("\\ ", "\\_")
+                .replace("\\\t", "\\_")
+                .replace("\\\x0b", "\\_")
+                .replace("\\\x0c", "\\_"),
+        );
+    }
+    for reading in readings {
         let mut more = Collector::default();
-        parse_one(&joined, depth, &mut more);
+        parse_one(&reading, depth, &mut more);
         for part in more.finish() {
             if !col.parts.contains(&part) {
                 col.push(part);
@@ -71,20 +113,29 @@ pub(crate) fn parse_into(src: &str, depth: usize, col: &mut Collector) {
     }
 }
 
-fn parse_one(src: &str, depth: usize, col: &mut Collector) {
+/// A backslash before a blank other than a newline.
+fn has_escaped_blank(src: &str) -> bool {
+    src.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'\\' && matches!(w[1], b' ' | b'\t' | 0x0b | 0x0c))
+}
+
+/// Collects the parts of one reading of `src`; true when the grammar
+/// skipped text the shell reads (see [`skipped_text`]).
+fn parse_one(src: &str, depth: usize, col: &mut Collector) -> bool {
     if depth > MAX_DEPTH {
         col.push(CommandPart::unresolved(
             src,
             format!("commands nested deeper than {MAX_DEPTH} levels"),
         ));
-        return;
+        return false;
     }
     let Some(tree) = parse(src) else {
         col.push(CommandPart::unresolved(
             src,
             "the line could not be parsed".into(),
         ));
-        return;
+        return false;
     };
     let root = tree.root_node();
     if root.has_error() {
@@ -93,16 +144,26 @@ fn parse_one(src: &str, depth: usize, col: &mut Collector) {
             "the shell grammar does not accept this line".into(),
         ));
     }
+    let skipped = skipped_text(root, src);
+    if let Some(text) = skipped {
+        col.push(CommandPart::unresolved(
+            src,
+            format!("the parser skipped `{text}`, which the shell reads as part of a word"),
+        ));
+    }
     // Depth-first with a cursor, not recursion, so a deeply nested line
     // cannot exhaust the call stack (and nothing is allocated per node).
     let mut cursor = root.walk();
     // One cursor for reading each command's children, reset per command.
     let mut scratch = root.walk();
-    // The statement redirections of the command about to be visited.
-    let mut outer: Option<(usize, String)> = None;
+    // The redirections of statements whose command is yet to be visited,
+    // by that command's node id: several can wait at once, since a
+    // pipeline's redirection belongs to its last command and the commands
+    // before it may have their own (`(a > f) | b > g`).
+    let mut outer: Vec<(usize, Redirects)> = Vec::new();
     loop {
         if col.overflow {
-            return;
+            return skipped.is_some();
         }
         let node = cursor.node();
         let descend = visit(node, src, depth, col, &mut outer, &mut scratch);
@@ -111,10 +172,49 @@ fn parse_one(src: &str, depth: usize, col: &mut Collector) {
         }
         while !cursor.goto_next_sibling() {
             if !cursor.goto_parent() {
-                return;
+                return skipped.is_some();
             }
         }
     }
+}
+
+/// Text between the grammar's tokens that the shell does not skip. The
+/// grammar treats a backslash before a blank as a blank, so in
+/// `echo \ #; rm -rf v` it reads a comment where bash reads the word ` #`
+/// and then runs `rm`. Only whitespace and line continuations may lie
+/// between tokens.
+fn skipped_text<'s>(root: Node<'_>, src: &'s str) -> Option<&'s str> {
+    if !has_escaped_blank(src) {
+        return None;
+    }
+    let mut cursor = root.walk();
+    let mut pos = 0;
+    loop {
+        let node = cursor.node();
+        if node.child_count() == 0 {
+            let gap = src.get(pos..node.start_byte()).unwrap_or("");
+            if !only_blanks(gap) {
+                return Some(gap.trim());
+            }
+            pos = pos.max(node.end_byte());
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                let rest = src.get(pos..).unwrap_or("");
+                return (!only_blanks(rest)).then(|| rest.trim());
+            }
+        }
+    }
+}
+
+/// Whitespace and line continuations only.
+fn only_blanks(gap: &str) -> bool {
+    gap.replace("\\\r\n", "")
+        .replace("\\\n", "")
+        .chars()
+        .all(char::is_whitespace)
 }
 
 /// Handle one node; false when its children must not be walked.
@@ -123,40 +223,45 @@ fn visit<'t>(
     src: &str,
     depth: usize,
     col: &mut Collector,
-    outer: &mut Option<(usize, String)>,
+    outer: &mut Vec<(usize, Redirects)>,
     scratch: &mut TreeCursor<'t>,
 ) -> bool {
     match node.kind() {
         "command" => {
-            let extra = match outer.take() {
-                Some((id, r)) if id == node.id() => r,
-                other => {
-                    *outer = other;
-                    String::new()
-                }
+            let extra = match outer.iter().position(|(id, _)| *id == node.id()) {
+                Some(i) => outer.swap_remove(i).1,
+                None => Redirects::default(),
             };
-            command(node, src, &extra, depth, col, scratch);
-            // Only a substitution can hide another command inside a simple
-            // command's words; most commands have none, and walking every
+            command(node, src, extra, depth, col, scratch);
+            // Only a substitution, or a compound command the grammar hung
+            // on a word (`coproc (…)`), can hide another command inside a
+            // simple command; most commands have neither, and walking every
             // token would cost as much as the parse.
-            return may_nest(text(node, src));
+            return may_nest(text(node, src)) || has_compound_child(node);
         }
-        "redirected_statement" => match node.child_by_field_name("body") {
-            Some(b) if b.kind() == "command" => *outer = Some((b.id(), redirections(node, src))),
+        "redirected_statement" => match node.child_by_field_name("body").map(last_command) {
+            Some(b) if b.kind() == "command" => outer.push((b.id(), redirections(node, src))),
             _ => compound_redirect(node, src, col),
         },
         "heredoc_body" => heredoc(node, src, depth, col),
+        "variable_assignment" => {
+            assignment_statement(node, src, col);
+            return may_nest(text(node, src));
+        }
+        // The grammar leaves a backtick inside `${…}` as plain text; the
+        // shell runs it.
+        "word" | "string_content" if text(node, src).contains('`') => {
+            if !backticks(text(node, src), depth, col) {
+                col.push(CommandPart::unresolved(
+                    text(node, src),
+                    "a backtick substitution the parser does not read".into(),
+                ));
+            }
+            return false;
+        }
         // Words and redirections hold a command only inside a substitution.
-        "word"
-        | "string"
-        | "raw_string"
-        | "number"
-        | "concatenation"
-        | "file_redirect"
-        | "simple_expansion"
-        | "variable_assignment"
-        | "ansi_c_string"
-        | "comment" => {
+        "word" | "string" | "raw_string" | "number" | "concatenation" | "file_redirect"
+        | "simple_expansion" | "ansi_c_string" | "comment" => {
             return may_nest(text(node, src));
         }
         "command_substitution" if text(node, src).starts_with('`') => {
@@ -170,6 +275,57 @@ fn visit<'t>(
     true
 }
 
+/// A command node with a child that is not a word, an assignment or a
+/// redirection: a compound command the grammar attached to it.
+fn has_compound_child(node: Node<'_>) -> bool {
+    (0..node.named_child_count())
+        .filter_map(|i| node.named_child(i))
+        .any(|c| {
+            !matches!(
+                c.kind(),
+                "command_name"
+                    | "word"
+                    | "string"
+                    | "raw_string"
+                    | "number"
+                    | "concatenation"
+                    | "simple_expansion"
+                    | "expansion"
+                    | "ansi_c_string"
+                    | "translated_string"
+                    | "command_substitution"
+                    | "process_substitution"
+                    | "arithmetic_expansion"
+                    | "variable_assignment"
+                    | "file_redirect"
+                    | "heredoc_redirect"
+                    | "herestring_redirect"
+                    | "brace_expression"
+                    | "comment"
+            )
+        })
+}
+
+/// An assignment that is a statement of its own (`PATH=.`, `export
+/// PATH=.`): later commands of the line see it. One that changes what runs
+/// is an unresolved part.
+fn assignment_statement(node: Node<'_>, src: &str, col: &mut Collector) {
+    if node.parent().is_some_and(|p| p.kind() == "command") {
+        return;
+    }
+    if let Some(name) = node.child_by_field_name("name")
+        && changes_what_runs(text(name, src))
+    {
+        col.push(CommandPart::unresolved(
+            text(node, src),
+            format!(
+                "setting `{}` changes what later commands run",
+                text(name, src)
+            ),
+        ));
+    }
+}
+
 /// Whether a command's text may contain another command: `$( )`,
 /// `${ }` (whose default may be a substitution), backticks, `<( )`, `>( )`.
 fn may_nest(t: &str) -> bool {
@@ -181,23 +337,26 @@ fn may_nest(t: &str) -> bool {
 fn command<'t>(
     node: Node<'t>,
     src: &str,
-    outer: &str,
+    outer: Redirects,
     depth: usize,
     col: &mut Collector,
     c: &mut TreeCursor<'t>,
 ) {
     let mut words = Vec::new();
-    let mut redirects = String::new();
+    let mut redirects = Redirects::default();
+    let mut not_plain = None;
     c.reset(node);
     if c.goto_first_child() {
         loop {
             match c.field_name() {
                 Some("name") | Some("argument") => words.push(word(c.node(), src)),
                 Some("redirect") => {
-                    if !redirects.is_empty() {
-                        redirects.push(' ');
-                    }
-                    redirects.push_str(&redirection(c.node(), src));
+                    let r = redirection(c.node(), src);
+                    words.extend(r.extra.iter().cloned());
+                    redirects.add(Redirects {
+                        extra: Vec::new(),
+                        ..r
+                    });
                 }
                 _ if c.node().kind() == "variable_assignment" => {
                     if let Some(bad) = not_an_assignment(c.node(), src) {
@@ -207,6 +366,7 @@ fn command<'t>(
                         ));
                         return;
                     }
+                    not_plain = not_plain.or_else(|| leading_assignment(c.node(), src));
                 }
                 _ => {}
             }
@@ -215,13 +375,28 @@ fn command<'t>(
             }
         }
     }
-    if !outer.is_empty() {
-        if !redirects.is_empty() {
-            redirects.push(' ');
-        }
-        redirects.push_str(outer);
+    words.extend(outer.extra.iter().cloned());
+    redirects.add(Redirects {
+        extra: Vec::new(),
+        ..outer
+    });
+    redirects.not_plain = not_plain.or(redirects.not_plain);
+    words_part(&words, &redirects.text, redirects.not_plain, depth, col);
+}
+
+/// Why a leading `NAME=value` makes its command not plain: the name
+/// changes what runs, or the value is only known at run time.
+fn leading_assignment(node: Node<'_>, src: &str) -> Option<String> {
+    let name = node
+        .child_by_field_name("name")
+        .map_or("", |n| text(n, src));
+    if changes_what_runs(name) {
+        return Some(format!("setting `{name}` changes what the command runs"));
     }
-    words_part(&words, &redirects, depth, col);
+    let literal = node
+        .child_by_field_name("value")
+        .is_none_or(|v| word(v, src).value.is_some());
+    (!literal).then(|| format!("`{}` is only known when it runs", text(node, src)))
 }
 
 /// The name of a leading `NAME=value` the grammar accepts but the shell
@@ -300,38 +475,112 @@ fn backticks(body: &str, depth: usize, col: &mut Collector) -> bool {
 /// `( … ) > log` writes a file besides running its inner commands: the
 /// whole statement is a part of its own that rules must allow too.
 fn compound_redirect(node: Node<'_>, src: &str, col: &mut Collector) {
+    let redirects = redirections(node, src);
     let mut part = CommandPart::unresolved(text(node, src), String::new());
-    part.resolved = true;
-    part.reason = None;
+    part.resolved = redirects.not_plain.is_none() && redirects.extra.is_empty();
+    part.reason = redirects.not_plain.or_else(|| {
+        (!redirects.extra.is_empty())
+            .then(|| "words after the redirection of a compound command".to_string())
+    });
     col.push(part);
 }
 
-/// The redirections of a statement as text (`> out 2>&1`, `<<EOF`).
-fn redirections(stmt: Node<'_>, src: &str) -> String {
-    let mut c = stmt.walk();
-    let out: Vec<String> = stmt
-        .children_by_field_name("redirect", &mut c)
-        .map(|r| redirection(r, src))
-        .collect();
-    out.join(" ")
+/// The command a statement's redirections belong to: the grammar hangs
+/// them on a whole pipeline or list (`a | b > f x`), the shell on its last
+/// command.
+fn last_command(body: Node<'_>) -> Node<'_> {
+    let mut n = body;
+    while matches!(n.kind(), "pipeline" | "list") {
+        match n.named_child(n.named_child_count().saturating_sub(1)) {
+            Some(last) => n = last,
+            None => break,
+        }
+    }
+    n
 }
 
-/// One redirection as text; a here-document by its start only.
-fn redirection(r: Node<'_>, src: &str) -> String {
-    if r.kind() == "heredoc_redirect" {
-        let mut rc = r.walk();
-        let start = r
-            .children(&mut rc)
-            .find(|n| n.kind() == "heredoc_start")
-            .map_or("", |n| text(n, src));
-        format!("<<{start}")
-    } else {
-        normalise_space(text(r, src))
+/// The redirections of a statement.
+fn redirections(stmt: Node<'_>, src: &str) -> Redirects {
+    let mut c = stmt.walk();
+    let mut all = Redirects::default();
+    for r in stmt.children_by_field_name("redirect", &mut c) {
+        all.add(redirection(r, src));
+    }
+    all
+}
+
+/// One redirection: its text up to its target (a here-document by its
+/// start only), the words after its target, and whether it is plain.
+fn redirection(r: Node<'_>, src: &str) -> Redirects {
+    match r.kind() {
+        "heredoc_redirect" => heredoc_redirection(r, src),
+        "herestring_redirect" => {
+            let target = r.named_child(0).map(|n| word(n, src));
+            Redirects {
+                text: normalise_space(text(r, src)),
+                extra: Vec::new(),
+                not_plain: target
+                    .filter(|w| w.value.is_none())
+                    .map(|w| format!("`{}` is only known when it runs", w.raw)),
+            }
+        }
+        _ => file_redirection(r, src),
+    }
+}
+
+fn file_redirection(r: Node<'_>, src: &str) -> Redirects {
+    let mut c = r.walk();
+    let mut targets = r.children_by_field_name("destination", &mut c);
+    let Some(first) = targets.next() else {
+        return Redirects {
+            text: normalise_space(text(r, src)),
+            ..Redirects::default()
+        };
+    };
+    let target = word(first, src);
+    let upto = src.get(r.start_byte()..first.end_byte()).unwrap_or("");
+    Redirects {
+        text: normalise_space(upto),
+        extra: targets.map(|n| word(n, src)).collect(),
+        not_plain: (!target.is_literal()).then(|| {
+            format!(
+                "the redirection target `{}` is only known when it runs",
+                target.raw
+            )
+        }),
+    }
+}
+
+fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
+    let mut rc = r.walk();
+    let children: Vec<Node<'_>> = r.children(&mut rc).collect();
+    let start = children
+        .iter()
+        .find(|n| n.kind() == "heredoc_start")
+        .map_or("", |n| text(*n, src));
+    let quoted = start.contains(['\'', '"', '\\']);
+    let expands = children
+        .iter()
+        .filter(|n| n.kind() == "heredoc_body")
+        .any(|b| text(*b, src).contains(['$', '`']));
+    Redirects {
+        text: format!("<<{start}"),
+        extra: Vec::new(),
+        not_plain: (!quoted && expands)
+            .then(|| "the here-document expands variables or substitutions".to_string()),
     }
 }
 
 /// Make the part for a command's words, then the parts of whatever it runs.
-pub(crate) fn words_part(words: &[Word], redirects: &str, depth: usize, col: &mut Collector) {
+/// `not_plain` says why its redirections or assignments keep it from being
+/// allowed, if they do.
+pub(crate) fn words_part(
+    words: &[Word],
+    redirects: &str,
+    not_plain: Option<String>,
+    depth: usize,
+    col: &mut Collector,
+) {
     // A program name the grammar only invented to recover from an error
     // (a missing node) is no command; the line is unresolved already.
     let Some(first) = words.first().filter(|w| !w.raw.is_empty()) else {
@@ -359,12 +608,17 @@ pub(crate) fn words_part(words: &[Word], redirects: &str, depth: usize, col: &mu
     };
     // The grammar may leave a newline at the edge of a word.
     let text = join(&|w| w.raw.as_str(), &first.raw).trim().to_string();
-    let Some(prog) = first.value.as_deref() else {
-        col.push(CommandPart::unresolved(
-            &text,
-            format!("the program `{}` is only known when it runs", first.raw),
-        ));
-        return;
+    let prog = match first.value.as_deref() {
+        Some(prog) if !first.expands => prog,
+        _ => {
+            let why = if first.expands {
+                format!("the program `{}` is a pattern the shell expands", first.raw)
+            } else {
+                format!("the program `{}` is only known when it runs", first.raw)
+            };
+            col.push(CommandPart::unresolved(&text, why));
+            return;
+        }
     };
     let (dir, base) = match prog.rfind('/') {
         Some(i) => (prog.get(..i).unwrap_or(""), prog.get(i + 1..).unwrap_or("")),
@@ -388,23 +642,108 @@ pub(crate) fn words_part(words: &[Word], redirects: &str, depth: usize, col: &mu
         add(join(&|w| w.plain(), base), &mut strict);
         add(join(&|w| w.raw.as_str(), base), &mut strict);
     }
+    if let Some(form) = deletion_form(base, words, redirects) {
+        add(form, &mut strict);
+    }
     let mut allow = Vec::new();
     if (path && SYSTEM_DIRS.contains(&dir)) || (!path && prog != first.raw) {
         add(join(&|w| w.raw.as_str(), base), &mut allow);
     }
+    let reason = not_plain.or_else(|| plain_words(base, words));
     col.push(CommandPart {
         text,
         program: base.to_string(),
-        resolved: true,
-        reason: None,
+        resolved: reason.is_none(),
+        reason,
         allow_forms: allow,
         strict_forms: strict,
+        argv: words.iter().map(|w| w.plain().to_string()).collect(),
     });
+    // A program name with blanks or shell characters (`sudo 'rm -rf v'`)
+    // is no program anyone has; read it as the script it looks like, so
+    // deny rules see what it names.
+    if prog.contains(|c: char| c.is_whitespace() || ";|&<>()$`".contains(c)) {
+        parse_into(prog, depth + 1, col);
+    }
     for inner in look_through(base, words) {
         match inner {
-            Inner::Command(w) => words_part(&w, "", depth + 1, col),
+            Inner::Command(w) => words_part(&w, "", None, depth + 1, col),
             Inner::Script(s) => parse_into(&s, depth + 1, col),
             Inner::Part(p) => col.push(p),
         }
     }
+}
+
+/// Why a command whose program is known is still not plain: a word only
+/// known at run time, a program name with blanks, or a builtin assigning a
+/// variable that changes what runs.
+fn plain_words(program: &str, words: &[Word]) -> Option<String> {
+    if let Some(w) = words.iter().find(|w| w.value.is_none()) {
+        return Some(format!("`{}` is only known when it runs", w.raw));
+    }
+    if program.contains(|c: char| c.is_whitespace()) {
+        return Some(format!("the program name `{program}` holds blanks"));
+    }
+    if assigns_by_argument(program) {
+        let named = words.iter().skip(1).find(|w| {
+            let name = w.plain().split('=').next().unwrap_or("");
+            changes_what_runs(name)
+        });
+        if let Some(w) = named {
+            return Some(format!(
+                "`{program} {}` changes what later commands run",
+                w.raw
+            ));
+        }
+    }
+    if matches!(program, "hash" | "enable")
+        && words
+            .iter()
+            .skip(1)
+            .any(|w| w.plain().starts_with(['-']) && w.plain().contains(['p', 'f']))
+    {
+        return Some(format!(
+            "`{program}` with -p or -f changes what later commands run"
+        ));
+    }
+    None
+}
+
+/// `rm` deleting recursively and forcibly, however its options are
+/// spelled (`-rf`, `-fR`, `-r -f`, `--recursive --force`, options after
+/// the paths), also reads as `rm -rf PATHS`, the form deny rules name.
+fn deletion_form(program: &str, words: &[Word], redirects: &str) -> Option<String> {
+    if program != "rm" {
+        return None;
+    }
+    let (mut recursive, mut force) = (false, false);
+    let mut paths = Vec::new();
+    let mut options_done = false;
+    for w in words.iter().skip(1) {
+        let v = w.plain();
+        if options_done || !v.starts_with('-') || v == "-" {
+            paths.push(v);
+        } else if v == "--" {
+            options_done = true;
+        } else if let Some(long) = v.strip_prefix("--") {
+            recursive |= long == "recursive";
+            force |= long == "force";
+        } else {
+            recursive |= v.contains(['r', 'R']);
+            force |= v.contains('f');
+        }
+    }
+    if !(recursive && force) {
+        return None;
+    }
+    let mut form = String::from("rm -rf");
+    for p in paths {
+        form.push(' ');
+        form.push_str(p);
+    }
+    if !redirects.is_empty() {
+        form.push(' ');
+        form.push_str(redirects);
+    }
+    Some(form)
 }

@@ -11,6 +11,10 @@ pub(crate) struct Word {
     pub raw: String,
     /// What the program receives, when that is known before running.
     pub value: Option<String>,
+    /// The shell expands the word into file names or several words: an
+    /// unquoted glob (`*`, `?`, `[…]`) or brace expansion (`{a,b}`,
+    /// `{1..3}`). `value` is then the pattern, not what the program gets.
+    pub expands: bool,
 }
 
 impl Word {
@@ -19,12 +23,18 @@ impl Word {
         Word {
             raw: s.to_string(),
             value: Some(s.to_string()),
+            expands: false,
         }
     }
 
     /// The value, or the raw text when it is only known at run time.
     pub(crate) fn plain(&self) -> &str {
         self.value.as_deref().unwrap_or(&self.raw)
+    }
+
+    /// The program gets exactly `value`: nothing is substituted or expanded.
+    pub(crate) fn is_literal(&self) -> bool {
+        self.value.is_some() && !self.expands
     }
 }
 
@@ -33,7 +43,62 @@ pub(crate) fn word(node: Node<'_>, src: &str) -> Word {
     Word {
         raw: text(node, src).to_string(),
         value: value(node, src),
+        expands: expands(node, src),
     }
+}
+
+/// Whether the shell would expand the word into file names or several
+/// words. Quoted pieces never expand; unquoted ones are read as the shell
+/// reads them, escapes included.
+fn expands(node: Node<'_>, src: &str) -> bool {
+    match node.kind() {
+        "brace_expression" | "extglob_pattern" => true,
+        "word" | "number" => unquoted_expands(text(node, src)),
+        "concatenation" | "command_name" => {
+            // The unquoted text with every quoted piece blanked out, so a
+            // brace split over several nodes (`{`, `a,b`, `}`) is still seen.
+            let mut unquoted = String::new();
+            for child in named_children(node) {
+                match child.kind() {
+                    "word" | "number" => unquoted.push_str(text(child, src)),
+                    "brace_expression" | "extglob_pattern" => return true,
+                    "concatenation" | "command_name" if expands(child, src) => return true,
+                    _ => unquoted.push('q'),
+                }
+            }
+            unquoted_expands(&unquoted)
+        }
+        _ => false,
+    }
+}
+
+/// An unescaped glob character, or a `{…}` holding an unescaped `,` or
+/// `..` (a brace expansion; `{}` and `{x}` stay as they are).
+fn unquoted_expands(t: &str) -> bool {
+    let mut chars = t.chars().peekable();
+    let mut open_brace = false;
+    let mut brace_has_list = false;
+    let mut prev_dot = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+                prev_dot = false;
+                continue;
+            }
+            '*' | '?' | '[' => return true,
+            '{' => {
+                open_brace = true;
+                brace_has_list = false;
+            }
+            ',' if open_brace => brace_has_list = true,
+            '.' if open_brace && prev_dot => brace_has_list = true,
+            '}' if open_brace && brace_has_list => return true,
+            _ => {}
+        }
+        prev_dot = c == '.';
+    }
+    false
 }
 
 /// The source text of a node (empty if the range is not on a char boundary).
@@ -213,6 +278,25 @@ mod tests {
         assert_eq!(ansi_c(r"a\tb"), "a\tb");
         assert_eq!(ansi_c(r"\u0072m"), "rm");
         assert_eq!(ansi_c(r"\q"), r"\q");
+    }
+
+    #[test]
+    fn expansion_patterns() {
+        for t in [
+            "*",
+            "a*",
+            "?x",
+            "x[ab]",
+            "{a,b}",
+            "a{b,c}d",
+            "{1..3}",
+            "{a,{b,c}}",
+        ] {
+            assert!(unquoted_expands(t), "{t}");
+        }
+        for t in ["{}", "{x}", "a\\*", "\\{a,b}", "a.b", "x,y", "}{,"] {
+            assert!(!unquoted_expands(t), "{t}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! script `rm -rf v`, `find . -delete` deletes.
 
 use super::CommandPart;
+use super::assign::changes_what_runs;
 use super::words::Word;
 
 /// What a program runs besides itself.
@@ -15,81 +16,382 @@ pub(crate) enum Inner {
     Part(CommandPart),
 }
 
-/// Options taking a value, per wrapper; the command starts at the first
-/// other non-option word.
-fn option_values(program: &str) -> Option<&'static [&'static str]> {
+/// How a program that runs a command given as its later words is called.
+struct Wrapper {
+    /// Options taking a value as the next word (`-u USER`); as the last
+    /// letter of a cluster of short options too (`-iu USER`).
+    takes: &'static [&'static str],
+    /// Words between the options and the command (a duration, a
+    /// directory, a CPU mask, a lock file).
+    positional: usize,
+    /// `-c STRING` among the arguments is a script (`flock`, `runuser`).
+    script_option: bool,
+}
+
+const fn w(takes: &'static [&'static str], positional: usize) -> Wrapper {
+    Wrapper {
+        takes,
+        positional,
+        script_option: false,
+    }
+}
+
+const NONE: &[&str] = &[];
+
+/// The wrappers uji looks through, by program name.
+fn wrapper(program: &str) -> Option<Wrapper> {
     Some(match program {
-        "command" | "builtin" | "exec" | "nohup" | "time" | "setsid" | "chronic" | "unbuffer" => {
-            &["-a"]
-        }
-        "env" => &["-u", "-C", "--unset", "--chdir", "-S", "--split-string"],
-        "nice" => &["-n", "--adjustment"],
-        "watch" => &["-n", "--interval", "-q", "--equexit"],
-        "ionice" => &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
-        "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-        "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
-        "sudo" => &[
-            "-u",
-            "-g",
-            "-C",
-            "-D",
-            "-h",
-            "-p",
-            "-r",
-            "-t",
-            "-U",
-            "-T",
-            "-R",
-            "--user",
-            "--group",
-            "--chdir",
-            "--prompt",
-            "--role",
-            "--type",
-            "--other-user",
-            "--close-from",
-            "--host",
-            "--command-timeout",
-            "--chroot",
-        ],
-        "doas" => &["-u", "-C"],
-        "busybox" => &[],
-        "runuser" => &["-u", "-g", "-G", "--user", "--group", "--supp-group"],
-        "chroot" => &["--userspec", "--groups"],
-        "flock" => &["-w", "-E", "--timeout", "--conflict-exit-code"],
-        "strace" | "ltrace" => &[
-            "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-I", "-P", "-b", "-X", "-O", "-S",
-        ],
-        "xargs" => &[
-            "-I",
-            "-L",
-            "-n",
-            "-P",
-            "-s",
-            "-d",
-            "-E",
-            "-a",
-            "--max-lines",
-            "--max-args",
-            "--max-procs",
-            "--max-chars",
-            "--delimiter",
-            "--arg-file",
-            "--eof",
-            "--replace",
-            "--process-slot-var",
-        ],
+        "command" | "builtin" | "exec" | "nohup" | "setsid" | "chronic" | "unbuffer" | "coproc"
+        | "nocache" | "catchsegv" | "valgrind" | "firejail" | "dbus-run-session"
+        | "proxychains" | "proxychains4" => w(&["-a", "-f"], 0),
+        "time" => w(&["-f", "--format", "-o", "--output"], 0),
+        "env" => w(&["-u", "-C", "--unset", "--chdir", "-a", "--argv0"], 0),
+        "nice" => w(&["-n", "--adjustment"], 0),
+        "watch" => w(&["-n", "--interval", "-q", "--equexit"], 0),
+        "ionice" => w(&["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"], 0),
+        "timeout" => w(&["-s", "-k", "--signal", "--kill-after"], 1),
+        "stdbuf" => w(&["-i", "-o", "-e", "--input", "--output", "--error"], 0),
+        "sudo" => w(SUDO, 0),
+        "doas" => w(&["-u", "-C"], 0),
+        "busybox" => w(NONE, 0),
+        "runuser" => Wrapper {
+            script_option: true,
+            ..w(&["-u", "-g", "-G", "--user", "--group", "--supp-group"], 0)
+        },
+        "chroot" => w(&["--userspec", "--groups"], 1),
+        "flock" => Wrapper {
+            script_option: true,
+            ..w(&["-w", "-E", "--timeout", "--conflict-exit-code"], 1)
+        },
+        "strace" | "ltrace" => w(
+            &[
+                "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-I", "-P", "-b", "-X", "-O", "-S",
+            ],
+            0,
+        ),
+        "xargs" => w(XARGS, 0),
+        "taskset" => w(NONE, 1),
+        "chrt" => w(
+            &[
+                "-T",
+                "-P",
+                "-D",
+                "--sched-runtime",
+                "--sched-period",
+                "--sched-deadline",
+            ],
+            1,
+        ),
+        "setpriv" => w(SETPRIV, 0),
+        "unshare" => w(
+            &[
+                "-S",
+                "-G",
+                "-R",
+                "-w",
+                "--setuid",
+                "--setgid",
+                "--root",
+                "--wd",
+                "--map-user",
+                "--map-group",
+                "--map-users",
+                "--map-groups",
+                "--propagation",
+                "--monotonic",
+                "--boottime",
+            ],
+            0,
+        ),
+        "prlimit" => w(&["-p", "--pid", "-o", "--output"], 0),
+        "fakeroot" => w(&["-l", "--lib", "--faked", "-s", "-i", "-b"], 0),
+        "systemd-run" => w(SYSTEMD_RUN, 0),
+        "nsenter" => w(&["-t", "--target", "-S", "--setuid", "-G", "--setgid"], 0),
+        "pkexec" => w(&["--user"], 0),
+        "xvfb-run" => w(
+            &[
+                "-n",
+                "-s",
+                "-e",
+                "-f",
+                "-p",
+                "-w",
+                "--server-num",
+                "--server-args",
+                "--error-file",
+                "--auth-file",
+                "--xauth-protocol",
+                "--wait",
+            ],
+            0,
+        ),
+        "faketime" => w(NONE, 1),
+        "cpulimit" => w(&["-l", "--limit", "-p", "--pid", "-e", "--exe"], 0),
+        "torsocks" => w(&["-u", "-p", "-a", "-P"], 0),
+        "perf" => w(
+            &[
+                "-e", "-o", "-p", "-t", "-C", "-r", "-G", "-x", "-I", "--event", "--output",
+                "--pid", "--tid", "--cpu", "--repeat",
+            ],
+            1,
+        ),
         _ => return None,
     })
+}
+
+const SUDO: &[&str] = &[
+    "-u",
+    "-g",
+    "-C",
+    "-D",
+    "-h",
+    "-p",
+    "-r",
+    "-t",
+    "-U",
+    "-T",
+    "-R",
+    "--user",
+    "--group",
+    "--chdir",
+    "--prompt",
+    "--role",
+    "--type",
+    "--other-user",
+    "--close-from",
+    "--host",
+    "--command-timeout",
+    "--chroot",
+];
+
+const XARGS: &[&str] = &[
+    "-I",
+    "-L",
+    "-n",
+    "-P",
+    "-s",
+    "-d",
+    "-E",
+    "-a",
+    "--max-lines",
+    "--max-args",
+    "--max-procs",
+    "--max-chars",
+    "--delimiter",
+    "--arg-file",
+    "--eof",
+    "--replace",
+    "--process-slot-var",
+];
+
+const SETPRIV: &[&str] = &[
+    "--reuid",
+    "--regid",
+    "--ruid",
+    "--rgid",
+    "--euid",
+    "--egid",
+    "--groups",
+    "--inh-caps",
+    "--ambient-caps",
+    "--bounding-set",
+    "--securebits",
+    "--pdeathsig",
+    "--selinux-label",
+    "--apparmor-profile",
+    "--landlock-access",
+    "--landlock-rule",
+    "--seccomp-filter",
+];
+
+const SYSTEMD_RUN: &[&str] = &[
+    "-u",
+    "-p",
+    "-E",
+    "-M",
+    "-H",
+    "--unit",
+    "--property",
+    "--description",
+    "--slice",
+    "--setenv",
+    "--machine",
+    "--host",
+    "--uid",
+    "--gid",
+    "--nice",
+    "--working-directory",
+    "--on-active",
+    "--on-boot",
+    "--on-startup",
+    "--on-unit-active",
+    "--on-unit-inactive",
+    "--on-calendar",
+    "--timer-property",
+    "--path-property",
+    "--socket-property",
+    "--service-type",
+];
+
+/// Whether uji reads what `program` runs from its later words (a wrapper,
+/// a shell, `find`, `git`, `eval`…): those words are parts of their own.
+pub(crate) fn is_looked_through(program: &str) -> bool {
+    wrapper(program).is_some()
+        || matches!(
+            program,
+            "sh" | "bash"
+                | "zsh"
+                | "dash"
+                | "ksh"
+                | "mksh"
+                | "ash"
+                | "rbash"
+                | "su"
+                | "script"
+                | "sg"
+                | "parallel"
+                | "ssh"
+                | "alias"
+                | "eval"
+                | "trap"
+                | "find"
+                | "git"
+        )
+}
+
+/// Programs known to treat their arguments as data, never as a program to
+/// run. For any other program uji does not look through, a later word
+/// naming a program a deny rule names makes the part unresolved.
+pub(crate) fn runs_no_arguments(program: &str) -> bool {
+    matches!(
+        program,
+        "echo"
+            | "printf"
+            | "cat"
+            | "ls"
+            | "grep"
+            | "egrep"
+            | "fgrep"
+            | "rg"
+            | "head"
+            | "tail"
+            | "wc"
+            | "sort"
+            | "uniq"
+            | "cut"
+            | "tr"
+            | "paste"
+            | "join"
+            | "comm"
+            | "diff"
+            | "cmp"
+            | "file"
+            | "stat"
+            | "touch"
+            | "mkdir"
+            | "rmdir"
+            | "cp"
+            | "mv"
+            | "ln"
+            | "rm"
+            | "chmod"
+            | "chown"
+            | "chgrp"
+            | "pwd"
+            | "cd"
+            | "true"
+            | "false"
+            | "test"
+            | "["
+            | "basename"
+            | "dirname"
+            | "realpath"
+            | "readlink"
+            | "date"
+            | "whoami"
+            | "id"
+            | "uname"
+            | "hostname"
+            | "du"
+            | "df"
+            | "tee"
+            | "which"
+            | "type"
+            | "printenv"
+            | "seq"
+            | "yes"
+            | "sleep"
+            | "kill"
+            | "ps"
+            | "jq"
+            | "base64"
+            | "md5sum"
+            | "sha1sum"
+            | "sha256sum"
+            | "sha512sum"
+            | "xxd"
+            | "od"
+            | "hexdump"
+            | "nl"
+            | "fold"
+            | "fmt"
+            | "column"
+            | "rev"
+            | "tac"
+            | "shuf"
+            | "split"
+            | "expand"
+            | "unexpand"
+            | "truncate"
+            | "mktemp"
+            | "tree"
+            | "export"
+            | "unset"
+            | "local"
+            | "declare"
+            | "read"
+            | "shift"
+            | "exit"
+            | "return"
+            | "wait"
+            | "set"
+            | "shopt"
+    )
 }
 
 /// The inner commands `program` (already reduced to its name) runs.
 pub(crate) fn look_through(program: &str, words: &[Word]) -> Vec<Inner> {
     let args = words.get(1..).unwrap_or(&[]);
     match program {
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" => shell_c(args),
+        "bash" | "rbash" => shell_c(args),
+        // Their grammar is not bash's: what uji reads in the script may not
+        // be what they run (`$'…'` is no quoting to dash).
+        "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" => {
+            let mut inner = shell_c(args);
+            if inner.iter().any(|i| matches!(i, Inner::Script(_))) {
+                inner.push(unknown(
+                    words,
+                    format!(
+                        "`{program}` reads its script with a grammar other than bash's; \
+                         run it with `bash -c` instead"
+                    ),
+                ));
+            }
+            inner
+        }
         // `su user -c STRING`: the option may come after the user.
-        "su" => command_option(args).into_iter().collect(),
+        "su" | "script" => command_option(args).into_iter().collect(),
+        // `sg GROUP -c STRING` or `sg GROUP STRING`.
+        "sg" => command_option(args)
+            .into_iter()
+            .chain(
+                args.get(1)
+                    .filter(|w| !w.plain().starts_with('-'))
+                    .map(|w| script_word(w, args)),
+            )
+            .collect(),
+        "parallel" => parallel(args),
+        "ssh" => ssh(args),
         // An alias runs its value wherever its name is used later.
         "alias" => args
             .iter()
@@ -104,14 +406,11 @@ pub(crate) fn look_through(program: &str, words: &[Word]) -> Vec<Inner> {
         },
         "find" => find(words),
         "git" => git(words),
-        _ => match option_values(program) {
-            // `flock FILE -c STRING`, `runuser USER -c STRING`, or a command.
-            Some(takes) => {
-                match command_option(args).filter(|_| matches!(program, "flock" | "runuser")) {
-                    Some(script) => vec![script],
-                    None => wrapped(program, args, takes),
-                }
-            }
+        _ => match wrapper(program) {
+            Some(spec) => match command_option(args).filter(|_| spec.script_option) {
+                Some(script) => vec![script],
+                None => wrapped(program, args, &spec),
+            },
             None => Vec::new(),
         },
     }
@@ -122,17 +421,46 @@ fn unknown(words: &[Word], why: String) -> Inner {
     Inner::Part(CommandPart::unresolved(&raw.join(" "), why))
 }
 
+/// A word holding a script: parsed, or unresolved when only known at run
+/// time or expanded by the shell.
+fn script_word(w: &Word, args: &[Word]) -> Inner {
+    match &w.value {
+        Some(v) if !w.expands => Inner::Script(v.clone()),
+        _ => unknown(
+            args,
+            format!("the command string `{}` is only known when it runs", w.raw),
+        ),
+    }
+}
+
+/// Whether the option word `v` needs the next word as its value: a long
+/// option in `takes` without `=`, or a cluster of short options whose last
+/// letter is one in `takes` (`-u`, `-iu`; `-uX` has its value attached).
+fn needs_value(v: &str, takes: &[&str]) -> bool {
+    if v.starts_with("--") {
+        return !v.contains('=') && takes.contains(&v);
+    }
+    let letters = v.get(1..).unwrap_or("");
+    for (i, c) in letters.char_indices() {
+        let mut short = [0u8; 4];
+        let opt = format!("-{}", c.encode_utf8(&mut short));
+        if takes.contains(&opt.as_str()) {
+            return i + c.len_utf8() == letters.len();
+        }
+    }
+    false
+}
+
 /// `sudo`, `env`, `timeout`…: skip options (and the values of those that
-/// take one), `VAR=val` for `env`, the duration for `timeout`; the rest is
-/// the command.
-fn wrapped(program: &str, args: &[Word], takes: &[&str]) -> Vec<Inner> {
+/// take one), `VAR=val` for `env`, the positional words; the rest is the
+/// command. A word before the command that the shell expands, or that is
+/// only known at run time, leaves the command unknown.
+fn wrapped(program: &str, args: &[Word], spec: &Wrapper) -> Vec<Inner> {
     let mut i = 0;
-    // Words between the options and the command: a duration, a directory,
-    // a lock file.
-    let mut positional_skip = usize::from(matches!(program, "timeout" | "chroot" | "flock"));
+    let mut positional_skip = spec.positional;
     let mut out = Vec::new();
     while let Some(w) = args.get(i) {
-        let Some(v) = w.value.as_deref() else {
+        let Some(v) = w.value.as_deref().filter(|_| !w.expands) else {
             return vec![unknown(
                 args,
                 format!("`{program}` runs `{}`, only known when it runs", w.raw),
@@ -142,30 +470,29 @@ fn wrapped(program: &str, args: &[Word], takes: &[&str]) -> Vec<Inner> {
             i += 1;
             break;
         }
-        if program == "env" && (v == "-S" || v == "--split-string" || v.starts_with("-S")) {
-            // `env -S 'cmd args'` splits a string into the command.
-            let s = if v.len() > 2 && !v.starts_with("--") {
-                v.get(2..).map(str::to_string)
-            } else {
-                args.get(i + 1).and_then(|w| w.value.clone())
-            };
-            match s {
-                Some(s) => out.push(Inner::Script(s)),
-                None => out.push(unknown(
+        if program == "env"
+            && let Some(script) = env_split_string(v, args.get(i + 1))
+        {
+            out.push(script.unwrap_or_else(|| {
+                unknown(
                     args,
                     "`env -S` with a string only known when it runs".into(),
-                )),
-            }
+                )
+            }));
             return out;
         }
         if v.starts_with('-') && v.len() > 1 {
-            let name = v.split('=').next().unwrap_or(v);
-            let needs_value = takes.contains(&name) && !v.contains('=') && v.len() == name.len();
-            // A short option with its value attached (`-n10`, `-oL`) takes none.
-            i += if needs_value { 2 } else { 1 };
+            i += if needs_value(v, spec.takes) { 2 } else { 1 };
             continue;
         }
         if program == "env" && v.contains('=') {
+            let name = v.split('=').next().unwrap_or("");
+            if changes_what_runs(name) {
+                return vec![unknown(
+                    args,
+                    format!("`env {name}=…` changes what the command runs"),
+                )];
+            }
             i += 1;
             continue;
         }
@@ -188,33 +515,73 @@ fn wrapped(program: &str, args: &[Word], takes: &[&str]) -> Vec<Inner> {
     out
 }
 
-/// `-c STRING` / `--command STRING` anywhere among the arguments (`su`,
-/// `flock`): STRING is a script.
-fn command_option(args: &[Word]) -> Option<Inner> {
-    let mut it = args.iter();
-    while let Some(w) = it.next() {
-        let v = w.plain();
-        let script = if v == "-c" || v == "--command" {
-            it.next()
-        } else if let Some(rest) = v.strip_prefix("--command=") {
-            return Some(Inner::Script(rest.to_string()));
+/// `env -S STRING`, `-SSTRING`, `--split-string STRING`,
+/// `--split-string=STRING`, `-iS STRING`: the string is split into the
+/// command. `None` when `v` is no such option; `Some(None)` when the string
+/// is only known at run time.
+fn env_split_string(v: &str, next: Option<&Word>) -> Option<Option<Inner>> {
+    let from_next = || next.and_then(|w| w.value.clone().filter(|_| !w.expands));
+    let string = if let Some(rest) = v.strip_prefix("--split-string=") {
+        Some(rest.to_string())
+    } else if v == "--split-string" {
+        from_next()
+    } else if !v.starts_with("--") && v.starts_with('-') {
+        let letters = v.get(1..).unwrap_or("");
+        let at = letters.find('S')?;
+        let rest = letters.get(at + 1..).unwrap_or("");
+        if rest.is_empty() {
+            from_next()
         } else {
+            Some(rest.to_string())
+        }
+    } else {
+        return None;
+    };
+    Some(string.map(Inner::Script))
+}
+
+/// `-c STRING`, `-cSTRING`, a cluster ending in `c` (`-lc STRING`),
+/// `--command STRING`, `--command=STRING` or `--session-command[=]STRING`
+/// anywhere among the arguments (`su`, `flock`, `runuser`, `script`, `sg`):
+/// STRING is a script. Reading a `c` inside any cluster as this option errs
+/// towards finding more commands, never fewer.
+fn command_option(args: &[Word]) -> Option<Inner> {
+    for (i, w) in args.iter().enumerate() {
+        let v = w.plain();
+        let next = || args.get(i + 1).map(|n| script_word(n, args));
+        let long = ["--command", "--session-command"];
+        if long.contains(&v) {
+            return next();
+        }
+        if let Some(rest) = long
+            .iter()
+            .find_map(|l| v.strip_prefix(l)?.strip_prefix('='))
+        {
+            return Some(Inner::Script(rest.to_string()));
+        }
+        if v.starts_with("--") || !v.starts_with('-') {
             continue;
-        };
-        return Some(match script.map(|s| s.value.clone()) {
-            Some(Some(s)) => Inner::Script(s),
-            Some(None) => unknown(args, "the command string is only known when it runs".into()),
-            None => return None,
-        });
+        }
+        let letters = v.get(1..).unwrap_or("");
+        if let Some(at) = letters.find('c') {
+            let rest = letters.get(at + 1..).unwrap_or("");
+            return if rest.is_empty() {
+                next()
+            } else {
+                Some(Inner::Script(rest.to_string()))
+            };
+        }
     }
     None
 }
 
-/// `bash -c 'STRING'` (also `-ec`, `-lc`…): STRING is parsed as a script.
+/// `bash -c 'STRING'` (also `-ec`, `-lc`, `-o pipefail -c`, `--norc -c`…):
+/// STRING, the first word after the options, is parsed as a script.
 fn shell_c(args: &[Word]) -> Vec<Inner> {
     let mut has_c = false;
-    for (i, w) in args.iter().enumerate() {
-        let Some(v) = w.value.as_deref() else {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let Some(v) = w.value.as_deref().filter(|_| !w.expands) else {
             if has_c {
                 return vec![unknown(
                     args,
@@ -223,21 +590,105 @@ fn shell_c(args: &[Word]) -> Vec<Inner> {
             }
             return Vec::new();
         };
-        if v.starts_with('-') && !v.starts_with("--") && v.len() > 1 {
-            has_c |= v.contains('c');
-            let _ = i;
+        i += 1;
+        if v == "--" {
+            break;
+        }
+        if v.starts_with("--") {
+            if matches!(v, "--rcfile" | "--init-file") {
+                i += 1;
+            }
             continue;
         }
-        if v.starts_with("--") || v.starts_with('+') {
+        if (v.starts_with('-') || v.starts_with('+')) && v.len() > 1 {
+            let letters = v.get(1..).unwrap_or("");
+            has_c |= v.starts_with('-') && letters.contains('c');
+            // `-o NAME` / `-O NAME` take the next word, once per letter.
+            i += letters.chars().filter(|c| matches!(c, 'o' | 'O')).count();
             continue;
         }
         return if has_c {
-            vec![Inner::Script(v.to_string())]
+            vec![script_word(w, args)]
         } else {
             Vec::new()
         };
     }
-    Vec::new()
+    match args.get(i) {
+        Some(w) if has_c => vec![script_word(w, args)],
+        _ => Vec::new(),
+    }
+}
+
+/// GNU `parallel [options] COMMAND ::: ARGS`: the command words are a
+/// script; with no command, the commands come from the input or the
+/// argument lists, which nobody can see.
+fn parallel(args: &[Word]) -> Vec<Inner> {
+    const TAKES: &[&str] = &[
+        "-j",
+        "-S",
+        "-N",
+        "-n",
+        "-I",
+        "-d",
+        "-a",
+        "-E",
+        "-L",
+        "--jobs",
+        "--sshlogin",
+        "--max-args",
+        "--delay",
+        "--timeout",
+        "--results",
+        "--joblog",
+        "--colsep",
+        "--delimiter",
+        "--arg-file",
+        "--tmpdir",
+        "--workdir",
+        "--wd",
+        "--env",
+        "--retries",
+        "--halt",
+    ];
+    let mut i = 0;
+    while let Some(v) = args.get(i).map(Word::plain) {
+        if v.starts_with("-") && !v.starts_with(":::") {
+            i += if needs_value(v, TAKES) { 2 } else { 1 };
+            continue;
+        }
+        break;
+    }
+    let command: Vec<&Word> = args
+        .iter()
+        .skip(i)
+        .take_while(|w| !w.plain().starts_with(":::"))
+        .collect();
+    if command.is_empty() {
+        return vec![unknown(
+            args,
+            "`parallel` runs commands from its input, which nobody can see yet".into(),
+        )];
+    }
+    let words: Vec<Word> = command.into_iter().cloned().collect();
+    joined_script(&words, "parallel")
+}
+
+/// `ssh [options] HOST COMMAND…`: the command words, joined, are a script
+/// the remote shell runs (and the host may be this machine).
+fn ssh(args: &[Word]) -> Vec<Inner> {
+    const TAKES: &[&str] = &[
+        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p",
+        "-Q", "-R", "-S", "-W", "-w", "-B",
+    ];
+    let mut i = 0;
+    while let Some(v) = args.get(i).map(Word::plain) {
+        if v.starts_with('-') && v.len() > 1 {
+            i += if needs_value(v, TAKES) { 2 } else { 1 };
+            continue;
+        }
+        break;
+    }
+    joined_script(args.get(i + 1..).unwrap_or(&[]), "ssh")
 }
 
 /// `eval a b` runs the script `a b`.
@@ -245,8 +696,8 @@ fn joined_script(args: &[Word], who: &str) -> Vec<Inner> {
     let mut s = Vec::new();
     for w in args {
         match &w.value {
-            Some(v) => s.push(v.clone()),
-            None => {
+            Some(v) if !w.expands => s.push(v.clone()),
+            _ => {
                 return vec![unknown(
                     args,
                     format!("`{who}` runs `{}`, only known when it runs", w.raw),
@@ -262,7 +713,8 @@ fn joined_script(args: &[Word], who: &str) -> Vec<Inner> {
 }
 
 /// `find … -exec cmd {} ;` runs `cmd {}`; `find … -delete` deletes, shown
-/// as the part `rm <paths> (find -delete)` so that rules on `rm` apply.
+/// as the part `rm -rf <paths> (find -delete)` so that rules on `rm` apply;
+/// `-exec rm …` adds the part `rm -rf {} (find -exec)` for the same reason.
 fn find(words: &[Word]) -> Vec<Inner> {
     let args = words.get(1..).unwrap_or(&[]);
     let mut out = Vec::new();
@@ -278,7 +730,24 @@ fn find(words: &[Word]) -> Vec<Inner> {
                 .cloned()
                 .collect();
             i += cmd.len() + 2;
+            let deletes = cmd
+                .first()
+                .is_some_and(|w| w.plain().rsplit('/').next() == Some("rm"));
             match cmd.first().map(|w| w.value.is_some()) {
+                Some(true) if deletes => {
+                    // Whatever its options, `rm` run on what find finds
+                    // deletes a tree: say so in the form deny rules name.
+                    let mut deletion = vec![Word::known("rm"), Word::known("-rf")];
+                    deletion.extend(
+                        cmd.iter()
+                            .skip(1)
+                            .filter(|w| !w.plain().starts_with('-'))
+                            .cloned(),
+                    );
+                    deletion.push(Word::known(&format!("(find {v})")));
+                    out.push(Inner::Command(cmd));
+                    out.push(Inner::Command(deletion));
+                }
                 Some(true) => out.push(Inner::Command(cmd)),
                 Some(false) => out.push(unknown(
                     &cmd,
@@ -301,6 +770,7 @@ fn find(words: &[Word]) -> Vec<Inner> {
             };
             out.push(Inner::Command(vec![
                 Word::known("rm"),
+                Word::known("-rf"),
                 Word::known(&paths),
                 Word::known("(find -delete)"),
             ]));
