@@ -201,8 +201,9 @@ fn a_spill_file_stops_at_50_mb_and_says_the_output_was_cut() {
 #[test]
 fn keys_are_redacted_in_spill_files_which_go_with_their_session() {
     let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("key.txt"), format!("key={KEY}\n")).unwrap();
     let model = FakeModel::start();
-    script_command(&model, "echo \"key=$OPENROUTER_API_KEY\"; seq 1 5000");
+    script_command(&model, "cat key.txt; seq 1 5000");
     let (_, stdout, _) = run(&sandbox, &model, &["--json", "leak"]);
     let spill = named_spill(&last_result(&model.requests()[1]));
     let saved = std::fs::read_to_string(&spill).unwrap();

@@ -975,13 +975,12 @@ fn tools_left_out_by_the_tools_option_are_refused_even_when_called() {
 #[test]
 fn keys_printed_by_a_tool_are_redacted_everywhere() {
     let sandbox = Sandbox::new();
+    // Commands never see the key in their environment; one can still come
+    // across it, in a file the user left in the workspace.
+    std::fs::write(sandbox.work().join("key.txt"), format!("key={KEY}")).unwrap();
     let model = FakeModel::start();
     model
-        .push(call(
-            "c1",
-            "run_command",
-            json!({"command": "echo key=$OPENROUTER_API_KEY"}),
-        ))
+        .push(call("c1", "run_command", json!({"command": "cat key.txt"})))
         .push(answer("done"));
     let (output, stdout, stderr) = run(&sandbox, &model, &["--json", "--yes", "show the env"]);
     assert!(output.status.success(), "{stderr}");

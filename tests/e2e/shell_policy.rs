@@ -188,7 +188,7 @@ fn hooks_see_parts_and_an_allow_covers_a_compound_line_only_when_it_says_so() {
     assert!(output.status.success(), "{:?}", text(&output));
     assert_eq!(
         results[0],
-        "denied: echo:echo parts:true | :$X y:false | echo:echo `ls`:true | ls:ls:true"
+        "denied: echo:echo parts:true | :$X y:false | echo:echo `ls`:false | ls:ls:true"
     );
     assert!(results[1].contains("allowed"), "{}", results[1]);
     assert!(
@@ -199,4 +199,117 @@ fn hooks_see_parts_and_an_allow_covers_a_compound_line_only_when_it_says_so() {
     assert!(!sandbox.work().join("x").exists());
     assert!(sandbox.work().join("one.txt").exists(), "{}", results[3]);
     assert!(sandbox.work().join("two.txt").exists(), "{}", results[3]);
+}
+
+/// Issue 26's red team config: `echo *` allowed, `rm *` denied.
+const RED_TEAM: &str = r#"
+uji.tool.policy({ run_command = { allow = { "echo *", "ls *", "ls", "git *" }, deny = { "rm *" } } })
+"#;
+
+/// Each of these ran `rm -rf v` with no question under RED_TEAM (the first
+/// three were even allowed). `{v}` is replaced by the line's own directory.
+const ROUND_THREE: &[&str] = &[
+    "echo ${x:-`rm -rf {v}`}",
+    "echo $'\\'; rm -rf {v} #'",
+    "echo x &>/dev/null rm -rf {v}",
+    "bash -o pipefail -c 'rm -rf {v}'",
+    "env --split-string='rm -rf {v}'",
+    "nice >/dev/null rm -rf {v}",
+    "command 2>&1 rm -rf {v}",
+    "exec 3>&1 rm -rf {v}",
+    "bash -c 'coproc rm -rf {v}'",
+    "taskset 1 rm -rf {v}",
+    "su root -c'rm -rf {v}'",
+    "echo \\ #; rm -rf {v}",
+    "env -iu X rm -rf {v}",
+    "chrt -o 0 rm -rf {v}",
+    "script -qc 'rm -rf {v}' /dev/null",
+];
+
+fn keep_dirs(sandbox: &Sandbox, prefix: &str, lines: &[&str]) -> Vec<String> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let v = format!("{prefix}{i}");
+            std::fs::create_dir_all(sandbox.work().join(&v).join("inner")).unwrap();
+            line.replace("{v}", &v)
+        })
+        .collect()
+}
+
+#[test]
+fn round_three_escapes_leave_their_target_in_place() {
+    for args in [&[][..], &["--yes"][..]] {
+        let sandbox = sandbox(RED_TEAM);
+        let commands = keep_dirs(&sandbox, "v", ROUND_THREE);
+        let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+        let (output, results) = run(&sandbox, &refs, args);
+        assert!(output.status.success(), "{:?}", text(&output));
+        for (i, (command, result)) in commands.iter().zip(&results).enumerate() {
+            assert!(
+                sandbox.work().join(format!("v{i}/inner")).exists(),
+                "{args:?} {command:?} deleted its target: {result}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_shipped_defaults_deny_recursive_forced_deletion_however_spelled() {
+    let sandbox = sandbox("require(\"uji.defaults\")\n");
+    let lines = [
+        "rm -fr {v}",
+        "rm -Rf {v}",
+        "rm -r -f {v}",
+        "rm --recursive --force {v}",
+        "rm {v} -rf",
+        "find {v} -delete",
+        "find {v} -depth -exec rm -r {} +",
+        "/bin/rm -fR {v}",
+    ];
+    let commands = keep_dirs(&sandbox, "d", &lines);
+    let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let (_, results) = run(&sandbox, &refs, &["--yes"]);
+    for (i, (command, result)) in commands.iter().zip(&results).enumerate() {
+        assert!(
+            sandbox.work().join(format!("d{i}/inner")).exists(),
+            "{command:?}: {result}"
+        );
+        assert!(
+            result.starts_with("denied: recursive forced deletion"),
+            "{command:?}: {result}"
+        );
+    }
+}
+
+#[test]
+fn a_variable_that_changes_what_runs_is_never_allowed() {
+    let sandbox = sandbox(RED_TEAM);
+    // The model wrote an executable `./ls` that leaves a mark.
+    let ls = sandbox.work().join("ls");
+    std::fs::write(&ls, "#!/bin/sh\ntouch marked\n").unwrap();
+    std::fs::set_permissions(&ls, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let commands = [
+        "PATH=.:$PATH ls",
+        "PATH=. ls",
+        "export PATH=.; ls",
+        "env PATH=. ls",
+        "GIT_CONFIG_PARAMETERS=\"'core.pager=touch marked'\" git log",
+        "echo $HOME",
+    ];
+    let (output, results) = run(&sandbox, &commands, &["--yes"]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert!(!sandbox.work().join("marked").exists(), "{results:?}");
+    // Nothing ran: each was refused, saying why and what to do instead.
+    for (command, result) in commands.iter().zip(&results) {
+        assert!(
+            result.starts_with("denied: could not tell what"),
+            "{command:?}: {result}"
+        );
+        assert!(
+            result.contains("literal words only"),
+            "{command:?}: {result}"
+        );
+    }
 }

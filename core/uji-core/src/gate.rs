@@ -775,8 +775,10 @@ impl Gate {
 
     /// The rules' verdict, with an ask the user already allowed for this
     /// session (same tool, same subject) turned into an allow.
+    /// A command that is not plain asks every time: the same line can run
+    /// something else the next time (`$X`, `PATH=…`).
     fn with_session_rules(&self, tool: &str, subject: &str, verdict: Verdict) -> Verdict {
-        if verdict.decision != Decision::Ask {
+        if verdict.decision != Decision::Ask || verdict.opaque {
             return verdict;
         }
         match self.session_rules.find(tool, subject) {
@@ -807,9 +809,10 @@ impl Gate {
             };
             let text = format!(
                 "{because}. {} has deny rules and no one can answer here, so a command \
-                 uji cannot fully read is not run. Write it plainly (no variable or substitution \
-                 as the program, no git -c setting that runs commands), or allow it with an \
-                 exact policy rule and run interactively.",
+                 uji cannot fully read is not run. Write it plainly: literal words only (no \
+                 $VAR, $(…), backticks or $((…)); no glob or brace as a program; no PATH=, \
+                 LD_*=, GIT_*= or other setting that changes what runs; no git -c setting that \
+                 runs commands; bash -c rather than sh -c), or ask the user to run it.",
                 request.name
             );
             return Err(Box::new(refusal(

@@ -9,6 +9,13 @@
 //! are looked through: the inner command is a part too (see `wrappers`).
 //! Whatever cannot be accounted for becomes an *unresolved* part, which the
 //! policy never allows.
+//!
+//! The contract: commands run with bash, so the reading is bash's. Where
+//! tree-sitter-bash and bash could disagree (text the grammar skips or
+//! rejects, a non-bash shell's script) the part is unresolved; where they
+//! differ in a known way (words after a redirection target, a pipeline's
+//! redirection) the walk follows bash. `tests/differential.rs` runs
+//! generated lines under bash and holds every resolved line to its parts.
 
 mod assign;
 mod walk;
@@ -43,9 +50,11 @@ pub struct CommandPart {
     /// The program it runs, quotes removed and a path reduced to its last
     /// component; empty when it is only known at run time.
     pub program: String,
-    /// Everything about the part is known. An unresolved part (a variable or
-    /// substitution as the program, a parse error, a git config that runs
-    /// commands, too many parts) is never allowed by an allow rule.
+    /// The part is plain: uji knows exactly what it runs. An unresolved part
+    /// (a word only known at run time, a glob or brace as the program, an
+    /// assignment that changes what runs, text the grammar may misread, a
+    /// git config that runs commands, too many parts) is never allowed by
+    /// an allow rule, a default or a session rule.
     pub resolved: bool,
     /// Why the part is unresolved.
     #[serde(skip_serializing_if = "Option::is_none")]
