@@ -744,6 +744,17 @@ fn a_picker_takes_keys_only_once_ready() {
     assert_eq!(s.last_sent()["model"], "fake/m1");
 }
 
+#[test]
+fn esc_closes_a_picker_at_once() {
+    let mut s = Screen::new(80, 24);
+    s.type_text("/effort").press(KeyCode::Enter);
+    assert!(s.text().contains("Reasoning effort"));
+    s.press(KeyCode::Esc);
+    let screen = s.text();
+    assert!(!screen.contains("Reasoning effort"), "{screen}");
+    assert!(screen.contains("Ask uji anything"), "{screen}");
+}
+
 /// `/login groq` up to the key prompt.
 fn key_prompt(s: &mut Screen) {
     s.type_text("/login groq").press(KeyCode::Enter);

@@ -49,8 +49,12 @@ impl App {
         if mode != Mode::Confirm && self.prompt_key(key) {
             return;
         }
+        let bound = self.binding(mode, key);
+        // Closing a picker decides nothing: it needs no guard.
+        let cancels_picker =
+            mode == Mode::Select && bound == Some(Binding::Action("modal_cancel".into()));
         // A question answers only keys pressed once it is ready.
-        if self.route_key() == Some(Route::Draft) {
+        if !cancels_picker && self.route_key() == Some(Route::Draft) {
             return self.key_to_draft(key);
         }
         // Guidance after a denial is typed text: letters are not shortcuts.
@@ -60,11 +64,6 @@ impl App {
         {
             return self.answer_approval(ApprovalKey::Char(c));
         }
-        let name = keys::canonical(key);
-        let bound = name
-            .as_deref()
-            .and_then(|n| self.keymap.lookup(mode, n))
-            .cloned();
         match bound {
             Some(Binding::Action(action)) => self.act(mode, &action),
             Some(Binding::Command(command)) => self.run_slash(&command, ""),
@@ -74,6 +73,14 @@ impl App {
                 }
             }
         }
+    }
+
+    /// What `key` is bound to in `mode`.
+    pub(super) fn binding(&self, mode: Mode, key: &KeyEvent) -> Option<Binding> {
+        keys::canonical(key)
+            .as_deref()
+            .and_then(|name| self.keymap.lookup(mode, name))
+            .cloned()
     }
 
     fn type_char(&mut self, mode: Mode, c: char) {

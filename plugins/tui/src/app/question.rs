@@ -60,11 +60,7 @@ impl App {
     /// command does nothing; Ctrl+C quits and Esc stops the turn (which
     /// withdraws the question) as always.
     pub(super) fn key_to_draft(&mut self, key: &KeyEvent) {
-        let bound = keys::canonical(key)
-            .as_deref()
-            .and_then(|name| self.keymap.lookup(Mode::Normal, name))
-            .cloned();
-        match bound {
+        match self.binding(Mode::Normal, key) {
             Some(Binding::Action(action)) => {
                 if action == "submit" || self.act_anywhere(&action) {
                     return;
