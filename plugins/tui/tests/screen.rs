@@ -788,3 +788,29 @@ fn the_key_prompt_saves_only_on_an_enter_once_ready_and_keeps_the_key_out_of_the
     assert_eq!(s.last_sent()["type"], "login");
     assert_eq!(s.last_sent()["key"], "gsk-secret");
 }
+
+#[test]
+fn a_key_bound_to_a_command_does_nothing_while_the_question_is_not_ready() {
+    let mut s = Screen::new(80, 24);
+    s.event(configured(
+        json!([]),
+        json!([{"mode": "normal", "key": "<C-r>", "binding": {"command": "review"}}]),
+    ));
+    ask_edit(&mut s);
+    s.text();
+    let before = s.sent().len();
+    s.ctrl('r');
+    assert_eq!(s.sent().len(), before, "{:?}", s.sent());
+}
+
+#[test]
+fn after_a_denial_a_paste_is_guidance() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.ready().press(KeyCode::Char('n'));
+    s.app
+        .handle(Msg::Term(Event::Paste("keep hello\nand yes".into())));
+    s.press(KeyCode::Enter);
+    assert_eq!(s.last_sent()["decision"], "deny");
+    assert_eq!(s.last_sent()["guidance"], "keep hello and yes");
+}
