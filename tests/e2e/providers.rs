@@ -554,7 +554,7 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
         .unwrap();
     assert!(!line.contains("no key set"), "{models}");
     tty.press("<Esc>");
-    tty.wait_for("the picker to close", |s| !s.contains("enter choose"));
+    tty.wait_for("the picker to close", |s| s.contains("Ask uji anything"));
 
     tty.type_text("hi");
     tty.press("<CR>");
@@ -696,7 +696,7 @@ fn login_in_the_screen_says_when_the_environment_key_wins() {
     tty.press("<CR>");
     tty.wait_for_text("Groq · key from GROQ_API_KEY");
     tty.press("<Esc>");
-    tty.wait_for("the picker to close", |s| !s.contains("enter choose"));
+    tty.wait_for("the picker to close", |s| s.contains("Ask uji anything"));
     tty.type_text("/login groq");
     tty.press("<CR>");
     tty.wait_for_question("GROQ_API_KEY is set: it wins over a saved key");
