@@ -783,7 +783,7 @@ fn the_interface_asks_to_trust_a_project_and_remembers_the_answer() {
         Tty::spawn(cmd, 30, 100)
     };
     let mut tty = open();
-    let screen = tty.wait_for_text("Trust it: start these servers");
+    let screen = tty.wait_for_question("Trust it: start these servers");
     assert!(screen.contains("starts 1 MCP server(s)"), "{screen}");
     assert!(screen.contains("proj"), "{screen}");
     assert!(
@@ -811,7 +811,7 @@ fn the_interface_asks_to_trust_a_project_and_remembers_the_answer() {
     // A changed file is asked about again; "don't trust" starts nothing.
     write_project(&sandbox, &["--changed"]);
     let mut tty = open();
-    tty.wait_for_text("Trust it: start these servers");
+    tty.wait_for_question("Trust it: start these servers");
     tty.press("n");
     tty.wait_for_text("Ask uji anything");
     let screen = mcp_screen(&mut tty, "no MCP servers configured");

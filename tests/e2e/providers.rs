@@ -517,7 +517,7 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
 
     tty.type_text("/login");
     tty.press("<CR>");
-    let picker = tty.wait_for_text("Log in to");
+    let picker = tty.wait_for_question("Log in to");
     assert!(picker.contains("no key"), "{picker}");
     tty.type_text("groq");
     tty.wait_for_text("Groq · no key");
@@ -527,7 +527,7 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
     let (typed, pasted) = KEY.split_at(6);
     tty.type_text(typed);
     tty.paste(&format!("{pasted}\n"));
-    tty.wait_for_text(&format!("{} characters (hidden)", KEY.len()));
+    tty.wait_for_question(&format!("{} characters (hidden)", KEY.len()));
     tty.press("<CR>");
     tty.wait_for_text("groq accepted the key");
     let check = &model.requests()[0];
@@ -554,7 +554,7 @@ fn login_in_the_screen_checks_and_saves_the_key_and_the_next_prompt_sends_it() {
         .unwrap();
     assert!(!line.contains("no key set"), "{models}");
     tty.press("<Esc>");
-    tty.wait_for("the picker to close", |s| !s.contains("enter choose"));
+    tty.wait_for("the picker to close", |s| s.contains("Ask uji anything"));
 
     tty.type_text("hi");
     tty.press("<CR>");
@@ -608,7 +608,7 @@ fn a_refused_key_in_the_screen_is_not_saved_and_logout_forgets_a_saved_one() {
 
     tty.type_text("/login groq");
     tty.press("<CR>");
-    tty.wait_for_text("Key for Groq");
+    tty.wait_for_question("Key for Groq");
     tty.type_text("gsk-wrong-key-123");
     tty.press("<CR>");
     tty.wait_for_text("Groq refused the key (HTTP 401");
@@ -619,7 +619,7 @@ fn a_refused_key_in_the_screen_is_not_saved_and_logout_forgets_a_saved_one() {
     assert!(with_stdin(cmd, KEY).status.success());
     tty.type_text("/logout");
     tty.press("<CR>");
-    tty.wait_for_text("Forget the key of");
+    tty.wait_for_question("Forget the key of");
     tty.press("<CR>");
     tty.wait_for_text("removed the saved key for groq");
     let saved = std::fs::read_to_string(auth_file(&sandbox)).unwrap();
@@ -696,10 +696,10 @@ fn login_in_the_screen_says_when_the_environment_key_wins() {
     tty.press("<CR>");
     tty.wait_for_text("Groq · key from GROQ_API_KEY");
     tty.press("<Esc>");
-    tty.wait_for("the picker to close", |s| !s.contains("enter choose"));
+    tty.wait_for("the picker to close", |s| s.contains("Ask uji anything"));
     tty.type_text("/login groq");
     tty.press("<CR>");
-    tty.wait_for_text("GROQ_API_KEY is set: it wins over a saved key");
+    tty.wait_for_question("GROQ_API_KEY is set: it wins over a saved key");
     tty.paste(KEY);
     tty.press("<CR>");
     tty.wait_for_text("GROQ_API_KEY is set and is used instead of the saved key");

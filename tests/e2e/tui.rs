@@ -126,7 +126,7 @@ fn an_approved_edit_changes_the_file_and_shows_its_diff() {
     let mut tty = open(&sandbox, &[]);
     tty.type_text("change the greeting");
     tty.press("<CR>");
-    let question = tty.wait_for_text("Yes, proceed (y)");
+    let question = tty.wait_for_question("Yes, proceed (y)");
     assert!(question.contains("notes.txt"), "{question}");
     assert!(
         question.contains("+goodbye world"),
@@ -155,7 +155,7 @@ fn a_denial_with_guidance_reaches_the_model_and_leaves_the_file() {
     let mut tty = open(&sandbox, &[]);
     tty.type_text("rewrite notes");
     tty.press("<CR>");
-    tty.wait_for_text("Yes, proceed (y)");
+    tty.wait_for_question("Yes, proceed (y)");
     tty.press("n");
     tty.wait_for_text("Tell uji what to do differently");
     tty.type_text("append instead, never overwrite");
@@ -165,6 +165,78 @@ fn a_denial_with_guidance_reaches_the_model_and_leaves_the_file() {
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "hello world\n");
     let sent = model.last_request().body_text();
     assert!(sent.contains("append instead, never overwrite"), "{sent}");
+    quit(&mut tty);
+}
+
+/// Keys a person types, a key every 25 ms (a fast typist): each one a
+/// separate write, so the screen reads them as separate keys.
+fn type_keys(tty: &mut Tty, text: &str) {
+    for c in text.chars() {
+        tty.type_text(&c.to_string());
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The attack of issue 26: typing ahead while the model works must not
+/// answer the question that arrives meanwhile, whatever letters the
+/// sentence holds (`y`, `a`, `n`). The keys go to the draft; the question
+/// waits until it has been on screen and the keyboard quiet for 400 ms.
+#[test]
+fn typing_ahead_while_a_question_arrives_approves_nothing() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let made = sandbox.work().join("made.txt");
+    model.push(call(
+        "c1",
+        "write_file",
+        json!({"path": "made.txt", "content": "made\n"}),
+    ));
+    model.push(answer("Wrote it."));
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("make the file");
+    tty.press("<CR>");
+    // Keep typing (and rubbing it out, so the draft stays one line) until
+    // the question is on screen, then type a sentence full of answer
+    // letters into it.
+    let deadline = std::time::Instant::now() + uji_tests::tty::WAIT;
+    while !tty.screen().contains("Yes, proceed (y)") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no question came: {}",
+            tty.screen()
+        );
+        type_keys(&mut tty, "x");
+        tty.press("<BS>");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let sentence = "yes please also run it now and again";
+    type_keys(&mut tty, sentence);
+    let screen = tty.wait_for(&format!("the draft to end with {sentence:?}"), |s| {
+        s.lines()
+            .any(|l| l.contains("✎ draft:") && l.trim_end().ends_with(sentence))
+    });
+    assert!(
+        screen.contains("Yes, proceed (y)"),
+        "the question is still open: {screen}"
+    );
+    assert!(!made.exists(), "the write ran unapproved: {screen}");
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "uji sent the model a tool result: {}",
+        model.last_request().body_text()
+    );
+    // Once it is ready, a deliberate key answers it.
+    tty.wait_for_question("Yes, proceed (y)");
+    tty.press("y");
+    let screen = tty.wait_for_text("Wrote it.");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
+    let sent = model.last_request().body_text();
+    assert!(sent.contains("made.txt"), "{sent}");
+    // The typed text is the draft, in the input and unsent.
+    assert!(screen.contains(sentence), "{screen}");
+    assert!(!screen.contains("✎ draft"), "{screen}");
+    assert!(!sent.contains("please also"), "{sent}");
     quit(&mut tty);
 }
 
@@ -334,10 +406,10 @@ fn ctrl_b_switches_plan_mode_and_the_status_line_shows_it() {
     let sandbox = sandbox(&model);
     let mut tty = open(&sandbox, &[]);
     tty.press("<C-b>");
-    let screen = tty.wait_for("PLAN in the status line", |s| {
-        s.lines().last().is_some_and(|l| l.contains("PLAN"))
+    // The status item and the notice are two events: wait for both.
+    tty.wait_for("PLAN in the status line and its notice", |s| {
+        s.lines().last().is_some_and(|l| l.contains("PLAN")) && s.contains("plan mode is on")
     });
-    assert!(screen.contains("plan mode is on"), "{screen}");
     tty.press("<C-b>");
     tty.wait_for("PLAN gone", |s| {
         s.lines().last().is_some_and(|l| !l.contains("PLAN"))

@@ -107,7 +107,7 @@ fn the_footer_shows_jobs_ctrl_z_moves_a_command_and_slash_jobs_stops_one() {
 
     tty.type_text("/jobs");
     tty.press("<CR>");
-    let list = tty.wait_for_text("Enter stops a running job");
+    let list = tty.wait_for_question("Enter stops a running job");
     assert!(list.contains("job 2 · echo $$ > build.pid"), "{list}");
     assert!(list.contains("job 1 · echo $$ > server.pid"), "{list}");
     // Running first, newest first: job 2 is highlighted.

@@ -319,6 +319,18 @@ impl Tty {
         self.wait_for(&format!("{needle:?} on the screen"), |s| s.contains(needle))
     }
 
+    /// Waits until the screen shows `needle` in a question (an approval,
+    /// a picker or the key prompt) that takes answers: the screen draws a
+    /// question with no row chosen and no Enter hint until its guard time
+    /// has passed (docs/tui.md, "Approvals"); a key before that goes to
+    /// the draft.
+    pub fn wait_for_question(&self, needle: &str) -> String {
+        const READY: [&str; 3] = ["❯ ", "enter choose", "enter save ·"];
+        self.wait_for(&format!("a question with {needle:?} taking answers"), |s| {
+            s.contains(needle) && READY.iter().any(|mark| s.contains(mark))
+        })
+    }
+
     /// Quits with Ctrl+C, as a person would, and asserts a clean exit
     /// (status 0 within 15 s), showing the screen otherwise.
     pub fn quit_with_ctrl_c(&mut self) {

@@ -18,6 +18,7 @@ use uji_protocol::FileDiff;
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
+use crate::approval_guard::{Guard, NOT_READY};
 use crate::theme::Theme;
 use crate::transcript::diff::diff_lines;
 use crate::transcript::tool::{clean_bounded, cut, plural, wrapped_rows};
@@ -120,6 +121,8 @@ pub struct Approval {
     /// paging and for keeping the scroll in range.
     seen: Cell<(usize, usize)>,
     body: RefCell<BodyRows>,
+    /// Whether a key may answer yet; until it may, the answers are dim.
+    guard: Guard,
 }
 
 /// The body's rows for one width and theme.
@@ -166,6 +169,7 @@ impl Approval {
             scroll: 0,
             seen: Cell::new((0, DEFAULT_PAGE)),
             body: RefCell::new(BodyRows::default()),
+            guard: Guard::default(),
         }
     }
 
@@ -193,6 +197,21 @@ impl Approval {
         &self.call_id
     }
 
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    pub fn guard_mut(&mut self) -> &mut Guard {
+        &mut self.guard
+    }
+
+    /// Whether the question has a use for `c` typed as a character (the
+    /// y/a/n shortcuts are the keymap's): guidance text, or a row's digit.
+    /// Anything else typed at it goes to the draft.
+    pub fn takes_char(&self, c: char) -> bool {
+        self.guidance.is_some() || digit_row(c).is_some_and(|row| row < self.choices.len())
+    }
+
     /// True while the user is typing guidance after a denial (the app then
     /// routes plain characters here instead of the y/a/n shortcuts).
     pub fn is_typing(&self) -> bool {
@@ -217,9 +236,10 @@ impl Approval {
             }
             ApprovalKey::Deny | ApprovalKey::Char('n') => return self.choose(Some(Choice::Deny)),
             ApprovalKey::Cancel => return Some(ApprovalAnswer::Deny { guidance: None }),
-            ApprovalKey::Char(digit @ '1'..='9') => {
-                let row = digit as usize - '1' as usize;
-                return self.choose(self.choices.get(row).copied());
+            // A digit only moves to its row: Enter takes it. (A digit in a
+            // sentence typed at the question must not answer it.)
+            ApprovalKey::Char(c) if digit_row(c).is_some_and(|row| row < self.choices.len()) => {
+                self.selected = digit_row(c).unwrap_or(self.selected);
             }
             ApprovalKey::Char(_) | ApprovalKey::Backspace | ApprovalKey::Paste(_) => {}
         }
@@ -308,9 +328,12 @@ impl Approval {
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) -> Option<(u16, u16)> {
         let area = area.intersection(*buf.area());
         Clear.render(area, buf);
-        let frame = Block::bordered()
+        let mut frame = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(theme.border);
+        if !self.guard.shows_ready() {
+            frame = frame.title_bottom(Line::styled(format!(" {NOT_READY} "), theme.dim));
+        }
         let inner = frame.inner(area);
         frame.render(area, buf);
         if inner.is_empty() {
@@ -388,14 +411,16 @@ impl Approval {
                 ]),
             ];
         }
+        // Not ready: dim rows and no selection, so nothing looks pressable.
+        let ready = self.guard.shows_ready();
         self.choices
             .iter()
             .enumerate()
             .map(|(i, choice)| {
-                let (marker, style) = if i == self.selected {
-                    ("❯", theme.selected)
-                } else {
-                    (" ", theme.text)
+                let (marker, style) = match (ready, i == self.selected) {
+                    (true, true) => ("❯", theme.selected),
+                    (true, false) => (" ", theme.text),
+                    (false, _) => (" ", theme.dim),
                 };
                 let text = format!("{marker} {}. {}", i + 1, self.label_of(*choice));
                 Line::styled(cut(&text, width), style)
@@ -450,6 +475,12 @@ impl Approval {
     }
 }
 
+/// The answer row (from 0) a digit names.
+fn digit_row(c: char) -> Option<usize> {
+    let digit = c.to_digit(10)?;
+    usize::try_from(digit).ok()?.checked_sub(1)
+}
+
 /// `text` wrapped, at most [`VALUE_ROWS`] rows and a note of the rest.
 fn capped_rows(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let (mut rows, shown) = wrapped_rows(text, width, theme.text, VALUE_ROWS);
@@ -481,7 +512,7 @@ fn arg_texts(args: &Value) -> Vec<String> {
 }
 
 /// The end of `text` that fits in `width` columns.
-fn tail(text: &str, width: usize) -> &str {
+pub(crate) fn tail(text: &str, width: usize) -> &str {
     let mut used = 0;
     let mut start = text.len();
     for (at, grapheme) in text.grapheme_indices(true).rev() {
@@ -555,7 +586,14 @@ mod tests {
         )
     }
 
-    fn draw(approval: &Approval, width: u16, max: u16) -> (Vec<String>, Option<(u16, u16)>) {
+    /// Draws `approval` as it looks once it takes answers.
+    fn draw(approval: &mut Approval, width: u16, max: u16) -> (Vec<String>, Option<(u16, u16)>) {
+        approval.guard = Guard::new(std::time::Duration::ZERO);
+        approval.guard.frame(std::time::Instant::now());
+        draw_as_is(approval, width, max)
+    }
+
+    fn draw_as_is(approval: &Approval, width: u16, max: u16) -> (Vec<String>, Option<(u16, u16)>) {
         let height = approval.height(width, max);
         let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
         let cursor = approval.render(buf.area, &mut buf, &Theme::plain());
@@ -564,8 +602,8 @@ mod tests {
 
     #[test]
     fn the_box_shows_question_subject_and_answers() {
-        let approval = shell("cargo test");
-        let (rows, cursor) = draw(&approval, 52, 30);
+        let mut approval = shell("cargo test");
+        let (rows, cursor) = draw(&mut approval, 52, 30);
         assert_eq!(
             rows,
             [
@@ -586,8 +624,8 @@ mod tests {
     #[test]
     fn without_a_subject_the_arguments_are_listed_by_key() {
         let args = json!({"path": "a.txt", "content": "one\ntwo", "append": true});
-        let approval = Approval::new("c", "write_file", "", "", &args, None, &[]);
-        let (rows, _) = draw(&approval, 40, 30);
+        let mut approval = Approval::new("c", "write_file", "", "", &args, None, &[]);
+        let (rows, _) = draw(&mut approval, 40, 30);
         assert_eq!(
             rows[1..6],
             [
@@ -604,7 +642,7 @@ mod tests {
     fn only_the_offered_answers_are_rows() {
         let answers = ["allow_once", "deny"].map(String::from);
         let mut approval = Approval::new("c", "t", "Q?", "s", &Value::Null, None, &answers);
-        let (rows, _) = draw(&approval, 50, 30);
+        let (rows, _) = draw(&mut approval, 50, 30);
         assert_eq!(
             rows[5],
             "│  2. No, and tell uji what to do differently (e…│"
@@ -624,7 +662,7 @@ mod tests {
             added: 1,
             removed: 1,
         };
-        let approval = Approval::new(
+        let mut approval = Approval::new(
             "c",
             "edit_file",
             "Make this edit to a.txt?",
@@ -633,7 +671,7 @@ mod tests {
             Some(&diff),
             &all_answers(),
         );
-        let (rows, _) = draw(&approval, 40, 30);
+        let (rows, _) = draw(&mut approval, 40, 30);
         assert_eq!(
             rows[1..7],
             [
@@ -652,22 +690,22 @@ mod tests {
         let command: String = (1..=30).map(|n| format!("echo {n}\n")).collect();
         let mut approval = shell(&command);
         assert_eq!(approval.height(40, 12), 12);
-        let (rows, _) = draw(&approval, 40, 12);
+        let (rows, _) = draw(&mut approval, 40, 12);
         assert_eq!(rows[2], "│echo 1                                │");
         assert_eq!(rows[5], "│echo 4                                │");
         assert_eq!(rows[6], "│lines 1–4 of 30, PgUp/PgDn to scroll  │");
         assert_eq!(rows[8], "│❯ 1. Yes, proceed (y)                 │");
         assert_eq!(approval.handle(ApprovalKey::PageDown), None);
-        let (rows, _) = draw(&approval, 40, 12);
+        let (rows, _) = draw(&mut approval, 40, 12);
         assert_eq!(rows[2], "│echo 5                                │");
         assert_eq!(rows[6], "│lines 5–8 of 30, PgUp/PgDn to scroll  │");
         for _ in 0..20 {
             approval.handle(ApprovalKey::PageDown);
         }
-        let (rows, _) = draw(&approval, 40, 12);
+        let (rows, _) = draw(&mut approval, 40, 12);
         assert_eq!(rows[6], "│lines 27–30 of 30, PgUp/PgDn to scroll│");
         approval.handle(ApprovalKey::PageUp);
-        let (rows, _) = draw(&approval, 40, 12);
+        let (rows, _) = draw(&mut approval, 40, 12);
         assert_eq!(rows[2], "│echo 23                               │");
     }
 
@@ -685,17 +723,58 @@ mod tests {
             shell("x").handle(ApprovalKey::Cancel),
             Some(ApprovalAnswer::Deny { guidance: None })
         );
+    }
+
+    #[test]
+    fn a_digit_moves_to_its_row_and_enter_takes_it() {
+        let mut approval = shell("x");
+        assert!(approval.takes_char('2'));
+        assert!(!approval.takes_char('4'), "there are three rows");
+        assert!(!approval.takes_char('y'), "y is the keymap's");
+        assert_eq!(approval.handle(ApprovalKey::Char('2')), None);
         assert_eq!(
-            shell("x").handle(ApprovalKey::Char('2')),
+            approval.handle(ApprovalKey::Accept),
             Some(ApprovalAnswer::AllowSession)
         );
+    }
+
+    #[test]
+    fn a_paste_never_answers() {
+        let mut approval = shell("x");
+        for text in ["y", "a", "1", "\n", "yes\n", "\r"] {
+            assert_eq!(approval.handle(ApprovalKey::Paste(text.into())), None);
+        }
+        assert_eq!(
+            approval.handle(ApprovalKey::Accept),
+            Some(ApprovalAnswer::AllowOnce),
+            "the selection did not move either"
+        );
+    }
+
+    #[test]
+    fn until_it_is_ready_the_answers_are_dim_and_none_is_selected() {
+        let approval = shell("cargo test");
+        let (rows, _) = draw_as_is(&approval, 80, 30);
+        assert_eq!(
+            rows[4],
+            format!("│  1. Yes, proceed (y){}│", " ".repeat(57))
+        );
+        assert!(rows[7].contains(NOT_READY), "{}", rows[7]);
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, approval.height(80, 30)));
+        let theme = Theme::colored();
+        approval.render(buf.area, &mut buf, &theme);
+        assert!(buf[(5, 4)].modifier.contains(ratatui::style::Modifier::DIM));
+        let mut approval = approval;
+        let (rows, _) = draw(&mut approval, 80, 30);
+        assert!(rows[4].starts_with("│❯ 1. Yes, proceed (y)"), "{}", rows[4]);
+        assert!(!rows[7].contains(NOT_READY), "{}", rows[7]);
     }
 
     #[test]
     fn arrows_move_the_selection_and_enter_takes_it() {
         let mut approval = shell("x");
         approval.handle(ApprovalKey::Down);
-        let (rows, _) = draw(&approval, 52, 30);
+        let (rows, _) = draw(&mut approval, 52, 30);
         assert_eq!(
             rows[5],
             "│❯ 2. Yes, and don't ask again for this session (a)│"
@@ -727,7 +806,7 @@ mod tests {
         }
         approval.handle(ApprovalKey::Backspace);
         approval.handle(ApprovalKey::Paste(" \x1b[1minstead\nplease".into()));
-        let (rows, cursor) = draw(&approval, 40, 30);
+        let (rows, cursor) = draw(&mut approval, 40, 30);
         assert_eq!(
             rows[4..6],
             [
@@ -767,15 +846,15 @@ mod tests {
         let mut approval = shell("x");
         approval.handle(ApprovalKey::Deny);
         approval.handle(ApprovalKey::Paste("a".repeat(50) + "END"));
-        let (rows, cursor) = draw(&approval, 20, 30);
+        let (rows, cursor) = draw(&mut approval, 20, 30);
         assert_eq!(rows[5], "│❯ aaaaaaaaaaaaEND │");
         assert_eq!(cursor, Some((18, 5)));
     }
 
     #[test]
     fn tiny_areas_keep_the_answers_and_never_fail() {
-        let approval = shell(&"word ".repeat(100));
-        let (rows, _) = draw(&approval, 30, 5);
+        let mut approval = shell(&"word ".repeat(100));
+        let (rows, _) = draw(&mut approval, 30, 5);
         assert_eq!(
             rows[1..4],
             [

@@ -7,6 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use crate::approval_guard::Guard;
 use crate::picker::titled_box;
 use crate::theme::Theme;
 use crate::transcript::tool::cut;
@@ -44,6 +45,10 @@ pub struct KeyPrompt {
     title: String,
     note: String,
     key: String,
+    /// Whether Enter may save yet. What is typed or pasted always goes to
+    /// the prompt (a key must never land in the draft, where it is drawn),
+    /// so only Enter waits for the guard.
+    guard: Guard,
 }
 
 impl KeyPrompt {
@@ -55,7 +60,16 @@ impl KeyPrompt {
             title: title.to_string(),
             note: note.to_string(),
             key: String::new(),
+            guard: Guard::default(),
         }
+    }
+
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    pub fn guard_mut(&mut self) -> &mut Guard {
+        &mut self.guard
     }
 
     pub fn provider(&self) -> &str {
@@ -120,7 +134,11 @@ impl KeyPrompt {
                 Span::styled(masked.clone(), theme.text),
             ])
         };
-        let hint = "enter save · esc cancel · the key is never shown";
+        let hint = if self.guard.shows_ready() {
+            "enter save · esc cancel · the key is never shown"
+        } else {
+            "enter saves in a moment · esc cancel · the key is never shown"
+        };
         let rows = [
             Line::styled(cut(&self.note, width), theme.dim),
             input,

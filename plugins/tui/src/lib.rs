@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod approval;
+pub mod approval_guard;
 pub mod composer;
 pub mod key_prompt;
 pub mod keys;

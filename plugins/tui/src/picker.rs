@@ -10,6 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
+use crate::approval_guard::{Guard, NOT_READY};
 use crate::theme::Theme;
 use crate::transcript::tool::{cut, one_line, text_width};
 
@@ -82,6 +83,8 @@ pub struct Picker {
     /// First shown row and rows visible when last drawn.
     offset: Cell<usize>,
     page: Cell<usize>,
+    /// Whether a key may choose yet (a picker is a question too).
+    guard: Guard,
 }
 
 impl Picker {
@@ -97,7 +100,16 @@ impl Picker {
             selected: 0,
             offset: Cell::new(0),
             page: Cell::new(DEFAULT_PAGE),
+            guard: Guard::default(),
         }
+    }
+
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    pub fn guard_mut(&mut self) -> &mut Guard {
+        &mut self.guard
     }
 
     /// Moves the selection to the item with `value` (clearing a filter that
@@ -215,6 +227,9 @@ impl Picker {
     }
 
     fn hint(&self) -> String {
+        if !self.guard.shows_ready() {
+            return NOT_READY.to_string();
+        }
         let mut hint = String::from("↑↓ move · enter choose · esc cancel");
         if self.allow_delete {
             hint.push_str(" · ctrl+d delete");
@@ -268,13 +283,20 @@ impl Picker {
         theme: &Theme,
     ) -> Line<'static> {
         let item = &self.items[index];
+        // Not ready: nothing looks chosen.
+        let selected = selected && self.guard.shows_ready();
         let marker = if selected { "❯ " } else { "  " };
         let label = cut(&one_line(&item.label), width.saturating_sub(2));
         let room = width.saturating_sub(2 + text_width(&label) + 2);
         let detail = one_line(&item.detail);
+        let label_style = if self.guard.shows_ready() {
+            theme.text
+        } else {
+            theme.dim
+        };
         let mut spans = vec![
             Span::styled(marker, theme.accent),
-            Span::styled(label, theme.text),
+            Span::styled(label, label_style),
         ];
         if !detail.is_empty() && room > 0 {
             spans.push(Span::styled(format!("  {}", cut(&detail, room)), theme.dim));
@@ -304,6 +326,35 @@ mod tests {
         }
     }
 
+    /// A picker as it looks once it takes keys.
+    fn ready_picker(title: &str, items: Vec<PickerItem>, allow_delete: bool) -> Picker {
+        let mut picker = Picker::new(title, items, allow_delete);
+        picker.guard = Guard::new(std::time::Duration::ZERO);
+        picker.guard.frame(std::time::Instant::now());
+        picker
+    }
+
+    #[test]
+    fn until_it_is_ready_nothing_is_selected_and_the_hint_says_why() {
+        let picker = Picker::new("Model", models(), false);
+        let rows = draw(&picker, 80, 20);
+        assert!(rows[2].starts_with("│  Sonnet"), "{}", rows[2]);
+        assert!(rows[5].contains(NOT_READY), "{}", rows[5]);
+        assert!(!rows.join("\n").contains("enter choose"));
+    }
+
+    #[test]
+    fn a_paste_never_chooses() {
+        let mut picker = ready_picker("Model", models(), true);
+        for c in "\n\rGPT\u{7f}".chars() {
+            assert_eq!(picker.handle(PickerKey::Char(c)), None);
+        }
+        assert_eq!(
+            picker.handle(PickerKey::Accept),
+            Some(PickerOutcome::Chosen("gpt-5".into()))
+        );
+    }
+
     fn models() -> Vec<PickerItem> {
         vec![
             item("Sonnet", "anthropic · 200k"),
@@ -320,7 +371,7 @@ mod tests {
 
     #[test]
     fn the_box_lists_items_with_a_filter_line_and_a_hint() {
-        let picker = Picker::new("Model", models(), false);
+        let picker = ready_picker("Model", models(), false);
         assert_eq!(
             draw(&picker, 40, 20),
             [
@@ -337,7 +388,7 @@ mod tests {
 
     #[test]
     fn the_selection_is_highlighted_across_the_row() {
-        let picker = Picker::new("Model", models(), false);
+        let picker = ready_picker("Model", models(), false);
         let mut buf = Buffer::empty(Rect::new(0, 0, 40, picker.height(20)));
         let theme = Theme::colored();
         picker.render(buf.area, &mut buf, &theme);
@@ -349,7 +400,7 @@ mod tests {
 
     #[test]
     fn typing_filters_and_enter_chooses() {
-        let mut picker = Picker::new("Model", models(), false);
+        let mut picker = ready_picker("Model", models(), false);
         for ch in "AN".chars() {
             assert_eq!(picker.handle(PickerKey::Char(ch)), None);
         }
@@ -383,7 +434,7 @@ mod tests {
     #[test]
     fn the_list_scrolls_to_keep_the_selection_visible() {
         let items = (1..=30).map(|n| item(&format!("item {n}"), "")).collect();
-        let mut picker = Picker::new("Sessions", items, false);
+        let mut picker = ready_picker("Sessions", items, false);
         assert_eq!(picker.height(100), 16);
         let rows = draw(&picker, 30, 8);
         assert_eq!(rows[2], "│❯ item 1                    │");
@@ -404,7 +455,7 @@ mod tests {
 
     #[test]
     fn delete_only_when_allowed() {
-        let mut sessions = Picker::new("Sessions", models(), true);
+        let mut sessions = ready_picker("Sessions", models(), true);
         sessions.handle(PickerKey::Down);
         assert_eq!(
             sessions.handle(PickerKey::Delete),
@@ -416,14 +467,14 @@ mod tests {
             draw(&sessions, 40, 20)[3],
             "│❯ GPT-5  openai · 400k                │"
         );
-        let mut models_only = Picker::new("Model", models(), false);
+        let mut models_only = ready_picker("Model", models(), false);
         assert_eq!(models_only.handle(PickerKey::Delete), None);
         assert!(!draw(&models_only, 60, 20)[5].contains("delete"));
     }
 
     #[test]
     fn select_and_remove_keep_a_sensible_selection() {
-        let mut picker = Picker::new("Model", models(), false);
+        let mut picker = ready_picker("Model", models(), false);
         picker.handle(PickerKey::Char('h'));
         picker.select("gpt-5");
         assert_eq!(
@@ -445,7 +496,7 @@ mod tests {
 
     #[test]
     fn tiny_areas_never_fail() {
-        let picker = Picker::new("A very long picker title", models(), true);
+        let picker = ready_picker("A very long picker title", models(), true);
         for (width, height) in [(0, 0), (1, 1), (2, 2), (3, 3), (5, 4), (12, 5)] {
             let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
             picker.render(buf.area, &mut buf, &Theme::colored());

@@ -14,6 +14,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::{Value, json};
 use uji_plugin_tui::app::{App, Msg, Outbox, render};
+use uji_plugin_tui::approval_guard::{GUARD, ManualClock};
 use uji_plugin_tui::theme::Theme;
 
 #[derive(Default)]
@@ -30,6 +31,7 @@ struct Screen {
     app: App,
     term: Terminal<TestBackend>,
     sent: Arc<Recorder>,
+    clock: Arc<ManualClock>,
 }
 
 impl Screen {
@@ -40,10 +42,12 @@ impl Screen {
     fn with_theme(width: u16, height: u16, theme: Theme) -> Screen {
         let sent = Arc::new(Recorder::default());
         let outbox: Arc<dyn Outbox> = sent.clone();
+        let clock = Arc::new(ManualClock::default());
         let mut screen = Screen {
-            app: App::new(outbox, theme),
+            app: App::with_clock(outbox, theme, clock.clone()),
             term: Terminal::new(TestBackend::new(width, height)).unwrap(),
             sent,
+            clock,
         };
         screen.event(configured(json!([]), json!([])));
         screen
@@ -72,6 +76,21 @@ impl Screen {
         for c in text.chars() {
             self.press(KeyCode::Char(c));
         }
+        self
+    }
+
+    /// Draws the open question, then lets the guard time pass without a
+    /// key: the question takes answers now.
+    fn ready(&mut self) -> &mut Screen {
+        self.text();
+        self.clock.advance(GUARD);
+        self.app.tick();
+        self
+    }
+
+    fn wait(&mut self, time: std::time::Duration) -> &mut Screen {
+        self.clock.advance(time);
+        self.app.tick();
         self
     }
 
@@ -174,7 +193,7 @@ fn an_approval_shows_the_question_and_y_allows_once() {
     let screen = s.text();
     assert!(screen.contains("Edit this file?"), "{screen}");
     assert!(screen.contains("Yes, proceed (y)"), "{screen}");
-    s.press(KeyCode::Char('y'));
+    s.ready().press(KeyCode::Char('y'));
     let op = s.last_sent();
     assert_eq!(op["type"], "approval");
     assert_eq!(op["call_id"], "c1");
@@ -186,7 +205,7 @@ fn an_approval_shows_the_question_and_y_allows_once() {
 fn a_denial_takes_guidance_for_the_model() {
     let mut s = Screen::new(80, 24);
     ask_edit(&mut s);
-    s.press(KeyCode::Char('n'));
+    s.ready().press(KeyCode::Char('n'));
     // Letters are guidance now, not shortcuts: `y` does not allow.
     s.type_text("keep hello, say yes").press(KeyCode::Enter);
     let op = s.last_sent();
@@ -198,7 +217,7 @@ fn a_denial_takes_guidance_for_the_model() {
 fn allow_for_the_session_is_a() {
     let mut s = Screen::new(80, 24);
     ask_edit(&mut s);
-    s.press(KeyCode::Char('a'));
+    s.ready().press(KeyCode::Char('a'));
     assert_eq!(s.last_sent()["decision"], "allow_session");
 }
 
@@ -309,7 +328,7 @@ fn model_picker_lists_the_models_and_sets_the_chosen_one() {
         {"provider": "fake", "model": "m1", "context_window": 200000, "available": true},
         {"provider": "fake", "model": "m2", "context_window": 100000, "available": true}]}}));
     assert!(s.text().contains("fake/m2"));
-    s.press(KeyCode::Down).press(KeyCode::Enter);
+    s.ready().press(KeyCode::Down).press(KeyCode::Enter);
     let op = s.last_sent();
     assert_eq!(op["type"], "set_model");
     assert_eq!(op["model"], "fake/m2");
@@ -323,7 +342,7 @@ fn sessions_picker_resumes_and_deletes_after_a_second_ctrl_d() {
     s.event(json!({"type": "ack", "op_id": id, "result": {"sessions": [
         {"id": "s-1", "title": "this one"}, {"id": "s-2", "title": "older work"}]}}));
     assert!(s.text().contains("older work"));
-    s.press(KeyCode::Down).ctrl('d');
+    s.ready().press(KeyCode::Down).ctrl('d');
     assert_ne!(s.last_sent()["type"], "delete_session");
     s.ctrl('d');
     assert_eq!(
@@ -529,10 +548,269 @@ fn alt_e_from_the_defaults_opens_the_effort_picker() {
     let screen = s.text();
     assert!(screen.contains("Reasoning effort"), "{screen}");
     // The picker starts on the current effort (high); two up is low.
-    s.press(KeyCode::Up)
+    s.ready()
+        .press(KeyCode::Up)
         .press(KeyCode::Up)
         .press(KeyCode::Enter);
     let op = s.last_sent();
     assert_eq!(op["type"], "set_model");
     assert_eq!(op["effort"], "low");
+}
+
+// A question answers only a key pressed once it has been on screen for the
+// guard time with no key pressed for as long (docs/tui.md, "Approvals").
+
+const KEY_GAP: std::time::Duration = std::time::Duration::from_millis(80);
+
+fn approvals_sent(s: &Screen) -> Vec<Value> {
+    s.sent()
+        .into_iter()
+        .filter(|op| op["type"] == "approval")
+        .collect()
+}
+
+/// Types `text` a key every [`KEY_GAP`], as a person does.
+fn type_slowly(s: &mut Screen, text: &str) {
+    for c in text.chars() {
+        s.press(KeyCode::Char(c));
+        s.wait(KEY_GAP);
+        s.text();
+    }
+}
+
+#[test]
+fn typing_ahead_while_a_question_arrives_answers_nothing_and_fills_the_draft() {
+    let mut s = Screen::new(100, 30);
+    s.event(json!({"type": "turn_started", "text": "edit"}));
+    type_slowly(&mut s, "ok ");
+    ask_edit(&mut s);
+    let screen = s.text();
+    assert!(screen.contains("not ready for an answer yet"), "{screen}");
+    assert!(!screen.contains("❯ 1."), "nothing looks chosen: {screen}");
+    // 36 keys over ~3 s: long past the guard time, but never quiet.
+    type_slowly(&mut s, "yes please also run it now and again");
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+    let screen = s.text();
+    assert!(screen.contains("Edit this file?"), "{screen}");
+    assert!(
+        screen.contains("✎ draft: ok yes please also run it now and again"),
+        "{screen}"
+    );
+    s.wait(GUARD);
+    assert!(s.text().contains("❯ 1. Yes, proceed (y)"));
+    s.press(KeyCode::Char('a'));
+    assert_eq!(approvals_sent(&s).len(), 1);
+    assert_eq!(s.last_sent()["decision"], "allow_session");
+    // The question is gone; the draft is in the input, unsent.
+    let screen = s.text();
+    assert!(
+        screen.contains("ok yes please also run it now and again"),
+        "{screen}"
+    );
+    assert!(!screen.contains("✎ draft"), "{screen}");
+    assert!(s.sent().iter().all(|op| op["type"] != "user_message"));
+}
+
+#[test]
+fn a_question_never_drawn_takes_no_key_however_long_it_waited() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.wait(GUARD * 10).press(KeyCode::Char('y'));
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+    assert!(s.text().contains("✎ draft: y"));
+}
+
+#[test]
+fn enter_while_the_question_is_not_ready_sends_nothing_and_keeps_the_draft() {
+    let mut s = Screen::new(80, 24);
+    s.event(json!({"type": "turn_started", "text": "x"}));
+    ask_edit(&mut s);
+    s.text();
+    s.type_text("and then").press(KeyCode::Enter);
+    s.wait(GUARD / 2);
+    s.press(KeyCode::Enter);
+    assert!(
+        s.sent()
+            .iter()
+            .all(|op| op["type"] != "approval" && op["type"] != "user_message"),
+        "{:?}",
+        s.sent()
+    );
+    // Editing keys still edit the draft.
+    s.ctrl('w');
+    let screen = s.text();
+    assert!(
+        screen.contains("✎ draft: and") && !screen.contains("then"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_paste_never_answers_and_goes_to_the_draft() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.text();
+    s.app.handle(Msg::Term(Event::Paste("y".into())));
+    s.ready();
+    s.app.handle(Msg::Term(Event::Paste("a\n".into())));
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+    assert!(s.text().contains("✎ draft: ya"), "{}", s.text());
+    // The paste at the ready question showed the user is typing: it waits.
+    s.press(KeyCode::Char('y'));
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+}
+
+#[test]
+fn a_letter_the_question_has_no_use_for_makes_it_wait_again() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.ready();
+    s.press(KeyCode::Char('p'));
+    assert!(s.text().contains("not ready for an answer yet"));
+    s.press(KeyCode::Char('a'));
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+    assert!(s.text().contains("✎ draft: pa"));
+    s.wait(GUARD);
+    s.press(KeyCode::Char('n'));
+    assert!(s.text().contains("Tell uji what to do differently"));
+    // Guidance is the question's own text, letters included.
+    s.type_text("say yes").press(KeyCode::Enter);
+    assert_eq!(s.last_sent()["decision"], "deny");
+    assert_eq!(s.last_sent()["guidance"], "say yes");
+}
+
+#[test]
+fn a_digit_moves_to_its_row_and_enter_takes_it() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.ready().press(KeyCode::Char('3'));
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+    assert!(s.text().contains("❯ 3. No"), "{}", s.text());
+    s.press(KeyCode::Enter);
+    assert!(s.text().contains("Tell uji what to do differently"));
+}
+
+#[test]
+fn the_next_question_waits_for_its_own_guard_time() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.event(
+        json!({"type": "approval_request", "call_id": "c2", "tool": "run_command", "verb": "Shell",
+                   "subject": "rm -r build", "question": "Run this command?",
+                   "args": {"command": "rm -r build"},
+                   "answers": ["allow_once", "allow_session", "deny"]}),
+    );
+    s.ready()
+        .press(KeyCode::Char('y'))
+        .press(KeyCode::Char('y'));
+    let answered = approvals_sent(&s);
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert_eq!(answered[0]["call_id"], "c1");
+    let screen = s.text();
+    assert!(screen.contains("Run this command?"), "{screen}");
+    s.ready().press(KeyCode::Char('n'));
+    assert!(s.text().contains("Tell uji what to do differently"));
+}
+
+#[test]
+fn esc_and_ctrl_c_work_while_the_question_is_not_ready() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.text();
+    s.press(KeyCode::Esc);
+    assert_eq!(s.last_sent()["type"], "interrupt");
+    s.ctrl('c');
+    assert_eq!(s.last_sent()["type"], "shutdown");
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+}
+
+#[test]
+fn a_picker_takes_keys_only_once_ready() {
+    let mut s = Screen::new(80, 24);
+    s.type_text("/model").press(KeyCode::Enter);
+    let id = s.last_sent()["id"].as_str().unwrap().to_string();
+    s.event(json!({"type": "ack", "op_id": id, "result": {"models": [
+        {"provider": "fake", "model": "m1", "context_window": 200000, "available": true},
+        {"provider": "fake", "model": "m2", "context_window": 100000, "available": true}]}}));
+    let screen = s.text();
+    assert!(!screen.contains("enter choose"), "{screen}");
+    s.press(KeyCode::Down).type_text("m2").press(KeyCode::Enter);
+    assert_ne!(s.last_sent()["type"], "set_model", "{:?}", s.sent());
+    assert!(s.text().contains("✎ draft: m2"), "{}", s.text());
+    s.ready();
+    assert!(s.text().contains("enter choose"));
+    s.press(KeyCode::Enter);
+    assert_eq!(s.last_sent()["type"], "set_model");
+    assert_eq!(s.last_sent()["model"], "fake/m1");
+}
+
+#[test]
+fn esc_closes_a_picker_at_once() {
+    let mut s = Screen::new(80, 24);
+    s.type_text("/effort").press(KeyCode::Enter);
+    assert!(s.text().contains("Reasoning effort"));
+    s.press(KeyCode::Esc);
+    let screen = s.text();
+    assert!(!screen.contains("Reasoning effort"), "{screen}");
+    assert!(screen.contains("Ask uji anything"), "{screen}");
+}
+
+/// `/login groq` up to the key prompt.
+fn key_prompt(s: &mut Screen) {
+    s.type_text("/login groq").press(KeyCode::Enter);
+    let id = s.last_sent()["id"].as_str().unwrap().to_string();
+    s.event(json!({"type": "ack", "op_id": id, "result": {"providers": [
+        {"id": "groq", "name": "Groq", "key": "missing", "key_env": "GROQ_API_KEY"}]}}));
+    assert!(s.text().contains("Key for Groq"));
+}
+
+#[test]
+fn the_key_prompt_saves_only_on_an_enter_once_ready_and_keeps_the_key_out_of_the_draft() {
+    let mut s = Screen::new(80, 24);
+    key_prompt(&mut s);
+    assert!(s.text().contains("enter saves in a moment"));
+    s.type_text("gsk-").press(KeyCode::Enter);
+    s.app.handle(Msg::Term(Event::Paste("secret\n".into())));
+    assert!(
+        s.sent().iter().all(|op| op["type"] != "login"),
+        "{:?}",
+        s.sent()
+    );
+    let screen = s.text();
+    assert!(screen.contains("10 characters (hidden)"), "{screen}");
+    assert!(
+        !screen.contains("gsk") && !screen.contains("✎ draft"),
+        "{screen}"
+    );
+    s.ready();
+    assert!(s.text().contains("enter save ·"));
+    s.press(KeyCode::Enter);
+    assert_eq!(s.last_sent()["type"], "login");
+    assert_eq!(s.last_sent()["key"], "gsk-secret");
+}
+
+#[test]
+fn a_key_bound_to_a_command_does_nothing_while_the_question_is_not_ready() {
+    let mut s = Screen::new(80, 24);
+    s.event(configured(
+        json!([]),
+        json!([{"mode": "normal", "key": "<C-r>", "binding": {"command": "review"}}]),
+    ));
+    ask_edit(&mut s);
+    s.text();
+    let before = s.sent().len();
+    s.ctrl('r');
+    assert_eq!(s.sent().len(), before, "{:?}", s.sent());
+}
+
+#[test]
+fn after_a_denial_a_paste_is_guidance() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.ready().press(KeyCode::Char('n'));
+    s.app
+        .handle(Msg::Term(Event::Paste("keep hello\nand yes".into())));
+    s.press(KeyCode::Enter);
+    assert_eq!(s.last_sent()["decision"], "deny");
+    assert_eq!(s.last_sent()["guidance"], "keep hello and yes");
 }

@@ -28,7 +28,8 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let bottom_height = bottom_height(app, area);
+    app.question_drawn();
+    let bottom_height = bottom_height(app, area) + draft_row(app);
     let activity =
         u16::from(app.busy() || !app.viewport.is_following() || !app.status.queued.is_empty());
     let queued = u16::try_from(app.status.queued.len().min(3)).unwrap_or(3);
@@ -74,6 +75,12 @@ fn suggestions_height(app: &App) -> u16 {
     }
 }
 
+/// The row under an open question that shows the draft it hides (what
+/// was typed before the question was ready went there).
+fn draft_row(app: &App) -> u16 {
+    u16::from(app.question_guard().is_some() && !app.composer.is_empty())
+}
+
 /// Rows for the input box, or for the question or picker in its place.
 fn bottom_height(app: &App, area: Rect) -> u16 {
     let max = area.height.saturating_sub(4).max(3) * 3 / 5;
@@ -93,6 +100,14 @@ fn draw_bottom(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)
     if area.height == 0 {
         return None;
     }
+    let area = if draft_row(app) == 1 && area.height > 1 {
+        let [question, draft] =
+            Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+        draw_draft(app, draft, buf);
+        question
+    } else {
+        area
+    };
     if let Some(approval) = app.approvals.first() {
         return approval.render(area, buf, &app.theme);
     }
@@ -115,6 +130,21 @@ fn draw_bottom(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)
         height: area.height.saturating_sub(2),
     };
     app.composer.render(inner, buf, &app.theme, PLACEHOLDER)
+}
+
+/// `✎ draft: …` with the end of the draft (the latest typing) in view.
+fn draw_draft(app: &App, area: Rect, buf: &mut Buffer) {
+    const LABEL: &str = " ✎ draft: ";
+    let text = app.composer.text().replace('\n', " ↵ ");
+    let room = usize::from(area.width).saturating_sub(LABEL.chars().count());
+    let line = Line::from(vec![
+        Span::styled(LABEL, app.theme.dim),
+        Span::styled(
+            crate::approval::tail(&text, room).to_string(),
+            app.theme.text,
+        ),
+    ]);
+    buf.set_line(area.x, area.y, &line, area.width);
 }
 
 fn draw_activity(app: &App, area: Rect, buf: &mut Buffer) {

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::state::{App, Pending};
 use crate::approval::{ApprovalAnswer, ApprovalKey};
+use crate::approval_guard::Route;
 use crate::composer::EditAction;
 use crate::keys::{self, Binding, Mode};
 use crate::picker::PickerKey;
@@ -48,6 +49,14 @@ impl App {
         if mode != Mode::Confirm && self.prompt_key(key) {
             return;
         }
+        let bound = self.binding(mode, key);
+        // Closing a picker decides nothing: it needs no guard.
+        let cancels_picker =
+            mode == Mode::Select && bound == Some(Binding::Action("modal_cancel".into()));
+        // A question answers only keys pressed once it is ready.
+        if !cancels_picker && self.route_key() == Some(Route::Draft) {
+            return self.key_to_draft(key);
+        }
         // Guidance after a denial is typed text: letters are not shortcuts.
         if mode == Mode::Confirm
             && self.approvals.first().is_some_and(|a| a.is_typing())
@@ -55,11 +64,6 @@ impl App {
         {
             return self.answer_approval(ApprovalKey::Char(c));
         }
-        let name = keys::canonical(key);
-        let bound = name
-            .as_deref()
-            .and_then(|n| self.keymap.lookup(mode, n))
-            .cloned();
         match bound {
             Some(Binding::Action(action)) => self.act(mode, &action),
             Some(Binding::Command(command)) => self.run_slash(&command, ""),
@@ -71,9 +75,26 @@ impl App {
         }
     }
 
+    /// What `key` is bound to in `mode`.
+    pub(super) fn binding(&self, mode: Mode, key: &KeyEvent) -> Option<Binding> {
+        keys::canonical(key)
+            .as_deref()
+            .and_then(|name| self.keymap.lookup(mode, name))
+            .cloned()
+    }
+
     fn type_char(&mut self, mode: Mode, c: char) {
         match mode {
-            Mode::Confirm => {}
+            Mode::Confirm if self.approvals.first().is_some_and(|a| a.takes_char(c)) => {
+                self.answer_approval(ApprovalKey::Char(c));
+            }
+            // Typed at a question that has no use for it: the user is
+            // writing, not answering.
+            Mode::Confirm => {
+                self.composer.insert_char(c);
+                self.draft_changed();
+                self.typed_past_question();
+            }
             Mode::Select => self.picker_key(PickerKey::Char(c)),
             Mode::Normal | Mode::Suggest => {
                 self.composer.insert_char(c);
@@ -82,22 +103,35 @@ impl App {
         }
     }
 
+    /// A paste never answers a question: it is text for the question's own
+    /// input (guidance, a filter, the key), or else for the draft.
     fn on_paste(&mut self, text: &str) {
         if self.mode() != Mode::Confirm && self.prompt_paste(text) {
             return;
         }
+        if self.route_paste() == Some(Route::Draft) {
+            return self.paste_to_draft(text);
+        }
         match self.mode() {
-            Mode::Confirm => self.answer_approval(ApprovalKey::Paste(text.to_string())),
+            Mode::Confirm if self.approvals.first().is_some_and(|a| a.is_typing()) => {
+                self.answer_approval(ApprovalKey::Paste(text.to_string()));
+            }
+            Mode::Confirm => {
+                self.paste_to_draft(text);
+                self.typed_past_question();
+            }
             Mode::Select => {
                 for c in text.chars().filter(|c| !c.is_control()) {
                     self.picker_key(PickerKey::Char(c));
                 }
             }
-            Mode::Normal | Mode::Suggest => {
-                self.composer.paste(text);
-                self.draft_changed();
-            }
+            Mode::Normal | Mode::Suggest => self.paste_to_draft(text),
         }
+    }
+
+    fn paste_to_draft(&mut self, text: &str) {
+        self.composer.paste(text);
+        self.draft_changed();
     }
 
     pub(super) fn draft_changed(&mut self) {
@@ -119,7 +153,7 @@ impl App {
     }
 
     /// Actions that mean the same in every mode.
-    fn act_anywhere(&mut self, action: &str) -> bool {
+    pub(super) fn act_anywhere(&mut self, action: &str) -> bool {
         match action {
             "quit" => self.quit(),
             "interrupt" => self.interrupt(),

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use uji_protocol::frontend::{KeyOrigin, LoginResult, ProviderEntry};
 
 use super::state::{App, Pending, PickerKind};
+use crate::approval_guard::Route;
 use crate::key_prompt::{KeyPrompt, KeyPromptKey, KeyPromptOutcome};
 use crate::picker::{Picker, PickerItem};
 use crate::transcript::Level;
@@ -156,13 +157,16 @@ impl App {
 
     /// A key pressed while the prompt is open; false when it is not.
     /// Enter, Esc and Backspace keep their meaning whatever the keymap
-    /// says (as in any password prompt); Ctrl+C still quits.
+    /// says (as in any password prompt); Ctrl+C still quits. Text always
+    /// goes to the prompt (never to the draft, where it would be drawn);
+    /// Enter saves only once the prompt is ready (its guard).
     pub(super) fn prompt_key(&mut self, key: &KeyEvent) -> bool {
         if self.login.prompt.is_none() {
             return false;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let pressed = match key.code {
+            KeyCode::Enter if self.route_key() != Some(Route::Answer) => return true,
             KeyCode::Enter => KeyPromptKey::Accept,
             KeyCode::Esc => KeyPromptKey::Cancel,
             KeyCode::Char('g') if ctrl => KeyPromptKey::Cancel,

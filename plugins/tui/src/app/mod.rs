@@ -9,6 +9,7 @@ mod events;
 mod input;
 mod jobs;
 mod login;
+mod question;
 mod state;
 
 use std::sync::Arc;

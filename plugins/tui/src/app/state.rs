@@ -11,6 +11,7 @@ use uji_protocol::wire::Usage;
 
 use super::Msg;
 use crate::approval::Approval;
+use crate::approval_guard::{Clock, SystemClock};
 use crate::composer::Composer;
 use crate::composer::suggest::{CommandEntry, Suggestions};
 use crate::keys::Keymap;
@@ -103,10 +104,17 @@ pub struct App {
     pub(super) closed: bool,
     pub(super) session_id: String,
     pub(super) cwd: String,
+    /// The time the questions' guards go by.
+    pub(super) clock: Arc<dyn Clock>,
 }
 
 impl App {
     pub fn new(session: Arc<dyn Outbox>, theme: Theme) -> App {
+        App::with_clock(session, theme, Arc::new(SystemClock))
+    }
+
+    /// An app whose questions' guards go by `clock` (tests move it).
+    pub fn with_clock(session: Arc<dyn Outbox>, theme: Theme, clock: Arc<dyn Clock>) -> App {
         App {
             session,
             theme,
@@ -132,6 +140,7 @@ impl App {
             closed: false,
             session_id: String::new(),
             cwd: String::new(),
+            clock,
         }
     }
 
@@ -160,8 +169,12 @@ impl App {
         self.status.busy_since.is_some()
     }
 
-    /// Moves the spinner while something runs.
+    /// Moves the spinner while something runs; redraws a question that
+    /// became ready.
     pub fn tick(&mut self) {
+        if self.question_stale(self.clock.now()) {
+            self.dirty = true;
+        }
         let animating = self.busy() || self.transcript.animating();
         if animating && self.last_tick.elapsed() >= TICK {
             self.last_tick = Instant::now();
@@ -171,19 +184,20 @@ impl App {
     }
 
     /// How long the loop may sleep: until the next frame may be drawn when
-    /// one is due, until the next spinner step while working, else forever.
+    /// one is due, until the next spinner step while working or the open
+    /// question becomes ready, else forever.
     pub fn next_wakeup(&self, last_draw: Option<Instant>, frame: Duration) -> Option<Duration> {
         if self.dirty {
             let since = last_draw.map_or(frame, |at| at.elapsed());
             return Some(frame.saturating_sub(since));
         }
-        if self.busy() || self.transcript.animating() {
-            return Some(TICK.saturating_sub(self.last_tick.elapsed()));
-        }
-        if self.quitting {
-            return Some(Duration::from_millis(100));
-        }
-        None
+        let spinner = (self.busy() || self.transcript.animating())
+            .then(|| TICK.saturating_sub(self.last_tick.elapsed()));
+        let closing = self.quitting.then_some(Duration::from_millis(100));
+        [spinner, closing, self.until_question_ready()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Sends an operation; its id is returned (and remembered with `pending`).
