@@ -116,9 +116,23 @@ fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
+/// A config with no deny rules (not even uji's defaults): the jobs these
+/// tests start use `$$` and `$!`, which are never plain, and under `--yes`
+/// a command that is not plain runs only when no deny rule could have
+/// matched it (docs/policy.md).
+fn no_deny_rules() -> Sandbox {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
+    )
+    .unwrap();
+    sandbox
+}
+
 #[test]
 fn a_job_is_read_while_it_runs_and_after_it_exits_and_its_report_reaches_the_model() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     let job = "echo started; while [ ! -e go ]; do sleep 0.05; done; echo finished; exit 3";
     model
@@ -173,7 +187,7 @@ fn a_job_is_read_while_it_runs_and_after_it_exits_and_its_report_reaches_the_mod
 
 #[test]
 fn stop_job_kills_the_whole_tree() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     // sh, a child, and a grandchild that left the process group.
     let job = "echo $$ > sh.pid; sleep 300 & echo $! > child.pid; \
@@ -210,7 +224,7 @@ fn stop_job_kills_the_whole_tree() {
 
 #[test]
 fn a_command_still_running_at_its_timeout_moves_to_the_background() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(call(
@@ -236,7 +250,7 @@ fn a_command_still_running_at_its_timeout_moves_to_the_background() {
 
 #[test]
 fn a_command_that_only_sleeps_is_killed_at_its_timeout() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(call(
@@ -261,7 +275,7 @@ fn a_command_that_only_sleeps_is_killed_at_its_timeout() {
 
 #[test]
 fn the_ninth_job_is_refused_and_a_timeout_then_kills_and_nothing_outlives_uji() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     for i in 1..=9 {
         model.push(background(&format!("c{i}"), "sleep 300 & echo up; wait"));
@@ -324,7 +338,7 @@ fn sighup_stops_every_job_before_uji_exits() {
 }
 
 fn signal_stops_every_job(signal: i32) {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(background("c1", "echo one; sleep 300"))
@@ -360,7 +374,7 @@ fn signal_stops_every_job(signal: i32) {
 
 #[test]
 fn lua_lists_stops_and_configures_jobs() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     std::fs::write(
         sandbox.config().join("init.lua"),
         r#"
@@ -433,7 +447,7 @@ uji.tool.add("probe", {
 
 #[test]
 fn a_job_uji_was_killed_under_dies_with_it() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(background(
@@ -462,7 +476,7 @@ fn a_job_uji_was_killed_under_dies_with_it() {
 
 #[test]
 fn a_job_lives_at_most_its_timeout_and_the_model_is_told() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(call(
@@ -491,7 +505,7 @@ fn a_job_lives_at_most_its_timeout_and_the_model_is_told() {
 
 #[test]
 fn a_command_that_ends_at_once_is_no_job_and_its_result_says_how_it_ended() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(background("c1", "exit 4"))
@@ -510,7 +524,10 @@ fn drive_jobs(sandbox: &Sandbox, model: &FakeModel, script: Value) -> Vec<Value>
     std::fs::write(
         sandbox.config().join("init.lua"),
         format!(
-            "uji.model.use(\"{MODEL}\")\nuji.tool.policy({{ run_command = {{ default = \"allow\" }} }})\n\
+            "uji.model.use(\"{MODEL}\")\n\
+             -- The commands use $$, never plain, so no rule or default allows\n\
+             -- them; a hook that answers for every part may.\n\
+             uji.on(\"before_tool\", function() return {{ allow = true, all_parts = true }} end)\n\
              uji.jobs.configure({{ wake = true }})\n"
         ),
     )
@@ -538,7 +555,7 @@ fn ack<'a>(events: &'a [Value], id: &str) -> &'a Value {
 
 #[test]
 fn a_job_ending_while_the_session_is_idle_wakes_it_with_the_report() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(background("c1", "echo hi; sleep 1; echo bye"))
@@ -593,7 +610,7 @@ fn a_job_ending_while_the_session_is_idle_wakes_it_with_the_report() {
 
 #[test]
 fn the_user_moves_a_command_to_the_background_then_stops_it_and_nothing_wakes() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(call(
@@ -637,7 +654,7 @@ fn the_user_moves_a_command_to_the_background_then_stops_it_and_nothing_wakes() 
 
 #[test]
 fn switching_sessions_stops_the_jobs_of_the_one_left() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(background(
@@ -675,7 +692,7 @@ fn switching_sessions_stops_the_jobs_of_the_one_left() {
 
 #[test]
 fn an_interrupt_stops_the_turn_and_its_command_but_not_the_jobs() {
-    let sandbox = Sandbox::new();
+    let sandbox = no_deny_rules();
     let model = FakeModel::start();
     model
         .push(background("c1", "echo $$ > job.pid; echo up; sleep 300"))
