@@ -14,6 +14,9 @@
 const NAMES: &[&str] = &[
     "PATH",
     "ENV",
+    "BASH_CMDS",
+    "BASH_ALIASES",
+    "POSIXLY_CORRECT",
     "BASH_ENV",
     "IFS",
     "HOME",
@@ -96,11 +99,20 @@ const SUFFIXES: &[&str] = &[
 /// Whether setting `name` can change what a command runs (ASCII case
 /// ignored: `npm_config_script_shell` counts as `NPM_CONFIG_…`).
 pub(crate) fn changes_what_runs(name: &str) -> bool {
+    // `BASH_CMDS[ls]=/bin/rm` sets the array `BASH_CMDS`.
+    let name = name.split('[').next().unwrap_or(name);
     let upper = name.to_ascii_uppercase();
     let n = upper.as_str();
     NAMES.contains(&n)
         || PREFIXES.iter().any(|p| n.starts_with(p))
         || SUFFIXES.iter().any(|s| n.ends_with(s))
+}
+
+/// A literal value that holds code a later expansion can run: arithmetic
+/// evaluates a variable's value (`x='a[$(rm -rf v)]'; (( x ))`), and so do
+/// `${x@P}` and `eval "$x"`.
+pub(crate) fn value_holds_code(value: &str) -> bool {
+    value.contains("$(") || value.contains('`') || value.contains("${")
 }
 
 /// Builtins that assign the variable named by an argument (`read PATH`,

@@ -117,11 +117,18 @@ pub(crate) fn mark_hidden_programs(parts: &mut [CommandPart], denied: &[&str]) {
     if denied.is_empty() {
         return;
     }
+    // A word names a program when it holds the name with no name
+    // character on either side: `rm`, `/bin/rm`, `'rm -rf v'`,
+    // `os.system('rm -rf v')`, but not `rm_tests` or `form`.
     let names = |w: &str| -> bool {
-        let first = w.split_whitespace().next().unwrap_or("");
-        [w, first]
-            .iter()
-            .any(|t| denied.contains(&t.rsplit('/').next().unwrap_or(t)))
+        let is_name_char = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+        denied.iter().any(|d| {
+            w.match_indices(d).any(|(at, _)| {
+                let before = w.get(..at).and_then(|b| b.chars().next_back());
+                let after = w.get(at + d.len()..).and_then(|a| a.chars().next());
+                !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+            })
+        })
     };
     for part in parts.iter_mut().filter(|p| p.resolved) {
         let program = part.program.as_str();

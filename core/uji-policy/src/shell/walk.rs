@@ -4,7 +4,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
-use super::assign::{assigns_by_argument, changes_what_runs};
+use super::assign::{assigns_by_argument, changes_what_runs, value_holds_code};
 use super::words::{Word, text, unescape_backticks, word};
 use super::wrappers::{Inner, look_through};
 use super::{CommandPart, MAX_DEPTH, MAX_PARTS, SYSTEM_DIRS, normalise_space};
@@ -244,6 +244,9 @@ fn visit<'t>(
             _ => compound_redirect(node, src, col),
         },
         "heredoc_body" => heredoc(node, src, depth, col),
+        "compound_statement" | "c_style_for_statement" | "binary_expression" => {
+            arithmetic(node, src, col)
+        }
         "variable_assignment" => {
             assignment_statement(node, src, col);
             return may_nest(text(node, src));
@@ -323,6 +326,60 @@ fn assignment_statement(node: Node<'_>, src: &str, col: &mut Collector) {
                 text(name, src)
             ),
         ));
+        return;
+    }
+    if let Some(why) = code_in_value(node, src) {
+        col.push(CommandPart::unresolved(text(node, src), why));
+    }
+}
+
+/// Why an assignment's literal value is code in waiting.
+fn code_in_value(node: Node<'_>, src: &str) -> Option<String> {
+    let value = word(node.child_by_field_name("value")?, src).value?;
+    value_holds_code(&value).then(|| {
+        format!(
+            "`{}` stores code that arithmetic or a later expansion can run",
+            text(node, src)
+        )
+    })
+}
+
+/// `(( … ))`, `for (( … ))` and `[[ a -eq b ]]` evaluate the values of the
+/// variables they name as arithmetic, which runs any `$(…)` inside them:
+/// only numbers and operators are plain there.
+fn arithmetic(node: Node<'_>, src: &str, col: &mut Collector) {
+    let t = text(node, src);
+    let evaluated = match node.kind() {
+        "compound_statement" if t.starts_with("((") => Some(t),
+        "c_style_for_statement" => t.find("))").and_then(|end| t.get(..end)),
+        "binary_expression"
+            if node.child_by_field_name("operator").is_some_and(|o| {
+                matches!(text(o, src), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge")
+            }) && node.parent().is_some_and(|p| p.kind() == "test_command") =>
+        {
+            let side = |f| node.child_by_field_name(f).map_or("", |n| text(n, src));
+            return arithmetic_operands(&format!("{} {}", side("left"), side("right")), t, col);
+        }
+        _ => None,
+    };
+    if let Some(expr) = evaluated {
+        let body = expr
+            .trim_start_matches("for")
+            .trim_start()
+            .trim_start_matches("((");
+        arithmetic_operands(body, t, col);
+    }
+}
+
+/// An unresolved part for `whole` when the arithmetic `body` names more
+/// than numbers.
+fn arithmetic_operands(body: &str, whole: &str, col: &mut Collector) {
+    if body.contains(|c: char| c.is_alphabetic() || c == '$' || c == '`' || c == '_') {
+        col.push(CommandPart::unresolved(
+            whole,
+            "arithmetic evaluates the values of the variables it names, which can run commands"
+                .into(),
+        ));
     }
 }
 
@@ -396,7 +453,10 @@ fn leading_assignment(node: Node<'_>, src: &str) -> Option<String> {
     let literal = node
         .child_by_field_name("value")
         .is_none_or(|v| word(v, src).value.is_some());
-    (!literal).then(|| format!("`{}` is only known when it runs", text(node, src)))
+    if !literal {
+        return Some(format!("`{}` is only known when it runs", text(node, src)));
+    }
+    code_in_value(node, src)
 }
 
 /// The name of a leading `NAME=value` the grammar accepts but the shell
@@ -695,6 +755,19 @@ fn plain_words(program: &str, words: &[Word]) -> Option<String> {
                 w.raw
             ));
         }
+    }
+    if program == "let"
+        && words
+            .iter()
+            .skip(1)
+            .any(|w| w.plain().contains(char::is_alphabetic))
+    {
+        return Some(
+            "`let` evaluates the values of the variables it names, which can run commands".into(),
+        );
+    }
+    if assigns_by_argument(program) && words.iter().skip(1).any(|w| value_holds_code(w.plain())) {
+        return Some(format!("`{program}` stores code a later expansion can run"));
     }
     if matches!(program, "hash" | "enable")
         && words

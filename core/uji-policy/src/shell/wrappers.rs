@@ -363,11 +363,11 @@ pub(crate) fn runs_no_arguments(program: &str) -> bool {
 pub(crate) fn look_through(program: &str, words: &[Word]) -> Vec<Inner> {
     let args = words.get(1..).unwrap_or(&[]);
     match program {
-        "bash" | "rbash" => shell_c(args),
+        "bash" | "rbash" => shell_script(program, words, shell_c(args)),
         // Their grammar is not bash's: what uji reads in the script may not
         // be what they run (`$'…'` is no quoting to dash).
         "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" => {
-            let mut inner = shell_c(args);
+            let mut inner = shell_script(program, words, shell_c(args));
             if inner.iter().any(|i| matches!(i, Inner::Script(_))) {
                 inner.push(unknown(
                     words,
@@ -406,6 +406,11 @@ pub(crate) fn look_through(program: &str, words: &[Word]) -> Vec<Inner> {
         },
         "find" => find(words),
         "git" => git(words),
+        // They run commands from their input or a file, which nobody sees.
+        "at" | "batch" | "crontab" => vec![unknown(
+            words,
+            format!("`{program}` runs commands from its input, which nobody can see yet"),
+        )],
         _ => match wrapper(program) {
             Some(spec) => match command_option(args).filter(|_| spec.script_option) {
                 Some(script) => vec![script],
@@ -573,6 +578,26 @@ fn command_option(args: &[Word]) -> Option<Inner> {
         }
     }
     None
+}
+
+/// A shell with no `-c` reads its commands from a file or its input
+/// (`bash script.sh`, `echo rm -rf v | bash`, `bash <<< 'rm -rf v'`):
+/// nobody can see them in the line. `--version` and `--help` run nothing.
+fn shell_script(program: &str, words: &[Word], inner: Vec<Inner>) -> Vec<Inner> {
+    let args = words.get(1..).unwrap_or(&[]);
+    let reads_nothing = args
+        .iter()
+        .all(|w| matches!(w.plain(), "--version" | "--help"))
+        && !args.is_empty();
+    if !inner.is_empty() || reads_nothing {
+        return inner;
+    }
+    vec![unknown(
+        words,
+        format!(
+            "`{program}` runs commands from a file or its input, which nobody can see in the line"
+        ),
+    )]
 }
 
 /// `bash -c 'STRING'` (also `-ec`, `-lc`, `-o pipefail -c`, `--norc -c`…):
@@ -825,8 +850,53 @@ fn runs_commands(key: &str) -> bool {
         || (k.starts_with("merge.") && k.ends_with(".driver"))
 }
 
+/// Git subcommands given a command to run: `submodule foreach CMD`,
+/// `bisect run CMD…`, `rebase -x CMD`, `filter-branch --tree-filter CMD`,
+/// `difftool -x CMD`. The command is a script of its own.
+fn git_runs(sub: &[Word]) -> Vec<Inner> {
+    let names: Vec<&str> = sub.iter().map(Word::plain).collect();
+    match names.as_slice() {
+        ["submodule", rest @ ..] => match rest.iter().position(|w| *w == "foreach") {
+            Some(i) => joined_script(sub.get(i + 2..).unwrap_or(&[]), "git submodule foreach"),
+            None => Vec::new(),
+        },
+        ["bisect", "run", ..] => joined_script(sub.get(2..).unwrap_or(&[]), "git bisect run"),
+        ["rebase" | "filter-branch" | "difftool" | "mergetool", ..] => {
+            const RUNS: &[&str] = &[
+                "-x",
+                "--exec",
+                "--extcmd",
+                "--tree-filter",
+                "--index-filter",
+                "--env-filter",
+                "--msg-filter",
+                "--commit-filter",
+                "--parent-filter",
+                "--tag-name-filter",
+                "--tool",
+            ];
+            let mut out = Vec::new();
+            for (i, w) in sub.iter().enumerate() {
+                let v = w.plain();
+                if RUNS.contains(&v) {
+                    if let Some(next) = sub.get(i + 1) {
+                        out.push(script_word(next, sub));
+                    }
+                } else if let Some((opt, value)) = v.split_once('=')
+                    && RUNS.contains(&opt)
+                {
+                    out.push(Inner::Script(value.to_string()));
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// `git -c key=val …` / `--config-env key=ENV`: a key that runs commands
-/// makes the call unresolved; so does a key only known at run time.
+/// makes the call unresolved; so does a key only known at run time. The
+/// subcommand may run a command of its own (`git_runs`).
 fn git(words: &[Word]) -> Vec<Inner> {
     let args = words.get(1..).unwrap_or(&[]);
     let mut i = 0;
@@ -876,5 +946,5 @@ fn git(words: &[Word]) -> Vec<Inner> {
             }
         }
     }
-    Vec::new()
+    git_runs(args.get(i..).unwrap_or(&[]))
 }
