@@ -43,6 +43,8 @@ fn main() {
             cwd.to_string_lossy().into_owned(),
             std::env::temp_dir().to_string_lossy().into_owned(),
         ],
+        read_only: Vec::new(),
+        hidden: Vec::new(),
     };
     let mut prepare = Vec::new();
     let mut with = Vec::new();
@@ -51,7 +53,7 @@ fn main() {
         let started = Instant::now();
         let prepared = sandbox::prepare(Some(&spec)).expect("ruleset");
         prepare.push(started.elapsed());
-        let Prepared::Ruleset(fd) = prepared else {
+        let Prepared::Ruleset { ruleset: fd, .. } = prepared else {
             println!("landlock_missing 1 sandbox_setup_ms NaN");
             return;
         };
