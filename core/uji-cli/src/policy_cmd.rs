@@ -39,9 +39,11 @@ pub fn check(
     let mut report = format!("{} ({source}) {}\n", verdict.decision, verdict.because);
     if verdict.unresolved {
         // The gate fails closed when nobody can answer.
-        report.push_str(&format!(
-            "with --yes or in a headless run: deny (uji cannot tell what it runs, and {tool} has deny rules)\n"
-        ));
+        let why = match uji_protocol::bash::path() {
+            Some(_) => format!("uji cannot tell what it runs, and {tool} has deny rules"),
+            None => uji_protocol::bash::missing_text(),
+        };
+        report.push_str(&format!("with --yes or in a headless run: deny ({why})\n"));
     }
     if registry.tool(tool).is_none() {
         report.push_str(&format!(
