@@ -83,7 +83,8 @@ pub fn sandbox() -> Vec<Row> {
     let found = numbers("sandbox_setup");
     vec![Row {
         area: "tools",
-        what: "run_command: Landlock sandbox set-up added to a call (ruleset + enforcing it)"
+        what: "run_command: sandbox set-up added to a call (Landlock ruleset, namespace with \
+               the protected paths, enforcing both)"
             .to_string(),
         value: found.get("sandbox_setup_ms").copied().unwrap_or(f64::NAN),
         unit: "ms",

@@ -152,8 +152,17 @@ fn policy_check_shows_the_sandbox_a_command_would_get() {
     };
     let out = check(None);
     assert!(
-        out.contains("sandbox: none (with --yes: workspace-write, network on)"),
+        out.contains(
+            "sandbox: workspace-write, network on (none if a person allows it once when asked)\n"
+        ),
         "{out}"
+    );
+    let out = check(Some(
+        r#"uji.tool.policy({ run_command = { allow = { "make" } } })"#,
+    ));
+    assert!(
+        out.contains("allow") && out.contains("sandbox: workspace-write, network on\n"),
+        "an allow rule skips the question, never the sandbox: {out}"
     );
     let out = check(Some(
         r#"uji.tool.sandbox({ mode = "read-only", network = false })"#,
@@ -173,25 +182,31 @@ fn an_unknown_mode_in_init_lua_is_an_error_naming_the_three() {
     for mode in ["`off`", "`read-only`", "`workspace-write`"] {
         assert!(stderr.contains(mode), "{stderr}");
     }
-    assert!(stdout.contains("sandbox: none (with --yes"), "{stdout}");
+    assert!(stdout.contains("sandbox: workspace-write"), "{stdout}");
 }
 
 /// `uji run` with a fake model on 127.0.0.1 that asks for one command.
 fn uji_run(sandbox: &Sandbox, tmp: &PathBuf, command: &str, extra: &[&str]) -> String {
+    uji_run_all(sandbox, tmp, &[command], extra)
+}
+
+/// `uji run` with a fake model that asks for each command in turn.
+fn uji_run_all(sandbox: &Sandbox, tmp: &PathBuf, commands: &[&str], extra: &[&str]) -> String {
     use uji_fake_model::chat::ChatEvents;
     use uji_fake_model::{FakeModel, Script};
     let model = FakeModel::start();
-    let args = serde_json::json!({ "command": command }).to_string();
-    model
-        .push(Script::sse(
+    for (i, command) in commands.iter().enumerate() {
+        let args = serde_json::json!({ "command": command }).to_string();
+        model.push(Script::sse(
             ChatEvents::new("m")
-                .tool_call(0, "call_1", "run_command", &args, 2)
+                .tool_call(0, &format!("call_{i}"), "run_command", &args, 2)
                 .finish("tool_calls")
                 .done(),
-        ))
-        .push(Script::sse(
-            ChatEvents::new("m").text("done", 1).finish("stop").done(),
         ));
+    }
+    model.push(Script::sse(
+        ChatEvents::new("m").text("done", 1).finish("stop").done(),
+    ));
     let output = uji(sandbox, tmp)
         .env("OPENROUTER_API_KEY", "sk-test")
         .env("OPENROUTER_BASE_URL", model.base_url())
@@ -223,4 +238,233 @@ fn uji_run_sandboxes_yes_calls_and_sandbox_off_lifts_it() {
     );
     uji_run(&sandbox, &tmp, &command, &["--yes", "--sandbox", "off"]);
     assert!(outside.exists(), "--sandbox off: the policy alone decides");
+}
+
+/// False (after saying so) when the kernel has no Landlock or this machine
+/// no user namespaces (then the paths below are not protected, and uji
+/// says so in a notice).
+fn namespaces_or_skip(test: &str) -> bool {
+    if !landlock_or_skip(test) {
+        return false;
+    }
+    if uji_plugin_tools::sandbox::mounts::available() {
+        return true;
+    }
+    eprintln!("SKIPPED {test}: this machine has no user namespaces");
+    false
+}
+
+fn data(sandbox: &Sandbox) -> PathBuf {
+    sandbox.work().parent().unwrap().join("data")
+}
+
+const ALLOW_TOUCH_AND_GIT: &str =
+    r#"uji.tool.policy({ run_command = { allow = { "touch *", "git status" } } })"#;
+
+#[test]
+fn an_allowed_command_under_yes_cannot_write_outside_the_workspace() {
+    if !landlock_or_skip("allowed command under --yes") {
+        return;
+    }
+    let (sandbox, tmp) = sandbox(Some(ALLOW_TOUCH_AND_GIT));
+    let outside = home(&sandbox).join("outside.txt");
+    let command = format!("touch {} inside.txt", outside.display());
+    let out = uji_run(&sandbox, &tmp, &command, &["--yes"]);
+    assert!(
+        !outside.exists(),
+        "an allow rule never lifts the sandbox: {out}"
+    );
+    assert!(sandbox.work().join("inside.txt").exists(), "{out}");
+    // Without --yes nobody could answer an ask: it ran because the rule
+    // allowed it, and still in the sandbox.
+    std::fs::remove_file(sandbox.work().join("inside.txt")).unwrap();
+    let out = run_command(&sandbox, &tmp, &command, &[]);
+    assert!(sandbox.work().join("inside.txt").exists(), "{out}");
+    assert!(!outside.exists(), "{out}");
+}
+
+#[test]
+fn git_config_written_in_the_sandbox_cannot_reach_a_later_git_status() {
+    if !namespaces_or_skip("git config in the sandbox") {
+        return;
+    }
+    let (sandbox, tmp) = sandbox(Some(ALLOW_TOUCH_AND_GIT));
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(sandbox.work())
+        .status();
+    if !git.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED git config in the sandbox: no git");
+        return;
+    }
+    let config = sandbox.work().join(".git/config");
+    let before = std::fs::read_to_string(&config).unwrap();
+    let marker = home(&sandbox).join("x");
+    let set = format!("git config core.fsmonitor 'touch {}'", marker.display());
+    let hook = "echo 'touch ~/y' > .git/hooks/pre-commit; mv .git .git-old";
+    let out = uji_run_all(&sandbox, &tmp, &[&set, hook, "git status"], &["--yes"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before, "{out}");
+    assert!(
+        !sandbox.work().join(".git/hooks/pre-commit").exists(),
+        "{out}"
+    );
+    assert!(
+        sandbox.work().join(".git/config").exists(),
+        ".git stays: {out}"
+    );
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert!(!marker.exists(), "{out}");
+    // Nothing outside the workspace either, even for the allowed git status.
+    let out = run_command(&sandbox, &tmp, "git status", &[]);
+    assert!(!marker.exists(), "{out}");
+}
+
+#[test]
+fn a_sandboxed_command_cannot_read_keys_sessions_or_other_spill_files() {
+    if !namespaces_or_skip("hidden data directory") {
+        return;
+    }
+    let (sandbox, tmp) = sandbox(None);
+    let data = data(&sandbox);
+    std::fs::write(data.join("auth.json"), r#"{"openrouter":"sk-or-secret"}"#).unwrap();
+    let other = data.join("spill/other-session");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("uji-output-1-1.log"), "other session's output").unwrap();
+    let command = format!(
+        "cat {auth}; base64 {auth}; cat {spill}; ls -A {data}; echo listed",
+        auth = data.join("auth.json").display(),
+        spill = other.join("uji-output-1-1.log").display(),
+        data = data.display()
+    );
+    let out = run_command(&sandbox, &tmp, &command, &["--yes"]);
+    assert!(!out.contains("sk-or-secret"), "{out}");
+    assert!(!out.contains("c2stb3Itc2VjcmV0"), "not even encoded: {out}");
+    assert!(!out.contains("other session's output"), "{out}");
+    assert!(out.contains("No such file or directory"), "{out}");
+    assert!(out.contains("listed"), "{out}");
+    assert!(!out.contains("spill\n"), "the directory looks empty: {out}");
+}
+
+#[test]
+fn a_sandboxed_command_cannot_write_init_lua() {
+    if !namespaces_or_skip("read-only config directory") {
+        return;
+    }
+    let lua = "-- mine\n";
+    let (sandbox, tmp) = sandbox(Some(lua));
+    let init = sandbox.config().join("init.lua");
+    // Also with the config directory beneath a writable one ($TMPDIR here),
+    // where Landlock alone would allow the write.
+    let under_tmp = sandbox.root.path().to_path_buf();
+    let command = format!(
+        "echo 'uji.tool.sandbox({{ mode = \"off\" }})' >> {}; mkdir {}/plugins",
+        init.display(),
+        sandbox.config().display()
+    );
+    let out = run_command(&sandbox, &tmp, &command, &["--yes"]);
+    assert_eq!(std::fs::read_to_string(&init).unwrap(), lua, "{out}");
+    assert!(!sandbox.config().join("plugins").exists(), "{out}");
+    let out = uji(&sandbox, &under_tmp)
+        .args(["tool", "run", "run_command"])
+        .arg(serde_json::json!({ "command": command }).to_string())
+        .arg("--yes")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(
+        std::fs::read_to_string(&init).unwrap(),
+        lua,
+        "{stdout}{stderr}"
+    );
+    assert!(stdout.contains("Read-only file system"), "{stdout}{stderr}");
+}
+
+#[test]
+fn a_sandboxed_command_cannot_signal_uji() {
+    if !landlock_or_skip("signal scoping") {
+        return;
+    }
+    if uji_plugin_tools::sandbox::kernel_abi() < 6 {
+        eprintln!("SKIPPED signal scoping: this kernel's Landlock is older than ABI 6");
+        return;
+    }
+    let (sandbox, tmp) = sandbox(None);
+    let command = "kill -0 $PPID && echo signalled; kill -CONT $PPID && echo continued; \
+                   sleep 0 & kill -0 $! && echo own-child-ok";
+    let out = run_command(&sandbox, &tmp, command, &["--yes"]);
+    assert!(
+        !out.contains("signalled") && !out.contains("continued"),
+        "{out}"
+    );
+    assert!(out.contains("Operation not permitted"), "{out}");
+    assert!(
+        out.contains("own-child-ok"),
+        "its own processes it may: {out}"
+    );
+}
+
+#[test]
+fn only_a_persons_allow_once_in_the_screen_lifts_the_sandbox() {
+    use uji_tests::scripted::{assert_ok, drive_with_env, of_type};
+    if !landlock_or_skip("allow once") {
+        return;
+    }
+    use uji_fake_model::FakeModel;
+    let model = FakeModel::start();
+    let (sandbox, tmp) = sandbox(Some(r#"uji.model.use("openrouter/m")"#));
+    let once = home(&sandbox).join("once.txt");
+    let session = home(&sandbox).join("session.txt");
+    let call = |id: &str, path: &PathBuf| {
+        use uji_fake_model::Script;
+        use uji_fake_model::chat::ChatEvents;
+        let args = serde_json::json!({ "command": format!("touch {}", path.display()) });
+        Script::sse(
+            ChatEvents::new("m")
+                .tool_call(0, id, "run_command", &args.to_string(), 2)
+                .finish("tool_calls")
+                .done(),
+        )
+    };
+    model
+        .push(call("c1", &once))
+        .push(uji_tests::scripted::answer("one"))
+        .push(call("c2", &session))
+        .push(uji_tests::scripted::answer("two"));
+    let answer = |id: &str, decision: &str| {
+        serde_json::json!({"send": {"id": id, "type": "approval", "decision": decision},
+                           "from_last": ["call_id"]})
+    };
+    let say =
+        |id: &str| serde_json::json!({"send": {"id": id, "type": "user_message", "text": "go"}});
+    let wait = |event: &str| serde_json::json!({"wait": event});
+    let script = serde_json::json!([
+        say("a"),
+        wait("approval_request"),
+        answer("b", "allow_once"),
+        wait("turn_finished"),
+        say("c"),
+        wait("approval_request"),
+        answer("d", "allow_session"),
+        wait("turn_finished"),
+    ]);
+    let base_url = model.base_url();
+    let tmp = tmp.display().to_string();
+    let env = [
+        ("OPENROUTER_API_KEY", "sk-test"),
+        ("OPENROUTER_BASE_URL", base_url.as_str()),
+        ("TMPDIR", tmp.as_str()),
+    ];
+    let args = ["--frontend", "scripted"];
+    let (output, events) = drive_with_env(&sandbox, &args, &env, script);
+    assert_ok(&output, &events);
+    let questions = of_type(&events, "approval_request");
+    assert!(
+        questions[0]["question"]
+            .as_str()
+            .unwrap()
+            .ends_with("(once: no sandbox; for the session: sandbox workspace-write, network on)"),
+        "{questions:#?}"
+    );
+    assert!(once.exists(), "allowed once by a person: no sandbox");
+    assert!(!session.exists(), "allowed for the session: sandboxed");
 }

@@ -39,9 +39,11 @@ pub fn check(
     let mut report = format!("{} ({source}) {}\n", verdict.decision, verdict.because);
     if verdict.unresolved {
         // The gate fails closed when nobody can answer.
-        report.push_str(&format!(
-            "with --yes or in a headless run: deny (uji cannot tell what it runs, and {tool} has deny rules)\n"
-        ));
+        let why = match uji_protocol::bash::path() {
+            Some(_) => format!("uji cannot tell what it runs, and {tool} has deny rules"),
+            None => uji_protocol::bash::missing_text(),
+        };
+        report.push_str(&format!("with --yes or in a headless run: deny ({why})\n"));
     }
     if registry.tool(tool).is_none() {
         report.push_str(&format!(
@@ -57,25 +59,22 @@ pub fn check(
     crate::out::print(&report)
 }
 
-/// The sandbox a command would run in, attended and with `--yes` (a line,
-/// or nothing for tools that run no command).
+/// The sandbox a command would run in (a line, or nothing for tools that
+/// run no command): the mode in force, and for an ask with no mode set
+/// that a person's "allow once" lifts it.
 fn sandbox_line(
     gate: &uji_core::Gate,
     kind: uji_protocol::SubjectKind,
     decision: uji_policy::Decision,
     cwd: &std::path::Path,
 ) -> String {
-    let describe = |unattended| {
-        gate.call_sandbox(kind, decision, unattended, cwd)
-            .map_or_else(|| "none".to_string(), |s| s.describe())
-    };
-    if kind != uji_protocol::SubjectKind::Command {
+    let Some(sandbox) = gate.call_sandbox(kind, cwd) else {
         return String::new();
+    };
+    let mut line = format!("sandbox: {}", sandbox.describe());
+    if decision == uji_policy::Decision::Ask && gate.lifted_by_allow_once() {
+        line.push_str(" (none if a person allows it once when asked)");
     }
-    let (attended, unattended) = (describe(false), describe(true));
-    if attended == unattended {
-        format!("sandbox: {attended}\n")
-    } else {
-        format!("sandbox: {attended} (with --yes: {unattended})\n")
-    }
+    line.push('\n');
+    line
 }

@@ -88,12 +88,6 @@ pub trait Approver: Send + Sync {
     fn automatic(&self) -> bool {
         false
     }
-
-    /// Whether this approver allows asks with nobody looking (`--yes`):
-    /// such calls get the unattended sandbox.
-    fn unattended(&self) -> bool {
-        false
-    }
 }
 
 /// The approver of headless runs: `--yes` allows every ask, otherwise nobody
@@ -119,10 +113,6 @@ impl Approver for HeadlessApprover {
 
     fn automatic(&self) -> bool {
         true
-    }
-
-    fn unattended(&self) -> bool {
-        self.yes
     }
 }
 
@@ -482,7 +472,11 @@ impl Gate {
         let verdict = self
             .with_policy(|p| p.decide(&facts))
             .unwrap_or_else(|| Verdict::new(Decision::Ask, "policy unavailable; fallback ask"));
-        let verdict = self.with_session_rules(tool, subject, verdict);
+        let mut verdict = self.with_session_rules(tool, subject, verdict);
+        if verdict.decision != Decision::Deny && self.without_bash(kind) {
+            verdict.decision = Decision::Ask;
+            verdict.unresolved = true;
+        }
         let because = verdict.because.clone();
         (verdict, DecidedBy::Policy(because))
     }
@@ -638,24 +632,22 @@ impl Gate {
         });
         // The arguments move into the call (they can be megabytes: a
         // write_file's content); later steps read them from `call`.
-        let call = ToolCall {
+        let mut call = ToolCall {
             id: request.call_id.clone(),
             args: std::mem::take(&mut request.args),
             cwd: request.cwd.to_string_lossy().into_owned(),
             roots: self.confinement_roots(&request.cwd, &request.name, &decided.subject),
-            sandbox: self.call_sandbox(
-                decided.spec.subject,
-                decided.decision,
-                approver.unattended(),
-                &request.cwd,
-            ),
+            sandbox: self.call_sandbox(decided.spec.subject, &request.cwd),
             spill: Some(self.next_spill_path().to_string_lossy().into_owned()),
         };
-        if let Err(result) = self
+        match self
             .approve(&request, &call, &decided, approver, interrupt)
             .await
         {
-            return *result;
+            // Only a person who saw this very call lifts the sandbox.
+            Ok(AllowedBy::PersonOnce) if self.lifted_by_allow_once() => call.sandbox = None,
+            Ok(_) => {}
+            Err(result) => return *result,
         }
         // Hooks and the subject may have taken a while: an interrupt that
         // came meanwhile stops the call before it starts.
@@ -739,6 +731,20 @@ impl Gate {
         spec: &uji_protocol::ToolSpec,
         subject: &str,
     ) -> Verdicted {
+        let mut verdicted = self.verdict_of_hooks_or_rules(request, spec, subject);
+        if verdicted.decision != Decision::Deny && self.without_bash(spec.subject) {
+            verdicted.decision = Decision::Ask;
+            verdicted.unresolved = true;
+        }
+        verdicted
+    }
+
+    fn verdict_of_hooks_or_rules(
+        &self,
+        request: &ToolRequest,
+        spec: &uji_protocol::ToolSpec,
+        subject: &str,
+    ) -> Verdicted {
         let hook = |decision, who, message, question| Verdicted {
             decision,
             decided_by: DecidedBy::Hook(who),
@@ -787,8 +793,9 @@ impl Gate {
         }
     }
 
-    /// Asks when the decision is ask. `Err` holds the result of a call
-    /// that must not run (denied, unanswerable, interrupted).
+    /// Asks when the decision is ask, and says who allowed the call. `Err`
+    /// holds the result of a call that must not run (denied, unanswerable,
+    /// interrupted).
     async fn approve(
         &self,
         request: &ToolRequest,
@@ -796,9 +803,21 @@ impl Gate {
         decided: &Decided,
         approver: &dyn Approver,
         interrupt: &mut Interrupt,
-    ) -> Result<(), Box<GateResult>> {
+    ) -> Result<AllowedBy, Box<GateResult>> {
         if decided.decision != Decision::Ask {
-            return Ok(());
+            return Ok(AllowedBy::Decision);
+        }
+        if decided.unresolved && approver.automatic() && self.without_bash(decided.spec.subject) {
+            let text = format!(
+                "{} is not run: {}. No one can answer here, so no command runs.",
+                request.name,
+                uji_protocol::bash::missing_text()
+            );
+            return Err(Box::new(refusal(
+                denied(text),
+                decided.decided_by.clone(),
+                decided.subject.clone(),
+            )));
         }
         if decided.unresolved && approver.automatic() {
             // Nobody can judge what the command runs, and a deny rule might
@@ -838,6 +857,7 @@ impl Gate {
                     .or_else(|| spec.display.question.clone())
                     .unwrap_or_else(|| format!("Would you like to run `{}`?", request.name)),
                 call.sandbox.as_ref(),
+                self.lifted_by_allow_once(),
             ),
             diff: if approver.wants_preview() {
                 decided.tool.preview(call).ok().flatten()
@@ -865,10 +885,11 @@ impl Gate {
             )))
         };
         match answer {
-            Approval::Allow => Ok(()),
+            Approval::Allow if approver.automatic() => Ok(AllowedBy::Decision),
+            Approval::Allow => Ok(AllowedBy::PersonOnce),
             Approval::AllowSession => {
                 self.session_rules.allow(&request.name, &decided.subject);
-                Ok(())
+                Ok(AllowedBy::Decision)
             }
             Approval::Deny { guidance } => {
                 let mut output = denied("user denied");
@@ -940,6 +961,15 @@ impl Gate {
             interrupted,
         }
     }
+}
+
+/// Who let a call run.
+enum AllowedBy {
+    /// The rules, a hook, a session rule, `--yes`, or "allow for this
+    /// session": the call keeps its sandbox.
+    Decision,
+    /// A person answered this very call's question "allow once".
+    PersonOnce,
 }
 
 /// A call the gate decided to run or ask about.

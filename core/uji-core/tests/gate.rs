@@ -749,16 +749,45 @@ fn interrupting_stops_a_running_tool_and_an_open_question() {
 }
 
 #[test]
-fn an_ask_run_by_yes_gets_the_workspace_write_sandbox_and_questions_name_it() {
+fn only_a_persons_allow_once_runs_a_command_outside_the_sandbox() {
     let (_d, cwd) = work();
     let gate = gate_with(|host| host.register_tool(SandboxEcho));
-    let call = || request("sandbox_echo", json!({"command": "make"}), &cwd);
-    // Answered by a person, nothing configured: no sandbox.
-    let result = run(&gate, call(), &Scripted::new(Approval::Allow));
+    let call = |command: &str| request("sandbox_echo", json!({"command": command}), &cwd);
+    let mode = |result: &uji_core::GateResult| -> Value {
+        let sandbox: Value = serde_json::from_str(&result.output.text).unwrap();
+        sandbox["mode"].clone()
+    };
+    // Answered "allow once" by a person, nothing configured: no sandbox,
+    // and the question said so.
+    let person = Scripted::new(Approval::Allow);
+    let result = run(&gate, call("make"), &person);
     assert_eq!(result.output.text, "null");
+    assert_eq!(
+        person.asked()[0].question,
+        "Would you like to run `sandbox_echo`? (once: no sandbox; for the session: sandbox \
+         workspace-write, network on)"
+    );
+    // "Allow for this session": this call and the next identical one,
+    // which the session rule allows unasked, keep the sandbox.
+    let session = Scripted::new(Approval::AllowSession);
+    assert_eq!(
+        mode(&run(&gate, call("make all"), &session)),
+        "workspace-write"
+    );
+    assert_eq!(
+        mode(&run(&gate, call("make all"), &person)),
+        "workspace-write"
+    );
+    // An allow rule skips the question, never the sandbox.
+    gate.set_policy(&json!({"sandbox_echo": {"allow": ["touch *"]}}), None);
+    assert_eq!(
+        mode(&run(&gate, call("touch x"), &person)),
+        "workspace-write"
+    );
+    assert_eq!(person.asked().len(), 1, "the rule's call asked nobody");
     // Run by --yes: workspace-write over the working directory and the
     // temporary directory, network on.
-    let result = run(&gate, call(), &HeadlessApprover { yes: true });
+    let result = run(&gate, call("make"), &HeadlessApprover { yes: true });
     let sandbox: Value = serde_json::from_str(&result.output.text).unwrap();
     assert_eq!(sandbox["mode"], "workspace-write");
     assert_eq!(sandbox["network"], true);
@@ -779,7 +808,7 @@ fn an_ask_run_by_yes_gets_the_workspace_write_sandbox_and_questions_name_it() {
     });
     assert_eq!(settings.mode, Some(SandboxMode::ReadOnly));
     let approver = Scripted::new(Approval::Allow);
-    let result = run(&gate, call(), &approver);
+    let result = run(&gate, call("make"), &approver);
     assert!(
         result.output.text.contains("read-only"),
         "{}",

@@ -1,4 +1,4 @@
-//! One running command: its `sh` in a session of its own, stdout and stderr
+//! One running command: its bash (`uji_protocol::bash`) in a session of its own, stdout and stderr
 //! merged into one pipe, and the guard that kills its whole tree. The
 //! foreground loop of `run_command` and a background job's thread both read
 //! it through [`Running::pump`], so a command moves from one to the other
@@ -8,11 +8,11 @@ use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::reaper;
-use crate::sandbox::{self, Prepared};
+use crate::sandbox::Prepared;
 use crate::spawner;
 
 /// After a kill, how long to collect output still in the pipe.
@@ -65,7 +65,7 @@ pub struct Running {
 }
 
 impl Running {
-    /// Starts `command` with `sh -c` in `cwd`, in `sandbox`.
+    /// Starts `command` with `bash -c` in `cwd`, in `sandbox`.
     pub fn start(command: &str, cwd: &Path, sandbox: &Prepared) -> io::Result<Running> {
         reaper::become_subreaper();
         reaper::reap_adopted();
@@ -148,27 +148,23 @@ fn spawn(
 ) -> io::Result<(Child, io::PipeReader)> {
     let (reader, writer) = io::pipe()?;
     let writer2 = writer.try_clone()?;
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
+    let mut cmd = uji_sdk::protocol::bash::command(command);
+    cmd.current_dir(cwd)
         .env(reaper::MARK_VAR, mark)
         .stdin(Stdio::null())
         .stdout(writer2)
         .stderr(writer);
-    let ruleset = match sandbox {
-        Prepared::Ruleset(fd) => Some(fd.as_raw_fd()),
-        Prepared::None | Prepared::Unsupported => None,
-    };
+    let enter = sandbox.enter(cwd);
     let parent = std::process::id() as libc::pid_t;
-    // SAFETY: setsid, prctl, getppid and landlock_restrict_self are
-    // async-signal-safe system calls. setsid puts the command in a new
+    // SAFETY: setsid, prctl, getppid, and the sandbox's unshare, open,
+    // write, mount and landlock_restrict_self are async-signal-safe system
+    // calls on data prepared before the fork. setsid puts the command in a new
     // session and process group (so the whole tree can be killed with one
     // killpg) without a controlling terminal, so password prompts fail at
     // once instead of stopping the job. PR_SET_PDEATHSIG kills `sh` if uji
     // dies without stopping it (see `spawner`); a uji already gone before
     // the prctl is seen through getppid. The ruleset fd outlives the spawn
-    // (the caller holds it).
+    // (the caller holds `sandbox`).
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() == -1 {
@@ -179,8 +175,8 @@ fn spawn(
             {
                 return Err(io::Error::other("uji exited while the command started"));
             }
-            if let Some(fd) = ruleset {
-                sandbox::restrict(fd)?;
+            if let Some(enter) = &enter {
+                enter.apply()?;
             }
             Ok(())
         });

@@ -31,7 +31,7 @@ const MAX_TIMEOUT_SECS: u64 = 600;
 /// How often cancellation, the deadline and Ctrl+Z are checked.
 const POLL: Duration = Duration::from_millis(50);
 
-const DESCRIPTION: &str = "Run a shell command with `sh -c` in the working directory and \
+const DESCRIPTION: &str = "Run a shell command with `bash -c` in the working directory and \
 return its output, stdout and stderr merged in the order they were written. stdin is closed \
 and there is no terminal, so anything that prompts fails at once: pass flags such as `--yes`, \
 `-y` or `--no-pager`. `timeout` is in seconds (default 120, at most 600). A command still \
@@ -59,7 +59,7 @@ impl Tool for RunCommand {
                 "properties": {
                     "command": {
                         "type": "string",
-                        "description": "The command line, run with sh -c in the working directory"
+                        "description": "The command line, run with bash -c in the working directory"
                     },
                     "timeout": {
                         "type": "integer",
@@ -153,8 +153,10 @@ fn start(request: &Request, call: &ToolCall) -> Result<Running, String> {
     }
     let sandbox = sandbox::prepare(call.sandbox.as_ref())
         .map_err(|e| format!("could not set up the sandbox: {e}"))?;
-    Running::start(&request.command, cwd, &sandbox)
-        .map_err(|e| format!("could not start sh: {}", os_error(&e)))
+    Running::start(&request.command, cwd, &sandbox).map_err(|e| {
+        let shell = uji_sdk::protocol::bash::shell_name().to_string_lossy();
+        format!("could not start {shell}: {}", os_error(&e))
+    })
 }
 
 /// Counts the foreground commands running, for Ctrl+Z's answer.

@@ -6,16 +6,25 @@
 //! Every mode reads and executes anywhere; `read-only` writes nowhere but
 //! `/dev/null`; `workspace-write` also gets full access beneath the call's
 //! writable directories. With the network off, TCP bind and connect are
-//! refused (Landlock ABI 4 and later).
+//! refused (Landlock ABI 4 and later). Signals and abstract unix sockets
+//! are scoped (ABI 6 and later): a command cannot signal uji, or any process
+//! outside its sandbox, nor connect to their abstract sockets. What the
+//! rights cannot say (read-only paths beneath a writable directory, a
+//! hidden directory) is done with mounts in a namespace of the command's
+//! own ([`mounts`]).
 
-use std::os::fd::{OwnedFd, RawFd};
-use std::sync::OnceLock;
+pub mod mounts;
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetError,
+    RulesetCreatedAttr, RulesetError, Scope,
 };
+
+use mounts::Mounts;
 use uji_sdk::{CallSandbox, Host, LogLevel, SandboxMode};
 
 /// The Landlock ABI whose rights uji asks for; older kernels get what they
@@ -25,8 +34,12 @@ const TARGET: ABI = ABI::V4;
 static HOST: OnceLock<Host> = OnceLock::new();
 static TOLD: AtomicBool = AtomicBool::new(false);
 static TOLD_NETWORK: AtomicBool = AtomicBool::new(false);
+static TOLD_SCOPE: AtomicBool = AtomicBool::new(false);
+static TOLD_MOUNTS: AtomicBool = AtomicBool::new(false);
 /// The first Landlock ABI that restricts TCP.
 const NETWORK_ABI: i64 = 4;
+/// The first Landlock ABI that scopes signals and abstract sockets.
+const SCOPE_ABI: i64 = 6;
 
 /// Keeps the host to tell the user, once, when the kernel lacks Landlock.
 pub fn set_host(host: &Host) {
@@ -37,8 +50,12 @@ pub fn set_host(host: &Host) {
 pub enum Prepared {
     /// No sandbox asked for.
     None,
-    /// The ruleset to enforce before exec.
-    Ruleset(OwnedFd),
+    /// The ruleset to enforce before exec, and the namespace to enter
+    /// first when the call protects paths Landlock cannot.
+    Ruleset {
+        ruleset: OwnedFd,
+        mounts: Option<Arc<Mounts>>,
+    },
     /// Asked for, but this kernel has no Landlock: the policy alone applies.
     Unsupported,
 }
@@ -48,7 +65,9 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
     let Some(spec) = spec.filter(|s| s.mode != SandboxMode::Off) else {
         return Ok(Prepared::None);
     };
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(TARGET))?;
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(TARGET))?
+        .scope(Scope::from_all(ABI::V6))?;
     if !spec.network {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
@@ -71,14 +90,25 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
     let fd: Option<OwnedFd> = created.into();
     Ok(match fd {
         Some(fd) => {
-            if !spec.network && kernel_abi() < NETWORK_ABI {
+            let abi = kernel_abi();
+            if !spec.network && abi < NETWORK_ABI {
                 tell_once(
                     &TOLD_NETWORK,
                     "this kernel's Landlock cannot restrict the network (ABI 4 or later \
                      needed): commands keep network access",
                 );
             }
-            Prepared::Ruleset(fd)
+            if abi < SCOPE_ABI {
+                tell_once(
+                    &TOLD_SCOPE,
+                    "this kernel's Landlock cannot scope signals (ABI 6 or later needed): \
+                     a sandboxed command can still signal uji's processes",
+                );
+            }
+            Prepared::Ruleset {
+                ruleset: fd,
+                mounts: namespace(spec),
+            }
         }
         None => {
             tell_once(
@@ -89,6 +119,67 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
             Prepared::Unsupported
         }
     })
+}
+
+/// The namespace `spec` needs, when this machine has user namespaces
+/// (said once when it has not: the paths are then not protected).
+fn namespace(spec: &CallSandbox) -> Option<Arc<Mounts>> {
+    let mounts = Mounts::plan(spec)?;
+    if !mounts::available() {
+        tell_once(
+            &TOLD_MOUNTS,
+            "user namespaces are unavailable here, so the sandbox cannot keep .git/config, \
+             .git/hooks and uji's config directory read-only beneath writable directories, \
+             nor hide uji's data directory: commands run with Landlock alone",
+        );
+        return None;
+    }
+    Some(Arc::new(mounts))
+}
+
+impl Prepared {
+    /// What the child started in `cwd` does before exec, or `None`.
+    pub fn enter(&self, cwd: &std::path::Path) -> Option<Enter> {
+        use std::os::unix::ffi::OsStrExt;
+        match self {
+            Prepared::Ruleset { ruleset, mounts } => Some(Enter {
+                ruleset: ruleset.as_raw_fd(),
+                mounts: mounts.clone(),
+                cwd: std::ffi::CString::new(cwd.as_os_str().as_bytes()).ok(),
+            }),
+            Prepared::None | Prepared::Unsupported => None,
+        }
+    }
+}
+
+/// The sandbox as the child enters it; the ruleset fd stays owned by the
+/// [`Prepared`] the caller holds through the spawn.
+#[derive(Clone)]
+pub struct Enter {
+    ruleset: RawFd,
+    mounts: Option<Arc<Mounts>>,
+    cwd: Option<std::ffi::CString>,
+}
+
+impl Enter {
+    /// Makes the mounts, then enforces the ruleset (after which no mount
+    /// can change). Only async-signal-safe system calls: this runs between
+    /// fork and exec.
+    pub fn apply(&self) -> std::io::Result<()> {
+        if let Some(mounts) = &self.mounts {
+            mounts.enter()?;
+            // The working directory was entered before the mounts: it still
+            // names the directory beneath them, where `.git/hooks` is not
+            // covered. Entered again by its path, it is the one on top.
+            if let Some(cwd) = &self.cwd {
+                // SAFETY: chdir on a valid C string.
+                if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+        }
+        restrict(self.ruleset)
+    }
 }
 
 /// The kernel's Landlock ABI version (0 without Landlock).

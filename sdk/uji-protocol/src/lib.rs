@@ -5,6 +5,7 @@
 //! these types, so unknown fields are ignored and new fields must be optional:
 //! that is what lets an older plugin keep working with a newer uji.
 
+pub mod bash;
 pub mod canonical;
 
 use serde::{Deserialize, Serialize};
@@ -226,6 +227,15 @@ pub struct CallSandbox {
     /// roots, the temporary directory and the user's extra writable roots.
     #[serde(default)]
     pub writable: Vec<String>,
+    /// Absolute paths that stay read-only even beneath a writable
+    /// directory: the workspace's `.git/config` and `.git/hooks`, uji's
+    /// config directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<String>,
+    /// Absolute directories a command cannot read (it sees them empty):
+    /// uji's data directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<String>,
 }
 
 impl CallSandbox {

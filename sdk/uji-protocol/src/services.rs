@@ -236,8 +236,9 @@ pub struct ToolSandbox {
     pub writable: Option<Vec<String>>,
 }
 
-/// The sandbox settings: `mode` is `None` until set (then attended calls
-/// run unsandboxed and unattended asks in `workspace-write`).
+/// The sandbox settings: `mode` is `None` until set (then commands run in
+/// `workspace-write`, but a call a person allowed once in a question runs
+/// with no sandbox).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxSettings {
     pub mode: Option<crate::SandboxMode>,

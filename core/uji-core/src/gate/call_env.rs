@@ -1,15 +1,38 @@
 //! What a call carries besides its arguments: the confinement roots the
-//! file tools open paths beneath, and the OS sandbox `run_command` runs in.
+//! file tools open paths beneath, and the OS sandbox `run_command` runs in
+//! (with what it protects inside it).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use uji_policy::{Decision, canonicalize_lenient, expand_home};
+use uji_policy::{canonicalize_lenient, expand_home};
 use uji_protocol::services::{SandboxSettings, ToolSandbox};
 use uji_protocol::{CallSandbox, SandboxMode, SubjectKind};
 
 use super::Gate;
 
+/// Whether the missing bash was told (once per process).
+static TOLD_NO_BASH: AtomicBool = AtomicBool::new(false);
+
 impl Gate {
+    /// True for a command when this machine has no bash: what the policy
+    /// read cannot be what runs, so every command is unresolved (asked, and
+    /// denied where nobody can answer). Says so once, as a notice and in
+    /// the log.
+    pub(super) fn without_bash(&self, kind: SubjectKind) -> bool {
+        if kind != SubjectKind::Command || uji_protocol::bash::path().is_some() {
+            return false;
+        }
+        if !TOLD_NO_BASH.swap(true, Ordering::Relaxed) {
+            self.registry.notify_at(
+                uji_protocol::frontend::NoticeLevel::Warn,
+                "uji",
+                &uji_protocol::bash::missing_text(),
+            );
+        }
+        true
+    }
+
     /// The canonical working directory and extra roots.
     fn workspace_roots(&self, cwd: &Path) -> Vec<PathBuf> {
         let extra = self.roots(None);
@@ -64,27 +87,19 @@ impl Gate {
         settings.clone()
     }
 
-    /// The sandbox a command call gets: the configured mode; with none
-    /// configured, an ask that runs because nobody can answer (`--yes`)
-    /// gets `workspace-write`, anything else none. Only tools whose subject
-    /// is a command run in one.
-    pub fn call_sandbox(
-        &self,
-        kind: SubjectKind,
-        decision: Decision,
-        unattended: bool,
-        cwd: &Path,
-    ) -> Option<CallSandbox> {
+    /// The sandbox a command call gets unless a person lifts it: the mode
+    /// the user set, else `workspace-write`. Only tools whose subject is a
+    /// command run in one. Rules, defaults, "allow for this session",
+    /// hooks, `--yes` and headless runs never lift it: see
+    /// [`Gate::lifted_by_allow_once`].
+    pub fn call_sandbox(&self, kind: SubjectKind, cwd: &Path) -> Option<CallSandbox> {
         if kind != SubjectKind::Command {
             return None;
         }
         let settings = self.sandbox.read().ok()?.clone();
-        let mode = match settings.mode {
-            Some(mode) => mode,
-            None if decision == Decision::Ask && unattended => SandboxMode::WorkspaceWrite,
-            None => return None,
-        };
-        let mut writable = self.workspace_roots(cwd);
+        let mode = settings.mode.unwrap_or(SandboxMode::WorkspaceWrite);
+        let roots = self.workspace_roots(cwd);
+        let mut writable = roots.clone();
         writable.extend(canonicalize_lenient(&std::env::temp_dir()).ok());
         writable.extend(
             settings
@@ -92,20 +107,79 @@ impl Gate {
                 .iter()
                 .filter_map(|dir| canonicalize_lenient(&cwd.join(expand_home(dir))).ok()),
         );
+        let (read_only, hidden) = self.protected_paths(&roots);
         Some(CallSandbox {
             mode,
             network: settings.network,
-            writable: writable
-                .iter()
-                .map(|dir| dir.to_string_lossy().into_owned())
-                .collect(),
+            writable: strings(&writable),
+            read_only: strings(&read_only),
+            hidden: strings(&hidden),
         })
+    }
+
+    /// Whether a person's "allow once" in a question runs that call with
+    /// no sandbox: only while the user set no mode (a mode set applies to
+    /// every command).
+    pub fn lifted_by_allow_once(&self) -> bool {
+        self.sandbox.read().is_ok_and(|s| s.mode.is_none())
+    }
+
+    /// What a sandboxed command may not change even beneath a writable
+    /// directory, and what it may not read: each workspace root's
+    /// `.git/config` and `.git/hooks` (a `.git` file, in a git worktree),
+    /// and uji's config directory, read-only; uji's data directory (keys,
+    /// sessions, logs, other sessions' spill files) hidden. Only paths that
+    /// exist; a directory holding a workspace root is left alone (the user
+    /// works in it).
+    fn protected_paths(&self, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let mut read_only = Vec::new();
+        for root in roots {
+            let git = root.join(".git");
+            match std::fs::symlink_metadata(&git) {
+                Ok(meta) if meta.is_dir() => {
+                    read_only.extend(
+                        [git.join("config"), git.join("hooks")]
+                            .into_iter()
+                            .filter(|p| p.exists()),
+                    );
+                }
+                Ok(_) => read_only.push(git),
+                Err(_) => {}
+            }
+        }
+        let dir = |key: &str| {
+            self.registry
+                .config(key)
+                .and_then(|v| v.as_str().map(PathBuf::from))
+                .and_then(|d| d.canonicalize().ok())
+                .filter(|d| !roots.iter().any(|root| root.starts_with(d)))
+        };
+        read_only.extend(dir(crate::boot::CONFIG_DIR_KEY));
+        let hidden = dir(crate::boot::DATA_DIR_KEY).into_iter().collect();
+        (read_only, hidden)
     }
 }
 
-/// The approval question, with the sandbox the call would run in.
-pub(super) fn with_sandbox(question: String, sandbox: Option<&CallSandbox>) -> String {
+fn strings(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|dir| dir.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The approval question, with the sandbox the call would run in: when a
+/// person's "allow once" lifts it, both (`once: no sandbox; for the
+/// session: workspace-write, network on`).
+pub(super) fn with_sandbox(
+    question: String,
+    sandbox: Option<&CallSandbox>,
+    lifted_by_allow_once: bool,
+) -> String {
     match sandbox {
+        Some(sandbox) if lifted_by_allow_once => format!(
+            "{question} (once: no sandbox; for the session: sandbox {})",
+            sandbox.describe()
+        ),
         Some(sandbox) => format!("{question} (sandbox: {})", sandbox.describe()),
         None => question,
     }

@@ -127,7 +127,7 @@ impl Shared {
     }
 }
 
-/// Runs `command` with `sh -c` in `cwd`, in a process group of its own so
+/// Runs `command` with bash (`uji_protocol::bash`) in `cwd`, in a process group of its own so
 /// an interrupt or the timeout kills everything it started.
 async fn run(
     command: &str,
@@ -135,9 +135,7 @@ async fn run(
     mut interrupt: Interrupt,
     progress: &Paced,
 ) -> Result<(String, Option<i32>), String> {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let mut child = Command::from(uji_protocol::bash::command(command))
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -145,7 +143,10 @@ async fn run(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start sh: {e}"))?;
+        .map_err(|e| {
+            let shell = uji_protocol::bash::shell_name().to_string_lossy();
+            format!("cannot start {shell}: {e}")
+        })?;
     let pid = child.id();
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err("cannot read the command's output".to_string());
