@@ -156,6 +156,8 @@ fn spawn(
         .stdin(Stdio::null())
         .stdout(writer2)
         .stderr(writer);
+    // No provider key or UJI_* secret reaches the command (docs/configuration.md).
+    uji_sdk::child::env().apply(&mut cmd);
     let ruleset = match sandbox {
         Prepared::Ruleset(fd) => Some(fd.as_raw_fd()),
         Prepared::None | Prepared::Unsupported => None,
