@@ -333,3 +333,25 @@ fn an_mcp_answer_that_is_not_json_rpc_ends_the_call_at_its_timeout() {
     assert_timed_out("t__garbage", &printed);
     assert!(printed.contains("not valid JSON-RPC"), "{printed}");
 }
+
+#[test]
+fn a_sandboxed_command_cannot_open_the_memory_of_uji() {
+    if uji_plugin_tools::sandbox::kernel_abi() == 0 {
+        eprintln!("SKIPPED sandboxed /proc/PPID/mem: this kernel has no Landlock");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let args = json!({ "command": "cat /proc/$PPID/mem > /dev/null; echo \"exit=$?\"" });
+    let output = sandbox
+        .uji()
+        .envs(env())
+        .args(["tool", "run", "--yes", "--sandbox", "workspace-write"])
+        .args(["run_command", &args.to_string()])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(
+        stdout.contains("/mem: Permission denied") && stdout.contains("exit=1"),
+        "{stdout}\n{stderr}"
+    );
+}

@@ -120,7 +120,7 @@ impl McpTool {
         tokio::pin!(deadline);
         let ended = loop {
             tokio::select! {
-                result = &mut response => break Ended::Answer(result),
+                result = &mut response => break Ended::Answer(Box::new(result)),
                 Some(line) = progress.recv() => ctx.progress(&line),
                 _ = cancel.notified() => break Ended::Interrupted,
                 () = &mut deadline => break Ended::TimedOut,
@@ -128,13 +128,17 @@ impl McpTool {
         };
         self.server.unwatch_progress(&token);
         let why = match ended {
-            Ended::Answer(Ok(ServerResult::CallToolResult(result))) => {
-                return convert::output(&serde_json::to_value(&result).unwrap_or(Value::Null));
+            Ended::Answer(answer) => {
+                return match *answer {
+                    Ok(ServerResult::CallToolResult(result)) => {
+                        convert::output(&serde_json::to_value(&result).unwrap_or(Value::Null))
+                    }
+                    Ok(other) => {
+                        convert::output(&serde_json::to_value(&other).unwrap_or(Value::Null))
+                    }
+                    Err(e) => self.failed(e),
+                };
             }
-            Ended::Answer(Ok(other)) => {
-                return convert::output(&serde_json::to_value(&other).unwrap_or(Value::Null));
-            }
-            Ended::Answer(Err(e)) => return self.failed(e),
             Ended::Interrupted => "interrupted by the user",
             Ended::TimedOut => "no answer within the call timeout",
         };
@@ -182,7 +186,7 @@ impl McpTool {
 
 /// How waiting for an answer ended.
 enum Ended {
-    Answer(Result<ServerResult, ServiceError>),
+    Answer(Box<Result<ServerResult, ServiceError>>),
     Interrupted,
     TimedOut,
 }
