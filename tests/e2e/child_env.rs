@@ -248,7 +248,7 @@ fn mcp_sandbox(spec: &str) -> Sandbox {
     let sandbox = Sandbox::new();
     let init = format!(
         "uji.provider.add({{ id = \"mine\", wire = \"openai-chat\", base_url = \"http://127.0.0.1:9\", key_env = \"MINE_KEY\" }})\n\
-         uji.mcp.add('t', {{ command = {:?}, {spec} }})\n",
+         uji.mcp.add('t', {{ command = {:?}, args = {{ \"--extra-tools\" }}, {spec} }})\n",
         server_bin().display().to_string(),
     );
     std::fs::write(sandbox.config().join("init.lua"), init).unwrap();

@@ -4,7 +4,8 @@
 //! `fail` (an `isError` result), `crash` (the process exits), `slow` (sends
 //! progress, then waits to be cancelled; on `notifications/cancelled` it
 //! appends `cancelled` to `$MCP_TEST_MARKS`), `grow` (adds the tool `extra`
-//! and sends `notifications/tools/list_changed`), `structured`, `env`
+//! and sends `notifications/tools/list_changed`), `structured`; with
+//! `--extra-tools` also `env`
 //! (its environment as `NAME=VALUE` lines, then what it can read of its
 //! parent's `/proc/PPID/environ`), and three that misbehave: `huge` (an
 //! answer of 17 MiB on one line, over rmcp's 16 MiB limit), `silent`
@@ -77,11 +78,15 @@ impl TestServer {
             tool("slow", "Reports progress, then waits.", json!({})),
             tool("grow", "Adds the tool extra.", json!({})),
             tool("structured", "Structured content.", json!({})),
-            tool("env", "Its environment and its parent's.", json!({})),
-            tool("huge", "An answer over the line limit.", json!({})),
-            tool("silent", "Never answers.", json!({})),
-            tool("garbage", "Answers with what is not JSON-RPC.", json!({})),
         ];
+        if std::env::args().any(|a| a == "--extra-tools") {
+            tools.extend([
+                tool("env", "Its environment and its parent's.", json!({})),
+                tool("huge", "An answer over the line limit.", json!({})),
+                tool("silent", "Never answers.", json!({})),
+                tool("garbage", "Answers with what is not JSON-RPC.", json!({})),
+            ]);
+        }
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("extra", "Added later.", json!({})));
         }
