@@ -201,6 +201,12 @@ fn a_spill_file_stops_at_50_mb_and_says_the_output_was_cut() {
 #[test]
 fn keys_are_redacted_in_spill_files_which_go_with_their_session() {
     let sandbox = Sandbox::new();
+    // Commands get no key unless passed on purpose; this one is.
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"uji.config.set("child_env", { pass = { "OPENROUTER_API_KEY" } })"#,
+    )
+    .unwrap();
     let model = FakeModel::start();
     script_command(&model, "echo \"key=$OPENROUTER_API_KEY\"; seq 1 5000");
     let (_, stdout, _) = run(&sandbox, &model, &["--json", "leak"]);

@@ -975,6 +975,12 @@ fn tools_left_out_by_the_tools_option_are_refused_even_when_called() {
 #[test]
 fn keys_printed_by_a_tool_are_redacted_everywhere() {
     let sandbox = Sandbox::new();
+    // Commands get no key unless passed on purpose; this one is.
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"uji.config.set("child_env", { pass = { "OPENROUTER_API_KEY" } })"#,
+    )
+    .unwrap();
     let model = FakeModel::start();
     model
         .push(call(
