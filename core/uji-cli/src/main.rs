@@ -16,6 +16,7 @@ mod out;
 mod plugins_cmd;
 mod policy_cmd;
 mod run_cmd;
+mod secrecy;
 mod tool_cmd;
 
 #[derive(Parser, Debug)]
@@ -236,9 +237,15 @@ fn tune_allocator() {
 }
 
 fn main() -> ExitCode {
+    let hidden = secrecy::hide_environment();
     tune_allocator();
     let cli = Cli::parse();
     logs::start(&cli);
+    if let Err(e) = hidden {
+        tracing::warn!(
+            "could not make uji non-dumpable (commands of your user may read its memory): {e}"
+        );
+    }
     let result = match cli.command {
         Some(Command::Run {
             prompt,

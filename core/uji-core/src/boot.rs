@@ -95,6 +95,7 @@ fn boot_loading(
         Err(e) => registry.notify_at(NoticeLevel::Warn, "keys", &e.to_string()),
     }
     providers.install_services(&registry);
+    crate::child_env::install_service(&registry, &providers);
     let mut builtin_failures: Vec<LoadFailure> = Vec::new();
     let mut builtin_loaded = Vec::new();
     for (module, label) in builtins {
@@ -106,6 +107,7 @@ fn boot_loading(
     let mut plugins = load(&registry);
     plugins.loaded.splice(0..0, builtin_loaded);
     plugins.failed.extend(builtin_failures);
+    crate::child_env::announce(&registry, &providers);
     // A broken config is an error the user must see, wherever uji runs.
     if let Some(text) = registry.config(CONFIG_ERROR_KEY)
         && let Some(text) = text.as_str()

@@ -6,6 +6,7 @@ pub mod agent;
 mod answer_sink;
 pub mod approvals;
 pub mod boot;
+pub mod child_env;
 pub mod compaction;
 pub mod control;
 pub mod gate;

@@ -11,6 +11,9 @@ use uji_sdk::DeclaredPolicy;
 /// How long a server may take to answer `initialize` when no `timeout` is set.
 pub const DEFAULT_HANDSHAKE: Duration = Duration::from_secs(30);
 
+/// How long a tool call may wait for its answer when no `call_timeout` is set.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("an MCP server needs a name of letters, digits, `-` and `_`, got {0:?}")]
@@ -45,6 +48,8 @@ pub struct ServerConfig {
     pub name: String,
     pub transport: Transport,
     pub handshake: Duration,
+    /// How long a tool call waits for the server's answer.
+    pub call_timeout: Duration,
     /// What its tools declare to the gate; rules still override it.
     pub policy: DeclaredPolicy,
 }
@@ -65,6 +70,8 @@ struct Spec {
     headers: BTreeMap<String, String>,
     /// Seconds to wait for the handshake.
     timeout: Option<f64>,
+    /// Seconds a tool call may wait for its answer.
+    call_timeout: Option<f64>,
     policy: Option<DeclaredPolicy>,
     #[serde(rename = "type")]
     kind: Option<String>,
@@ -133,21 +140,29 @@ impl ServerConfig {
         {
             return Err(spec_error(format!("unknown type {kind:?}")));
         }
-        let handshake = match spec.timeout {
-            Some(secs) if secs.is_finite() && secs > 0.0 => Duration::from_secs_f64(secs),
-            Some(secs) => {
-                return Err(spec_error(format!(
-                    "timeout must be > 0 seconds, got {secs}"
-                )));
-            }
-            None => DEFAULT_HANDSHAKE,
-        };
+        let handshake = seconds("timeout", spec.timeout, DEFAULT_HANDSHAKE).map_err(spec_error)?;
+        let call_timeout =
+            seconds("call_timeout", spec.call_timeout, DEFAULT_CALL_TIMEOUT).map_err(spec_error)?;
         Ok(ServerConfig {
             name: name.to_string(),
             transport,
             handshake,
+            call_timeout,
             policy: spec.policy.unwrap_or(DeclaredPolicy::Ask),
         })
+    }
+}
+
+/// A duration given in seconds, `default` when absent.
+fn seconds(key: &str, given: Option<f64>, default: Duration) -> Result<Duration, String> {
+    match given {
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        Some(secs) => Err(format!(
+            "{key} must be a number of seconds > 0 and at most 86400, got {secs}"
+        )),
+        None => Ok(default),
     }
 }
 
@@ -182,6 +197,9 @@ mod tests {
             matches!(stdio.transport, Transport::Stdio { ref command, .. } if command == "srv")
         );
         assert_eq!(stdio.handshake, Duration::from_secs(2));
+        assert_eq!(stdio.call_timeout, DEFAULT_CALL_TIMEOUT);
+        let quick = ServerConfig::parse("q", &json!({"command": "srv", "call_timeout": 0.5}))?;
+        assert_eq!(quick.call_timeout, Duration::from_millis(500));
         let http = ServerConfig::parse(
             "web",
             &json!({"url": "http://127.0.0.1:1/mcp", "headers": {"A": "b"}}),
@@ -199,6 +217,8 @@ mod tests {
         let typo = ServerConfig::parse("x", &json!({"comand": "a"}));
         assert!(typo.is_err_and(|e| e.to_string().contains("comand")));
         assert!(ServerConfig::parse("a b", &json!({"command": "a"})).is_err());
+        let never = ServerConfig::parse("x", &json!({"command": "a", "call_timeout": 0}));
+        assert!(never.is_err_and(|e| e.to_string().contains("call_timeout must be")));
     }
 
     #[test]

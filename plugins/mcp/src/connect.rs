@@ -40,7 +40,9 @@ async fn stdio(
     env: &BTreeMap<String, String>,
     cwd: Option<&str>,
 ) -> Result<Client, String> {
-    let mut cmd = tokio::process::Command::new(command);
+    // uji's environment without provider keys and UJI_* secrets, then the
+    // spec's own `env` as given.
+    let mut cmd = tokio::process::Command::from(uji_sdk::child::command(command));
     cmd.args(args).envs(env);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);

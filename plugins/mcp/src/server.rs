@@ -273,10 +273,22 @@ impl Server {
     /// Lists the server's tools and registers each with uji; tools it no
     /// longer has are removed.
     async fn refresh_tools(self: &Arc<Self>, peer: &Peer<RoleClient>) {
-        let listed = match peer.list_all_tools().await {
-            Ok(tools) => tools,
-            Err(e) => {
+        // A server that never answers `tools/list` must not hold the
+        // connection's loop (and with it stop and restart) forever.
+        let timeout = self.config.handshake;
+        let listed = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(e)) => {
                 let message = format!("tools/list failed: {e}");
+                self.log(LogLevel::Warn, &message);
+                lock(&self.status).last_error = Some(message);
+                return;
+            }
+            Err(_) => {
+                let message = format!(
+                    "tools/list had no answer uji could read within {} s (the handshake timeout)",
+                    timeout.as_secs_f64()
+                );
                 self.log(LogLevel::Warn, &message);
                 lock(&self.status).last_error = Some(message);
                 return;

@@ -112,34 +112,59 @@ impl McpTool {
         let mut progress = self.server.watch_progress(&token);
         let response = handle.await_response();
         tokio::pin!(response);
-        let result = loop {
+        // rmcp drops an answer it cannot read (a line over its limit, text
+        // that is not JSON-RPC) and waits on: only this deadline ends such
+        // a call, as it ends one the server never answers.
+        let timeout = self.server.config.call_timeout;
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let ended = loop {
             tokio::select! {
-                result = &mut response => break Some(result),
+                result = &mut response => break Ended::Answer(Box::new(result)),
                 Some(line) = progress.recv() => ctx.progress(&line),
-                _ = cancel.notified() => break None,
+                _ = cancel.notified() => break Ended::Interrupted,
+                () = &mut deadline => break Ended::TimedOut,
             }
         };
         self.server.unwatch_progress(&token);
-        match result {
-            None => {
-                // Dropping the pending request would leave the server working;
-                // tell it to stop (`notifications/cancelled`).
-                let _ = peer
-                    .notify_cancelled(CancelledNotificationParam::new(
-                        Some(id),
-                        Some("interrupted by the user".into()),
-                    ))
-                    .await;
-                ToolOutput::error("interrupted")
+        let why = match ended {
+            Ended::Answer(answer) => {
+                return match *answer {
+                    Ok(ServerResult::CallToolResult(result)) => {
+                        convert::output(&serde_json::to_value(&result).unwrap_or(Value::Null))
+                    }
+                    Ok(other) => {
+                        convert::output(&serde_json::to_value(&other).unwrap_or(Value::Null))
+                    }
+                    Err(e) => self.failed(e),
+                };
             }
-            Some(Ok(ServerResult::CallToolResult(result))) => {
-                convert::output(&serde_json::to_value(&result).unwrap_or(Value::Null))
-            }
-            Some(Ok(other)) => {
-                convert::output(&serde_json::to_value(&other).unwrap_or(Value::Null))
-            }
-            Some(Err(e)) => self.failed(e),
+            Ended::Interrupted => "interrupted by the user",
+            Ended::TimedOut => "no answer within the call timeout",
+        };
+        // Dropping the pending request would leave the server working;
+        // tell it to stop (`notifications/cancelled`).
+        let _ = peer
+            .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(why.into())))
+            .await;
+        match ended {
+            Ended::TimedOut => ToolOutput::error(self.timed_out(timeout)),
+            _ => ToolOutput::error("interrupted"),
         }
+    }
+
+    /// What the model is told when the server's answer did not come.
+    fn timed_out(&self, timeout: std::time::Duration) -> String {
+        format!(
+            "{}: MCP server {} sent no answer uji could read within {} s, so the call was cancelled. \
+             Either it is still working or stuck, or its answer was not valid JSON-RPC or longer \
+             than {} MiB on one line, which uji cannot read. Try again with a smaller request; \
+             the user can raise the limit with call_timeout in the server's uji.mcp.add.",
+            self.spec.name,
+            self.server.name(),
+            timeout.as_secs_f64(),
+            rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH / (1024 * 1024),
+        )
     }
 
     /// A call that got no answer. When the server could not be reached
@@ -157,6 +182,13 @@ impl McpTool {
             self.server.name()
         ))
     }
+}
+
+/// How waiting for an answer ended.
+enum Ended {
+    Answer(Box<Result<ServerResult, ServiceError>>),
+    Interrupted,
+    TimedOut,
 }
 
 /// The innermost error's words (e.g. `Connection refused (os error 111)`),

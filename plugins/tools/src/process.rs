@@ -154,6 +154,8 @@ fn spawn(
         .stdin(Stdio::null())
         .stdout(writer2)
         .stderr(writer);
+    // No provider key or UJI_* secret reaches the command (docs/configuration.md).
+    uji_sdk::child::env().apply(&mut cmd);
     let enter = sandbox.enter(cwd);
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: setsid, prctl, getppid, and the sandbox's unshare, open,

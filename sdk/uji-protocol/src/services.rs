@@ -499,6 +499,80 @@ pub struct ModelChoice {
 pub struct ModelCurrent {}
 service!(ModelCurrent, "model.current", "{}", Option<ModelChoice>);
 
+// ---- child processes --------------------------------------------------------
+
+/// `env.child`: which of uji's environment variables no child process may
+/// inherit (commands, background jobs, `!cmd`, MCP servers): every provider
+/// key variable (the catalogue's and those `uji.provider.add` names) and
+/// uji's own `UJI_*` variables, less those the user passes through on
+/// purpose. Ask for it at each spawn: `uji.provider.add` may name more.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildEnvRequest {}
+service!(ChildEnvRequest, "env.child", "{}", ChildEnv);
+
+/// What a child process inherits of uji's environment: the answer of
+/// `env.child`. [`ChildEnv::apply`] puts it on a `Command`; variables the
+/// spawner sets on the `Command` itself (an MCP server's `env`) are kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildEnv {
+    /// Names not inherited, whether they are set now or not.
+    #[serde(default)]
+    pub withheld: Vec<String>,
+    /// When set, only these names are inherited ([`ChildEnv::fallback`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<Vec<String>>,
+}
+
+/// What a child inherits when uji could not say what to withhold (a
+/// plugin run outside uji, an older uji): enough to run programs, nothing
+/// that could be a key. `LC_*` variables are kept too.
+pub const FALLBACK_INHERITED: [&str; 11] = [
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ", "PWD",
+];
+
+impl ChildEnv {
+    /// Fails closed: only [`FALLBACK_INHERITED`] and `LC_*` are inherited.
+    pub fn fallback() -> ChildEnv {
+        ChildEnv {
+            withheld: Vec::new(),
+            only: Some(FALLBACK_INHERITED.iter().map(|n| n.to_string()).collect()),
+        }
+    }
+
+    /// Whether a child must not inherit `name`.
+    pub fn withholds(&self, name: &std::ffi::OsStr) -> bool {
+        let name = name.to_string_lossy();
+        match &self.only {
+            Some(only) => !(name.starts_with("LC_") || only.iter().any(|n| *n == name)),
+            None => self.withheld.iter().any(|n| *n == name),
+        }
+    }
+
+    /// The variables of this process's environment a child inherits, for a
+    /// `Command` built with `env_clear()`.
+    pub fn inherited(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        std::env::vars_os()
+            .filter(|(name, _)| !self.withholds(name))
+            .collect()
+    }
+
+    /// Removes from what `cmd` inherits every variable of this process's
+    /// environment it withholds. Variables set on `cmd` itself stay, so the
+    /// order of this call and `cmd.env(..)` does not matter.
+    pub fn apply(&self, cmd: &mut std::process::Command) {
+        let set_on_cmd: Vec<std::ffi::OsString> = cmd
+            .get_envs()
+            .filter(|(_, value)| value.is_some())
+            .map(|(name, _)| name.to_os_string())
+            .collect();
+        for (name, _) in std::env::vars_os() {
+            if self.withholds(&name) && !set_on_cmd.contains(&name) {
+                cmd.env_remove(&name);
+            }
+        }
+    }
+}
+
 // ---- the running session ----------------------------------------------------
 
 /// `session.info`: facts about the running session.

@@ -41,6 +41,7 @@
 //! uji_sdk::export_plugin!(ShoutPlugin);
 //! ```
 
+pub mod child;
 mod guard;
 mod host;
 pub mod services;
@@ -131,6 +132,7 @@ pub mod __private {
     extern "C" fn init<P: Plugin>(host: HostBox) -> RResult<(), Fault> {
         crate::guard::install_panic_hook();
         let host = Host::new(host);
+        crate::child::remember_host(&host);
         match guard(|| P::init(&host)) {
             Ok(Ok(())) => RResult::ROk(()),
             Ok(Err(message)) => RResult::RErr(Fault::error(message)),

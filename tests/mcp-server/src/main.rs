@@ -4,7 +4,13 @@
 //! `fail` (an `isError` result), `crash` (the process exits), `slow` (sends
 //! progress, then waits to be cancelled; on `notifications/cancelled` it
 //! appends `cancelled` to `$MCP_TEST_MARKS`), `grow` (adds the tool `extra`
-//! and sends `notifications/tools/list_changed`), `structured`.
+//! and sends `notifications/tools/list_changed`), `structured`; with
+//! `--extra-tools` also `env`
+//! (its environment as `NAME=VALUE` lines, then what it can read of its
+//! parent's `/proc/PPID/environ`), and three that misbehave: `huge` (an
+//! answer of 17 MiB on one line, over rmcp's 16 MiB limit), `silent`
+//! (never answers, ignoring cancellation) and `garbage` (answers with a
+//! line that is not JSON, then one that is JSON but not JSON-RPC).
 //! Every start appends `started PID` to `$MCP_TEST_MARKS` when that is set.
 //! `--http [--port N]` serves streamable HTTP instead.
 
@@ -73,6 +79,14 @@ impl TestServer {
             tool("grow", "Adds the tool extra.", json!({})),
             tool("structured", "Structured content.", json!({})),
         ];
+        if std::env::args().any(|a| a == "--extra-tools") {
+            tools.extend([
+                tool("env", "Its environment and its parent's.", json!({})),
+                tool("huge", "An answer over the line limit.", json!({})),
+                tool("silent", "Never answers.", json!({})),
+                tool("garbage", "Answers with what is not JSON-RPC.", json!({})),
+            ]);
+        }
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("extra", "Added later.", json!({})));
         }
@@ -139,6 +153,16 @@ impl ServerHandler for TestServer {
                 result(json!({"content": [{"type": "text", "text": "it broke"}], "isError": true}))
             }
             "structured" => result(json!({"content": [], "structuredContent": {"answer": 42}})),
+            "env" => result(json!({"content": [{"type": "text", "text": environment()}]})),
+            "huge" => {
+                let text = "x".repeat(17 * 1024 * 1024);
+                result(json!({"content": [{"type": "text", "text": text}]}))
+            }
+            "silent" => std::future::pending().await,
+            "garbage" => {
+                garbage(&ctx.id);
+                std::future::pending().await
+            }
             "crash" => std::process::exit(3),
             "slow" => self.slow(ctx).await,
             "grow" => {
@@ -149,6 +173,45 @@ impl ServerHandler for TestServer {
             other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         }
     }
+}
+
+/// `NAME=VALUE` lines of this process's environment, then
+/// `parent environ: ` and the names in its parent's `/proc/PPID/environ`
+/// (or why it could not be read).
+fn environment() -> String {
+    let mut lines: Vec<String> = std::env::vars_os()
+        .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+        .collect();
+    lines.sort();
+    let parent = std::os::unix::process::parent_id();
+    let names = match std::fs::read(format!("/proc/{parent}/environ")) {
+        Ok(bytes) => bytes
+            .split(|&b| b == 0)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| {
+                String::from_utf8_lossy(entry.split(|&b| b == b'=').next().unwrap_or_default())
+                    .into_owned()
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        Err(e) => format!("unreadable ({e})"),
+    };
+    lines.push(format!("parent environ: {names}"));
+    lines.join("\n")
+}
+
+/// Writes, past rmcp, an answer to request `id` that is not JSON, then
+/// one that is JSON but not a JSON-RPC message.
+fn garbage(id: &rmcp::model::RequestId) {
+    use std::io::Write;
+    let id = serde_json::to_string(id).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":["
+    );
+    let _ = writeln!(out, "{{\"id\":{id},\"answer\":\"not json-rpc\"}}");
+    let _ = out.flush();
 }
 
 /// `--http`: serves streamable HTTP on 127.0.0.1 (`--port N`, else a free

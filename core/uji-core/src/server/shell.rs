@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use uji_host::progress::{self, Paced};
 use uji_protocol::frontend::Event;
+use uji_protocol::services::ChildEnv;
 use uji_protocol::session::MessageBody;
 
 use super::{Reply, Shared};
@@ -108,7 +109,9 @@ impl Shared {
                     line: progress::shorten(&line, progress::WIDTH).into_owned(),
                 });
             }));
-            let result = run(&command, shared.sessions.cwd(), interrupt, &progress).await;
+            let env =
+                crate::child_env::child_env(&shared.sessions.registry, &shared.sessions.providers);
+            let result = run(&command, shared.sessions.cwd(), &env, interrupt, &progress).await;
             shared.shells.done(id);
             match result {
                 Ok((output, exit_code)) => {
@@ -132,10 +135,15 @@ impl Shared {
 async fn run(
     command: &str,
     cwd: &std::path::Path,
+    env: &ChildEnv,
     mut interrupt: Interrupt,
     progress: &Paced,
 ) -> Result<(String, Option<i32>), String> {
-    let mut child = Command::from(uji_protocol::bash::command(command))
+    let mut bash = uji_protocol::bash::command(command);
+    // No provider key or UJI_* secret reaches it (docs/configuration.md);
+    // removing them keeps bash's own removals (BASH_ENV…) in place.
+    env.apply(&mut bash);
+    let mut child = Command::from(bash)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
