@@ -79,6 +79,13 @@ fn lines_dash_would_split_differently_run_as_bash_reads_them() {
 #[test]
 fn bash_starts_without_rc_files_exported_functions_or_posix_mode() {
     let sandbox = sandbox();
+    // The line prints variables, so it is not plain: with no deny rules
+    // `--yes` runs it (docs/policy.md).
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
+    )
+    .unwrap();
     let rc = sandbox.root.path().join("rc.sh");
     let marker = sandbox.root.path().join("rc-ran");
     std::fs::write(&rc, format!("touch {}\n", marker.display())).unwrap();

@@ -341,6 +341,12 @@ fn a_sandboxed_command_cannot_open_the_memory_of_uji() {
         return;
     }
     let sandbox = Sandbox::new();
+    // `$PPID` is never plain: with no deny rules `--yes` runs it.
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
+    )
+    .unwrap();
     let args = json!({ "command": "cat /proc/$PPID/mem > /dev/null; echo \"exit=$?\"" });
     let output = sandbox
         .uji()

@@ -65,8 +65,9 @@ fn an_auto_approved_touch_outside_the_workspace_fails_and_one_inside_works() {
         &sandbox,
         &tmp,
         &format!(
-            "touch {}; touch inside.txt; touch \"$TMPDIR/t\"",
-            outside.display()
+            "touch {}; touch inside.txt; touch {}",
+            outside.display(),
+            tmp.join("t").display()
         ),
         &["--yes"],
     );
@@ -388,7 +389,10 @@ fn a_sandboxed_command_cannot_signal_uji() {
         eprintln!("SKIPPED signal scoping: this kernel's Landlock is older than ABI 6");
         return;
     }
-    let (sandbox, tmp) = sandbox(None);
+    // `$PPID` is never plain: with no deny rules `--yes` runs it.
+    let (sandbox, tmp) = sandbox(Some(
+        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
+    ));
     let command = "kill -0 $PPID && echo signalled; kill -CONT $PPID && echo continued; \
                    sleep 0 & kill -0 $! && echo own-child-ok";
     let out = run_command(&sandbox, &tmp, command, &["--yes"]);

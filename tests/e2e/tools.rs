@@ -187,6 +187,12 @@ fn run_command_keeps_the_tail_saves_the_full_output_and_streams_progress() {
 #[test]
 fn run_command_at_its_timeout_moves_to_the_background_and_ends_with_uji_tool() {
     let sandbox = Sandbox::new();
+    // `$!` is never plain: with no deny rules `--yes` runs it.
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
+    )
+    .unwrap();
     let started = std::time::Instant::now();
     let (_, stdout, _) = tool(
         &sandbox,

@@ -34,7 +34,9 @@ fn open(model: &FakeModel) -> (Sandbox, Tty) {
 require("uji.defaults")
 uji.provider.add({{ id = "fake", wire = "openai-chat", base_url = "{}", models = {{ "m1" }} }})
 uji.model.use("fake/m1")
-uji.tool.policy({{ run_command = {{ default = "allow" }} }})
+-- The commands use $$, never plain: no rule or default allows them, a
+-- hook that answers for every part may.
+uji.on("before_tool", function() return {{ allow = true, all_parts = true }} end)
 "#,
         model.base_url()
     );

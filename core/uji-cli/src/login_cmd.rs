@@ -77,6 +77,7 @@ fn ask_provider(providers: &Providers) -> Result<String, String> {
     for p in &needs_key {
         say!("  {:<14} {}", p.id, display_name(p));
     }
+    discard_typed_ahead();
     prompt("Provider: ")?;
     let line = read_line()?;
     let id = line.trim();
@@ -84,6 +85,15 @@ fn ask_provider(providers: &Providers) -> Result<String, String> {
         return Err("no provider given; nothing was saved".into());
     }
     Ok(id.to_string())
+}
+
+/// Throws away what was typed at the terminal before the question was
+/// asked: only a line typed after it answers it (docs/providers.md).
+fn discard_typed_ahead() {
+    let stdin = std::io::stdin();
+    if let Err(e) = rustix::termios::tcflush(&stdin, rustix::termios::QueueSelector::IFlush) {
+        tracing::warn!("cannot discard typed-ahead input: {e}");
+    }
 }
 
 fn prompt(text: &str) -> Result<(), String> {
@@ -110,6 +120,7 @@ fn read_key(provider: &Provider) -> Result<String, String> {
             .as_deref()
             .map(|v| format!(" ({v})"))
             .unwrap_or_default();
+        discard_typed_ahead();
         prompt(&format!("Key for {}{var}: ", display_name(provider)))?;
         let line = {
             let _echo_off = EchoOff::new();

@@ -518,6 +518,23 @@ const ESCAPES: &[&str] = &[
     "eval {rm,-rf,v}",
     "$X -rf v",
     "xargs -a list rm",
+    "x='a[$(rm -rf v)]'; (( x ))",
+    "x='a[$(rm -rf v)]'; [[ x -eq 1 ]]",
+    "declare -i x='a[$(rm -rf v)]'",
+    "x='$(rm -rf v)'; echo ${x@P}",
+    "BASH_CMDS[ls]=/bin/rm; ls -rf v",
+    "echo rm -rf v | bash",
+    "bash <<< 'rm -rf v'",
+    "bash script.sh",
+    "sh < script.sh",
+    "at now <<< 'rm -rf v'",
+    "git submodule foreach 'rm -rf v'",
+    "git bisect run rm -rf v",
+    "git rebase -x 'rm -rf v' HEAD~1",
+    "git filter-branch --tree-filter 'rm -rf v' HEAD",
+    "python3 -c \"import os; os.system('rm -rf v')\"",
+    "docker run img rm -rf /w",
+    "tmux new -d 'rm -rf v'",
 ];
 
 /// Lines that change what a later or the same command runs, or hold words

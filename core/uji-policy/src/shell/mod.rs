@@ -120,14 +120,17 @@ pub(crate) fn mark_hidden_programs(parts: &mut [CommandPart], denied: &[&str]) {
     // A word names a program when it holds the name with no name
     // character on either side: `rm`, `/bin/rm`, `'rm -rf v'`,
     // `os.system('rm -rf v')`, but not `rm_tests` or `form`.
+    let is_name_byte =
+        |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b"_-.".contains(b));
     let names = |w: &str| -> bool {
-        let is_name_char = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
-        denied.iter().any(|d| {
-            w.match_indices(d).any(|(at, _)| {
-                let before = w.get(..at).and_then(|b| b.chars().next_back());
-                let after = w.get(at + d.len()..).and_then(|a| a.chars().next());
-                !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
-            })
+        let w = w.as_bytes();
+        denied.iter().map(|d| d.as_bytes()).any(|d| {
+            !d.is_empty()
+                && w.windows(d.len()).enumerate().any(|(at, window)| {
+                    window == d
+                        && !is_name_byte(at.checked_sub(1).and_then(|i| w.get(i)))
+                        && !is_name_byte(w.get(at + d.len()))
+                })
         })
     };
     for part in parts.iter_mut().filter(|p| p.resolved) {

@@ -232,12 +232,12 @@ fn visit<'t>(
                 Some(i) => outer.swap_remove(i).1,
                 None => Redirects::default(),
             };
-            command(node, src, extra, depth, col, scratch);
+            let compound = command(node, src, extra, depth, col, scratch);
             // Only a substitution, or a compound command the grammar hung
             // on a word (`coproc (…)`), can hide another command inside a
             // simple command; most commands have neither, and walking every
             // token would cost as much as the parse.
-            return may_nest(text(node, src)) || has_compound_child(node);
+            return compound || may_nest(text(node, src));
         }
         "redirected_statement" => match node.child_by_field_name("body").map(last_command) {
             Some(b) if b.kind() == "command" => outer.push((b.id(), redirections(node, src))),
@@ -278,35 +278,31 @@ fn visit<'t>(
     true
 }
 
-/// A command node with a child that is not a word, an assignment or a
-/// redirection: a compound command the grammar attached to it.
-fn has_compound_child(node: Node<'_>) -> bool {
-    (0..node.named_child_count())
-        .filter_map(|i| node.named_child(i))
-        .any(|c| {
-            !matches!(
-                c.kind(),
-                "command_name"
-                    | "word"
-                    | "string"
-                    | "raw_string"
-                    | "number"
-                    | "concatenation"
-                    | "simple_expansion"
-                    | "expansion"
-                    | "ansi_c_string"
-                    | "translated_string"
-                    | "command_substitution"
-                    | "process_substitution"
-                    | "arithmetic_expansion"
-                    | "variable_assignment"
-                    | "file_redirect"
-                    | "heredoc_redirect"
-                    | "herestring_redirect"
-                    | "brace_expression"
-                    | "comment"
-            )
-        })
+/// A child of a command node that is a compound command the grammar
+/// attached to it rather than a word, an assignment or a redirection.
+fn is_compound(kind: &str) -> bool {
+    !matches!(
+        kind,
+        "command_name"
+            | "word"
+            | "string"
+            | "raw_string"
+            | "number"
+            | "concatenation"
+            | "simple_expansion"
+            | "expansion"
+            | "ansi_c_string"
+            | "translated_string"
+            | "command_substitution"
+            | "process_substitution"
+            | "arithmetic_expansion"
+            | "variable_assignment"
+            | "file_redirect"
+            | "heredoc_redirect"
+            | "herestring_redirect"
+            | "brace_expression"
+            | "comment"
+    )
 }
 
 /// An assignment that is a statement of its own (`PATH=.`, `export
@@ -390,7 +386,8 @@ fn may_nest(t: &str) -> bool {
 }
 
 /// A simple command: its words, and its redirections with those of its
-/// statement (`outer`).
+/// statement (`outer`). True when the grammar hung a compound command on
+/// it, whose commands must be walked too.
 fn command<'t>(
     node: Node<'t>,
     src: &str,
@@ -398,13 +395,15 @@ fn command<'t>(
     depth: usize,
     col: &mut Collector,
     c: &mut TreeCursor<'t>,
-) {
+) -> bool {
     let mut words = Vec::new();
     let mut redirects = Redirects::default();
     let mut not_plain = None;
+    let mut compound = false;
     c.reset(node);
     if c.goto_first_child() {
         loop {
+            compound |= c.node().is_named() && is_compound(c.node().kind());
             match c.field_name() {
                 Some("name") | Some("argument") => words.push(word(c.node(), src)),
                 Some("redirect") => {
@@ -421,7 +420,8 @@ fn command<'t>(
                             text(node, src),
                             format!("the shell runs `{bad}` as a program, not an assignment"),
                         ));
-                        return;
+                        // Walk what it holds all the same.
+                        return true;
                     }
                     not_plain = not_plain.or_else(|| leading_assignment(c.node(), src));
                 }
@@ -438,7 +438,8 @@ fn command<'t>(
         ..outer
     });
     redirects.not_plain = not_plain.or(redirects.not_plain);
-    words_part(&words, &redirects.text, redirects.not_plain, depth, col);
+    words_part(words, &redirects.text, redirects.not_plain, depth, col);
+    compound
 }
 
 /// Why a leading `NAME=value` makes its command not plain: the name
@@ -635,7 +636,7 @@ fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
 /// `not_plain` says why its redirections or assignments keep it from being
 /// allowed, if they do.
 pub(crate) fn words_part(
-    words: &[Word],
+    words: Vec<Word>,
     redirects: &str,
     not_plain: Option<String>,
     depth: usize,
@@ -702,32 +703,40 @@ pub(crate) fn words_part(
         add(join(&|w| w.plain(), base), &mut strict);
         add(join(&|w| w.raw.as_str(), base), &mut strict);
     }
-    if let Some(form) = deletion_form(base, words, redirects) {
+    if let Some(form) = deletion_form(base, &words, redirects) {
         add(form, &mut strict);
     }
     let mut allow = Vec::new();
     if (path && SYSTEM_DIRS.contains(&dir)) || (!path && prog != first.raw) {
         add(join(&|w| w.raw.as_str(), base), &mut allow);
     }
-    let reason = not_plain.or_else(|| plain_words(base, words));
+    let reason = not_plain.or_else(|| plain_words(base, &words));
+    let program = base.to_string();
+    // A program name with blanks or shell characters (`sudo 'rm -rf v'`)
+    // is no program anyone has; read it as the script it looks like, so
+    // deny rules see what it names.
+    let script = prog
+        .contains(|c: char| c.is_whitespace() || ";|&<>()$`".contains(c))
+        .then(|| prog.to_string());
+    let inners = look_through(&program, &words);
     col.push(CommandPart {
         text,
-        program: base.to_string(),
+        program,
         resolved: reason.is_none(),
         reason,
         allow_forms: allow,
         strict_forms: strict,
-        argv: words.iter().map(|w| w.plain().to_string()).collect(),
+        argv: words
+            .into_iter()
+            .map(|w| w.value.unwrap_or(w.raw))
+            .collect(),
     });
-    // A program name with blanks or shell characters (`sudo 'rm -rf v'`)
-    // is no program anyone has; read it as the script it looks like, so
-    // deny rules see what it names.
-    if prog.contains(|c: char| c.is_whitespace() || ";|&<>()$`".contains(c)) {
-        parse_into(prog, depth + 1, col);
+    if let Some(script) = script {
+        parse_into(&script, depth + 1, col);
     }
-    for inner in look_through(base, words) {
+    for inner in inners {
         match inner {
-            Inner::Command(w) => words_part(&w, "", None, depth + 1, col),
+            Inner::Command(w) => words_part(w, "", None, depth + 1, col),
             Inner::Script(s) => parse_into(&s, depth + 1, col),
             Inner::Part(p) => col.push(p),
         }

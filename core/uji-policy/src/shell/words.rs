@@ -51,6 +51,10 @@ pub(crate) fn word(node: Node<'_>, src: &str) -> Word {
 /// words. Quoted pieces never expand; unquoted ones are read as the shell
 /// reads them, escapes included.
 fn expands(node: Node<'_>, src: &str) -> bool {
+    // Most words hold none of the characters that could expand.
+    if !text(node, src).contains(['*', '?', '[', '{', '@', '+', '!']) {
+        return false;
+    }
     match node.kind() {
         "brace_expression" | "extglob_pattern" => true,
         "word" | "number" => unquoted_expands(text(node, src)),
