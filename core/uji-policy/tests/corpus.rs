@@ -535,6 +535,12 @@ const ESCAPES: &[&str] = &[
     "python3 -c \"import os; os.system('rm -rf v')\"",
     "docker run img rm -rf /w",
     "tmux new -d 'rm -rf v'",
+    "python3 <<< 'import os; os.system(\"rm -rf v\")'",
+    "python3 <<EOF\nimport os\nos.system('rm -rf v')\nEOF",
+    "make -f /dev/stdin <<< $'all:\\n\\trm -rf v'",
+    "source ./x.sh",
+    ". ./x.sh",
+    "env - rm -rf v",
 ];
 
 /// Lines that change what a later or the same command runs, or hold words

@@ -71,6 +71,9 @@ pub struct CommandPart {
     /// only known at run time); empty for a part with no known program.
     #[serde(skip)]
     pub(crate) argv: Vec<String>,
+    /// What here-strings and here-documents feed the program.
+    #[serde(skip)]
+    pub(crate) input: String,
 }
 
 impl CommandPart {
@@ -84,6 +87,7 @@ impl CommandPart {
             allow_forms: Vec::new(),
             strict_forms: Vec::new(),
             argv: Vec::new(),
+            input: String::new(),
         }
     }
 
@@ -111,8 +115,10 @@ fn normalise_space(text: &str) -> String {
 }
 
 /// Marks unresolved each part whose program uji neither looks through nor
-/// knows to run no arguments, when a later word names one of `denied`
-/// (programs deny rules name): `foo --flag rm -rf v` may run `rm`.
+/// knows to run no arguments, when a later word or what a here-string or
+/// here-document feeds it names one of `denied` (programs deny rules name):
+/// `foo --flag rm -rf v` and `python3 <<< 'os.system("rm -rf v")'` may run
+/// `rm`.
 pub(crate) fn mark_hidden_programs(parts: &mut [CommandPart], denied: &[&str]) {
     if denied.is_empty() {
         return;
@@ -138,7 +144,8 @@ pub(crate) fn mark_hidden_programs(parts: &mut [CommandPart], denied: &[&str]) {
         if wrappers::is_looked_through(program) || wrappers::runs_no_arguments(program) {
             continue;
         }
-        if let Some(w) = part.argv.iter().skip(1).find(|w| names(w)) {
+        let fed = std::iter::once(&part.input).filter(|i| !i.is_empty());
+        if let Some(w) = part.argv.iter().skip(1).chain(fed).find(|w| names(w)) {
             part.reason = Some(format!(
                 "`{program}` is not a program uji knows, and its argument `{w}` names a \
                  program a deny rule refuses"

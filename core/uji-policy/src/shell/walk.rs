@@ -1,6 +1,7 @@
 //! Walking the syntax tree and turning each simple command into parts.
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
@@ -21,6 +22,8 @@ pub(crate) struct Redirects {
     /// Why a redirection is not plain (a target only known at run time, a
     /// here-document that expands).
     not_plain: Option<String>,
+    /// What here-strings and here-documents feed the command.
+    input: String,
 }
 
 impl Redirects {
@@ -33,6 +36,7 @@ impl Redirects {
         }
         self.extra.extend(other.extra);
         self.not_plain = self.not_plain.take().or(other.not_plain);
+        self.input.push_str(&other.input);
     }
 }
 
@@ -280,29 +284,38 @@ fn visit<'t>(
 
 /// A child of a command node that is a compound command the grammar
 /// attached to it rather than a word, an assignment or a redirection.
-fn is_compound(kind: &str) -> bool {
-    !matches!(
-        kind,
-        "command_name"
-            | "word"
-            | "string"
-            | "raw_string"
-            | "number"
-            | "concatenation"
-            | "simple_expansion"
-            | "expansion"
-            | "ansi_c_string"
-            | "translated_string"
-            | "command_substitution"
-            | "process_substitution"
-            | "arithmetic_expansion"
-            | "variable_assignment"
-            | "file_redirect"
-            | "heredoc_redirect"
-            | "herestring_redirect"
-            | "brace_expression"
-            | "comment"
-    )
+/// Compared by kind id: a kind's name is converted from C on every call,
+/// and commands have many children.
+fn is_compound(node: Node<'_>) -> bool {
+    static WORDISH: OnceLock<Vec<u16>> = OnceLock::new();
+    let wordish = WORDISH.get_or_init(|| {
+        let language: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
+        [
+            "command_name",
+            "word",
+            "string",
+            "raw_string",
+            "number",
+            "concatenation",
+            "simple_expansion",
+            "expansion",
+            "ansi_c_string",
+            "translated_string",
+            "command_substitution",
+            "process_substitution",
+            "arithmetic_expansion",
+            "variable_assignment",
+            "file_redirect",
+            "heredoc_redirect",
+            "herestring_redirect",
+            "brace_expression",
+            "comment",
+        ]
+        .iter()
+        .map(|kind| language.id_for_node_kind(kind, true))
+        .collect()
+    });
+    node.is_named() && !wordish.contains(&node.kind_id())
 }
 
 /// An assignment that is a statement of its own (`PATH=.`, `export
@@ -403,7 +416,7 @@ fn command<'t>(
     c.reset(node);
     if c.goto_first_child() {
         loop {
-            compound |= c.node().is_named() && is_compound(c.node().kind());
+            compound |= is_compound(c.node());
             match c.field_name() {
                 Some("name") | Some("argument") => words.push(word(c.node(), src)),
                 Some("redirect") => {
@@ -438,7 +451,7 @@ fn command<'t>(
         ..outer
     });
     redirects.not_plain = not_plain.or(redirects.not_plain);
-    words_part(words, &redirects.text, redirects.not_plain, depth, col);
+    words_part(words, redirects, depth, col);
     compound
 }
 
@@ -580,6 +593,7 @@ fn redirection(r: Node<'_>, src: &str) -> Redirects {
             Redirects {
                 text: normalise_space(text(r, src)),
                 extra: Vec::new(),
+                input: target.as_ref().map_or("", |w| w.plain()).to_string(),
                 not_plain: target
                     .filter(|w| w.value.is_none())
                     .map(|w| format!("`{}` is only known when it runs", w.raw)),
@@ -603,6 +617,7 @@ fn file_redirection(r: Node<'_>, src: &str) -> Redirects {
     Redirects {
         text: normalise_space(upto),
         extra: targets.map(|n| word(n, src)).collect(),
+        input: String::new(),
         not_plain: (!target.is_literal()).then(|| {
             format!(
                 "the redirection target `{}` is only known when it runs",
@@ -620,13 +635,16 @@ fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
         .find(|n| n.kind() == "heredoc_start")
         .map_or("", |n| text(*n, src));
     let quoted = start.contains(['\'', '"', '\\']);
-    let expands = children
+    let body: String = children
         .iter()
         .filter(|n| n.kind() == "heredoc_body")
-        .any(|b| text(*b, src).contains(['$', '`']));
+        .map(|b| text(*b, src))
+        .collect();
+    let expands = body.contains(['$', '`']);
     Redirects {
         text: format!("<<{start}"),
         extra: Vec::new(),
+        input: body,
         not_plain: (!quoted && expands)
             .then(|| "the here-document expands variables or substitutions".to_string()),
     }
@@ -637,11 +655,17 @@ fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
 /// allowed, if they do.
 pub(crate) fn words_part(
     words: Vec<Word>,
-    redirects: &str,
-    not_plain: Option<String>,
+    redirects: Redirects,
     depth: usize,
     col: &mut Collector,
 ) {
+    let Redirects {
+        text: redirects,
+        not_plain,
+        input,
+        ..
+    } = redirects;
+    let redirects = redirects.as_str();
     // A program name the grammar only invented to recover from an error
     // (a missing node) is no command; the line is unresolved already.
     let Some(first) = words.first().filter(|w| !w.raw.is_empty()) else {
@@ -730,13 +754,14 @@ pub(crate) fn words_part(
             .into_iter()
             .map(|w| w.value.unwrap_or(w.raw))
             .collect(),
+        input,
     });
     if let Some(script) = script {
         parse_into(&script, depth + 1, col);
     }
     for inner in inners {
         match inner {
-            Inner::Command(w) => words_part(w, "", None, depth + 1, col),
+            Inner::Command(w) => words_part(w, Redirects::default(), depth + 1, col),
             Inner::Script(s) => parse_into(&s, depth + 1, col),
             Inner::Part(p) => col.push(p),
         }

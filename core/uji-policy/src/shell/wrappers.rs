@@ -256,6 +256,11 @@ pub(crate) fn is_looked_through(program: &str) -> bool {
                 | "trap"
                 | "find"
                 | "git"
+                | "source"
+                | "."
+                | "at"
+                | "batch"
+                | "crontab"
         )
 }
 
@@ -407,6 +412,10 @@ pub(crate) fn look_through(program: &str, words: &[Word]) -> Vec<Inner> {
         "find" => find(words),
         "git" => git(words),
         // They run commands from their input or a file, which nobody sees.
+        "source" | "." => vec![unknown(
+            words,
+            format!("`{program}` runs commands from a file, which nobody can see in the line"),
+        )],
         "at" | "batch" | "crontab" => vec![unknown(
             words,
             format!("`{program}` runs commands from its input, which nobody can see yet"),
@@ -474,6 +483,11 @@ fn wrapped(program: &str, args: &[Word], spec: &Wrapper) -> Vec<Inner> {
         if v == "--" {
             i += 1;
             break;
+        }
+        // `env -` is `env -i`.
+        if program == "env" && v == "-" {
+            i += 1;
+            continue;
         }
         if program == "env"
             && let Some(script) = env_split_string(v, args.get(i + 1))
