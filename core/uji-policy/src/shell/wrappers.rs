@@ -233,135 +233,186 @@ const SYSTEMD_RUN: &[&str] = &[
     "--service-type",
 ];
 
-/// Whether uji reads what `program` runs from its later words (a wrapper,
-/// a shell, `find`, `git`, `eval`…): those words are parts of their own.
+/// Programs whose later words uji reads for what they run (the wrappers,
+/// the shells, `find`, `git`, `eval`…), sorted for a binary search: those
+/// words are parts of their own.
+const LOOKED_THROUGH: &[&str] = &[
+    ".",
+    "alias",
+    "ash",
+    "at",
+    "bash",
+    "batch",
+    "builtin",
+    "busybox",
+    "catchsegv",
+    "chronic",
+    "chroot",
+    "chrt",
+    "command",
+    "coproc",
+    "cpulimit",
+    "crontab",
+    "dash",
+    "dbus-run-session",
+    "doas",
+    "env",
+    "eval",
+    "exec",
+    "fakeroot",
+    "faketime",
+    "find",
+    "firejail",
+    "flock",
+    "git",
+    "ionice",
+    "ksh",
+    "ltrace",
+    "mksh",
+    "nice",
+    "nocache",
+    "nohup",
+    "nsenter",
+    "parallel",
+    "perf",
+    "pkexec",
+    "prlimit",
+    "proxychains",
+    "proxychains4",
+    "rbash",
+    "runuser",
+    "script",
+    "setpriv",
+    "setsid",
+    "sg",
+    "sh",
+    "source",
+    "ssh",
+    "stdbuf",
+    "strace",
+    "su",
+    "sudo",
+    "systemd-run",
+    "taskset",
+    "time",
+    "timeout",
+    "torsocks",
+    "trap",
+    "unbuffer",
+    "unshare",
+    "valgrind",
+    "watch",
+    "xargs",
+    "xvfb-run",
+    "zsh",
+];
+
+/// Whether uji reads what `program` runs from its later words.
 pub(crate) fn is_looked_through(program: &str) -> bool {
-    wrapper(program).is_some()
-        || matches!(
-            program,
-            "sh" | "bash"
-                | "zsh"
-                | "dash"
-                | "ksh"
-                | "mksh"
-                | "ash"
-                | "rbash"
-                | "su"
-                | "script"
-                | "sg"
-                | "parallel"
-                | "ssh"
-                | "alias"
-                | "eval"
-                | "trap"
-                | "find"
-                | "git"
-                | "source"
-                | "."
-                | "at"
-                | "batch"
-                | "crontab"
-        )
+    LOOKED_THROUGH.binary_search(&program).is_ok()
 }
 
 /// Programs known to treat their arguments as data, never as a program to
-/// run. For any other program uji does not look through, a later word
-/// naming a program a deny rule names makes the part unresolved.
+/// run, sorted for a binary search. For any other program uji does not
+/// look through, a later word naming a program a deny rule names makes
+/// the part unresolved.
+const RUN_NO_ARGUMENTS: &[&str] = &[
+    "[",
+    "base64",
+    "basename",
+    "cat",
+    "cd",
+    "chgrp",
+    "chmod",
+    "chown",
+    "cmp",
+    "column",
+    "comm",
+    "cp",
+    "cut",
+    "date",
+    "declare",
+    "df",
+    "diff",
+    "dirname",
+    "du",
+    "echo",
+    "egrep",
+    "exit",
+    "expand",
+    "export",
+    "false",
+    "fgrep",
+    "file",
+    "fmt",
+    "fold",
+    "grep",
+    "head",
+    "hexdump",
+    "hostname",
+    "id",
+    "join",
+    "jq",
+    "kill",
+    "ln",
+    "local",
+    "ls",
+    "md5sum",
+    "mkdir",
+    "mktemp",
+    "mv",
+    "nl",
+    "od",
+    "paste",
+    "printenv",
+    "printf",
+    "ps",
+    "pwd",
+    "read",
+    "readlink",
+    "realpath",
+    "return",
+    "rev",
+    "rg",
+    "rm",
+    "rmdir",
+    "seq",
+    "set",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "shift",
+    "shopt",
+    "shuf",
+    "sleep",
+    "sort",
+    "split",
+    "stat",
+    "tac",
+    "tail",
+    "tee",
+    "test",
+    "touch",
+    "tr",
+    "tree",
+    "true",
+    "truncate",
+    "type",
+    "uname",
+    "unexpand",
+    "uniq",
+    "unset",
+    "wait",
+    "wc",
+    "which",
+    "whoami",
+    "xxd",
+    "yes",
+];
+
+/// Whether `program` is known to run none of its arguments.
 pub(crate) fn runs_no_arguments(program: &str) -> bool {
-    matches!(
-        program,
-        "echo"
-            | "printf"
-            | "cat"
-            | "ls"
-            | "grep"
-            | "egrep"
-            | "fgrep"
-            | "rg"
-            | "head"
-            | "tail"
-            | "wc"
-            | "sort"
-            | "uniq"
-            | "cut"
-            | "tr"
-            | "paste"
-            | "join"
-            | "comm"
-            | "diff"
-            | "cmp"
-            | "file"
-            | "stat"
-            | "touch"
-            | "mkdir"
-            | "rmdir"
-            | "cp"
-            | "mv"
-            | "ln"
-            | "rm"
-            | "chmod"
-            | "chown"
-            | "chgrp"
-            | "pwd"
-            | "cd"
-            | "true"
-            | "false"
-            | "test"
-            | "["
-            | "basename"
-            | "dirname"
-            | "realpath"
-            | "readlink"
-            | "date"
-            | "whoami"
-            | "id"
-            | "uname"
-            | "hostname"
-            | "du"
-            | "df"
-            | "tee"
-            | "which"
-            | "type"
-            | "printenv"
-            | "seq"
-            | "yes"
-            | "sleep"
-            | "kill"
-            | "ps"
-            | "jq"
-            | "base64"
-            | "md5sum"
-            | "sha1sum"
-            | "sha256sum"
-            | "sha512sum"
-            | "xxd"
-            | "od"
-            | "hexdump"
-            | "nl"
-            | "fold"
-            | "fmt"
-            | "column"
-            | "rev"
-            | "tac"
-            | "shuf"
-            | "split"
-            | "expand"
-            | "unexpand"
-            | "truncate"
-            | "mktemp"
-            | "tree"
-            | "export"
-            | "unset"
-            | "local"
-            | "declare"
-            | "read"
-            | "shift"
-            | "exit"
-            | "return"
-            | "wait"
-            | "set"
-            | "shopt"
-    )
+    RUN_NO_ARGUMENTS.binary_search(&program).is_ok()
 }
 
 /// The inner commands `program` (already reduced to its name) runs.
@@ -961,4 +1012,31 @@ fn git(words: &[Word]) -> Vec<Inner> {
         }
     }
     git_runs(args.get(i..).unwrap_or(&[]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_lists_are_sorted_and_complete() {
+        for list in [LOOKED_THROUGH, RUN_NO_ARGUMENTS] {
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+        }
+        // Every wrapper is in the list of programs looked through.
+        for name in [
+            "sudo", "env", "taskset", "perf", "coproc", "bash", "git", "at",
+        ] {
+            assert!(is_looked_through(name), "{name}");
+            assert!(!runs_no_arguments(name), "{name}");
+        }
+        assert!(
+            LOOKED_THROUGH
+                .iter()
+                .filter(|p| wrapper(p).is_some())
+                .count()
+                >= 40
+        );
+        assert!(runs_no_arguments("echo") && runs_no_arguments("rm"));
+    }
 }
