@@ -189,7 +189,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 13] = [
+    let areas: [Area; 14] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -198,6 +198,7 @@ fn main() {
         ("run", run::run),
         ("mcp", mcp::run),
         ("bounds", bounds::run),
+        ("edit-bounds", bounds::edits),
         ("lua", examples::lua),
         ("tui", tui_frames::run),
         ("tui-live", tui_live::run),

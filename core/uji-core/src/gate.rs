@@ -837,7 +837,10 @@ impl Gate {
                 call.sandbox.as_ref(),
             ),
             diff: if approver.wants_preview() {
-                decided.tool.preview(call).ok().flatten()
+                decided.tool.preview(call).ok().flatten().map(|mut diff| {
+                    diff.bound();
+                    diff
+                })
             } else {
                 None
             },
