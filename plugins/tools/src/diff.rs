@@ -16,17 +16,16 @@ use similar::{Algorithm, DiffTag, capture_diff_slices_deadline};
 use uji_sdk::FileDiff;
 use uji_sdk::protocol::diff::{cut_note, line_fits};
 
-/// Diffing gives up on finding the smallest diff after this long and
-/// returns a correct but coarser one.
+/// Diffing gives up on finding the smallest diff after this long (all its
+/// regions together) and returns a correct but coarser one.
 const DIFF_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Unchanged lines shown around each change.
 const CONTEXT: usize = 3;
 
 /// A changed region with more lines than this (both sides together) is
-/// shown as all its old lines removed and all its new lines added, without
-/// looking for the lines the two sides share: the line tables a real diff
-/// needs would grow with it.
+/// diffed in pieces of half as many lines from each side: the line tables
+/// a diff needs would grow with it.
 const EXACT_LINES: usize = 20_000;
 
 /// What a hunk header may take (`@@ -n,len +n,len @@`), held back while
@@ -68,6 +67,13 @@ fn split_lines(bytes: &[u8]) -> (Vec<Line<'_>>, Vec<&[u8]>) {
         .split_inclusive(|&b| b == b'\n')
         .map(|line| (line_of(line), line))
         .unzip()
+}
+
+/// The length of the first `n` lines of `bytes` (all of it when shorter).
+fn lines_len(bytes: &[u8], n: usize) -> usize {
+    memchr::memchr_iter(b'\n', bytes)
+        .nth(n - 1)
+        .map_or(bytes.len(), |i| i + 1)
 }
 
 fn count_lines(bytes: &[u8]) -> usize {
@@ -210,6 +216,8 @@ struct Render<'a> {
     shown_lines: usize,
     shown_bytes: usize,
     cut: bool,
+    /// One deadline for all the regions of the diff.
+    deadline: Instant,
 }
 
 impl<'a> Render<'a> {
@@ -230,6 +238,7 @@ impl<'a> Render<'a> {
             added: 0,
             removed: 0,
             cut: false,
+            deadline: Instant::now() + DIFF_TIMEOUT,
         }
     }
 
@@ -251,16 +260,27 @@ impl<'a> Render<'a> {
             }
             return;
         }
-        let (old_lines, old_raw) = split_lines(old_part);
-        let (new_lines, new_raw) = split_lines(new_part);
-        if old_lines.len() + new_lines.len() > EXACT_LINES {
-            old_raw.iter().for_each(|l| self.change('-', l));
-            new_raw.iter().for_each(|l| self.change('+', l));
+        if count_lines(old_part) + count_lines(new_part) > EXACT_LINES {
+            // Diffed piece by piece, the same number of lines from each
+            // side: a correct diff, the smallest within each piece.
+            let (mut old_rest, mut new_rest, mut at) = (old_part, new_part, at);
+            while !(old_rest.is_empty() && new_rest.is_empty()) {
+                let (old_piece, old_after) = old_rest.split_at(lines_len(old_rest, EXACT_LINES / 2));
+                let (new_piece, new_after) = new_rest.split_at(lines_len(new_rest, EXACT_LINES / 2));
+                self.region(old_piece, new_piece, at);
+                at += old_piece.len();
+                (old_rest, new_rest) = (old_after, new_after);
+            }
             return;
         }
-        let deadline = Instant::now() + DIFF_TIMEOUT;
-        let ops =
-            capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, Some(deadline));
+        let (old_lines, old_raw) = split_lines(old_part);
+        let (new_lines, new_raw) = split_lines(new_part);
+        let ops = capture_diff_slices_deadline(
+            Algorithm::Myers,
+            &old_lines,
+            &new_lines,
+            Some(self.deadline),
+        );
         for op in ops {
             let (tag, old_range, new_range) = op.as_tag_tuple();
             if tag == DiffTag::Equal {
@@ -585,8 +605,8 @@ mod tests {
             "{}",
             lines[2000]
         );
-        // The whole-file diff (one region, too big to diff exactly) is cut
-        // the same way.
+        // The whole-file diff (one region, diffed in pieces) is cut the
+        // same way.
         let whole = file_diff("f", old.as_bytes(), new.as_bytes(), false);
         assert_eq!((whole.added, whole.removed), (100_000, 100_000));
         assert!(
