@@ -284,7 +284,11 @@ fn a_diff_of_megabytes_is_cut_in_the_result_the_event_and_the_session() {
         .push(answer("done"));
     let (_, stdout, _) = run(&sandbox, &model, &["--json", "edit"]);
     let edited = std::fs::read_to_string(sandbox.work().join("edit.txt")).unwrap();
-    assert_eq!(edited, lines.replace("quick", "slow"), "the edit itself is whole");
+    assert_eq!(
+        edited,
+        lines.replace("quick", "slow"),
+        "the edit itself is whole"
+    );
 
     let max = uji_protocol::diff::MAX_DIFF_BYTES + 64 * 1024;
     let longest = longest_result_line(&stdout);
@@ -296,7 +300,10 @@ fn a_diff_of_megabytes_is_cut_in_the_result_the_event_and_the_session() {
         .collect();
     assert_eq!(diffs.len(), 2, "{stdout:.2000}");
     for diff in &diffs {
-        assert_eq!((&diff["added"], &diff["removed"]), (&json!(60_000), &json!(60_000)));
+        assert_eq!(
+            (&diff["added"], &diff["removed"]),
+            (&json!(60_000), &json!(60_000))
+        );
         let unified = diff["unified"].as_str().unwrap();
         let last = unified.lines().last().unwrap();
         assert!(
@@ -315,7 +322,10 @@ fn a_diff_of_megabytes_is_cut_in_the_result_the_event_and_the_session() {
             .join(format!("data/sessions/{id}.jsonl")),
     )
     .unwrap();
-    assert!(saved.contains("… diff cut at "), "the session keeps the cut diff");
+    assert!(
+        saved.contains("… diff cut at "),
+        "the session keeps the cut diff"
+    );
     let longest = longest_result_line(&saved);
     assert!(longest > 0 && longest < max, "{longest} bytes");
 }

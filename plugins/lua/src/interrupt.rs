@@ -94,10 +94,22 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     lua.load(JIT_OFF).set_name("=[uji]/interrupt").exec()?;
     lua.set_global_hook(
         HookTriggers::new().every_nth_instruction(CHECK_EVERY),
-        |_, _| {
+        |_, debug| {
             let Some(state) = current() else {
                 return Ok(VmState::Continue);
             };
+            if state.load_overdue() {
+                let source = debug.source();
+                let file = source
+                    .source
+                    .as_deref()
+                    .and_then(|s| s.strip_prefix('@'))
+                    .or(source.short_src.as_deref());
+                let location = file
+                    .zip(debug.current_line())
+                    .map(|(f, l)| format!("{f}:{l}"));
+                return Err(crate::limits::overdue(location));
+            }
             let running = state.running.borrow();
             if state.link.interrupts.any_requested(&running) {
                 return Err(mlua::Error::external(Interrupted));

@@ -265,8 +265,10 @@ impl<'a> Render<'a> {
             // side: a correct diff, the smallest within each piece.
             let (mut old_rest, mut new_rest, mut at) = (old_part, new_part, at);
             while !(old_rest.is_empty() && new_rest.is_empty()) {
-                let (old_piece, old_after) = old_rest.split_at(lines_len(old_rest, EXACT_LINES / 2));
-                let (new_piece, new_after) = new_rest.split_at(lines_len(new_rest, EXACT_LINES / 2));
+                let (old_piece, old_after) =
+                    old_rest.split_at(lines_len(old_rest, EXACT_LINES / 2));
+                let (new_piece, new_after) =
+                    new_rest.split_at(lines_len(new_rest, EXACT_LINES / 2));
                 self.region(old_piece, new_piece, at);
                 at += old_piece.len();
                 (old_rest, new_rest) = (old_after, new_after);
