@@ -329,3 +329,53 @@ fn a_diff_of_megabytes_is_cut_in_the_result_the_event_and_the_session() {
     let longest = longest_result_line(&saved);
     assert!(longest > 0 && longest < max, "{longest} bytes");
 }
+
+/// An answer with `text` whose usage says nearly `u64::MAX` tokens each way.
+fn huge_usage_answer(text: &str) -> uji_fake_model::Script {
+    let near = u64::MAX - 5;
+    uji_fake_model::Script::sse(
+        uji_fake_model::chat::ChatEvents::new("test-model")
+            .text(text, 1)
+            .finish("stop")
+            .usage(near, near, 0)
+            .done(),
+    )
+}
+
+#[test]
+fn usage_counters_saturate_instead_of_wrapping() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(huge_usage_answer("one"))
+        .push(huge_usage_answer("two"))
+        .push(huge_usage_answer("three"));
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "first"]);
+    let all = events(&stdout);
+    let done = all.iter().find(|e| e["type"] == "done").unwrap();
+    assert_eq!(done["usage"]["input"], json!(u64::MAX - 5));
+    let id = session_id(&all);
+    // A second turn in the same session adds to what was saved: twice
+    // nearly u64::MAX stops at u64::MAX.
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "--resume", &id, "again"]);
+    let done = events(&stdout)
+        .into_iter()
+        .find(|e| e["type"] == "done")
+        .unwrap();
+    assert!(done["error"].is_null(), "{done}");
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "--resume", &id, "and again"]);
+    let usage_lines: Vec<Value> = events(&stdout)
+        .into_iter()
+        .filter(|e| e["type"] == "usage" || e["type"] == "done")
+        .collect();
+    assert!(!usage_lines.is_empty(), "{stdout}");
+    for line in usage_lines {
+        for counter in ["input", "output"] {
+            let n = &line["usage"][counter];
+            assert!(
+                n.as_u64().is_some_and(|n| n >= u64::MAX - 5),
+                "{counter} wrapped: {line}"
+            );
+        }
+    }
+}
