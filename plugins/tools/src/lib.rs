@@ -11,6 +11,7 @@ mod beneath;
 mod diff;
 mod edit_file;
 mod jobs;
+mod leftovers;
 mod process;
 mod read_file;
 mod reaper;
@@ -37,6 +38,15 @@ impl Plugin for ToolsPlugin {
         "uji's built-in tools: read_file, edit_file, write_file, run_command, job_output, stop_job";
 
     fn init(host: &Host) -> Result<(), String> {
+        if let Ok(cwd) = std::env::current_dir() {
+            let removed = leftovers::remove_under(&cwd);
+            if removed > 0 {
+                host.log(
+                    uji_sdk::LogLevel::Info,
+                    &format!("removed {removed} temporary files of interrupted writes"),
+                );
+            }
+        }
         sandbox::set_host(host);
         jobs::set_host(host);
         jobs::events::install(host)?;
