@@ -452,3 +452,44 @@ fn temporary_files_of_interrupted_writes_are_removed_at_the_next_start() {
         .collect();
     assert!(names.is_empty(), "the write left {names:?}");
 }
+
+#[test]
+fn a_read_file_deny_rule_holds_for_a_hard_link_to_the_file() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::write(work.join("secret.txt"), "the secret\n").unwrap();
+    std::fs::hard_link(work.join("secret.txt"), work.join("link.txt")).unwrap();
+    std::fs::write(work.join("key.pem"), "the key\n").unwrap();
+    std::fs::hard_link(work.join("key.pem"), work.join("notes.txt")).unwrap();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"require("uji.defaults")
+uji.tool.policy({ read_file = { deny = { "secret.txt", "*.pem" } } })
+"#,
+    )
+    .unwrap();
+    for (name, why) in [
+        ("link.txt", "the same file as link.txt, hard-linked"),
+        ("notes.txt", "notes.txt is a file with 2 hard links"),
+    ] {
+        let args = format!(r#"{{"path": "{name}"}}"#);
+        let (_, stdout, stderr) = tool(&sandbox, &["run", "read_file", &args, "--yes"]);
+        assert!(stdout.contains("denied"), "{name}: {stdout}{stderr}");
+        assert!(
+            !stdout.contains("the secret") && !stdout.contains("the key"),
+            "{stdout}"
+        );
+        let output = sandbox
+            .uji()
+            .args(["policy", "check", "read_file", name])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&output);
+        assert!(stdout.contains(why), "{name}: {stdout}{stderr}");
+    }
+    let (_, stdout, _) = tool(
+        &sandbox,
+        &["run", "read_file", r#"{"path": "secret.txt"}"#, "--yes"],
+    );
+    assert!(stdout.contains("denied"), "{stdout}");
+}
