@@ -5,16 +5,19 @@
 //! before the rename, but where the filesystem has no nameless files (or a
 //! uji is killed in that instant) one can be left behind. When the tools
 //! plugin starts, it looks through the working directory (at most
-//! [`MAX_ENTRIES`] entries, `.git` skipped, symlinks not followed) and
+//! [`MAX_ENTRIES`] entries, `.git` skipped, symlinks not followed; the
+//! first few thousand before the start goes on, the rest on a thread) and
 //! removes such files that are regular files of this user whose writer is
 //! gone: no process PID, or one that is not uji.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// How many directory entries one start looks at.
+/// How many directory entries one start looks at…
 pub const MAX_ENTRIES: usize = 50_000;
+/// …of which this many before the plugin's start returns (a few ms).
+const FIRST_ENTRIES: usize = 5_000;
 
 /// The writer's pid in a temporary file's name, when it is one.
 fn writer_pid(name: &str) -> Option<u32> {
@@ -42,45 +45,85 @@ fn writer_alive(pid: u32, own: &Option<String>) -> bool {
     }
 }
 
-/// Removes the temporary files of finished-badly writes under `root`;
-/// returns how many.
-pub fn remove_under(root: &Path) -> usize {
-    let own = program(std::process::id());
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    let mut removed = 0;
-    let mut seen = 0;
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_ENTRIES {
-                return removed;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if kind.is_dir() {
-                if name != ".git" {
-                    dirs.push(entry.path());
-                }
-                continue;
-            }
-            let Some(pid) = writer_pid(&name) else {
-                continue;
-            };
-            let ours = kind.is_file() && entry.metadata().is_ok_and(|m| m.uid() == uid);
-            if ours && !writer_alive(pid, &own) && fs::remove_file(entry.path()).is_ok() {
-                removed += 1;
-            }
+/// A walk through a tree for temporary files of writes whose writer is gone.
+pub struct Walk {
+    dirs: Vec<PathBuf>,
+    seen: usize,
+    own: Option<String>,
+    uid: u32,
+    pub removed: usize,
+}
+
+impl Walk {
+    pub fn new(root: &Path) -> Walk {
+        Walk {
+            dirs: vec![root.to_path_buf()],
+            seen: 0,
+            own: program(std::process::id()),
+            // SAFETY: geteuid cannot fail.
+            uid: unsafe { libc::geteuid() },
+            removed: 0,
         }
     }
-    removed
+
+    /// Looks at up to `budget` more entries (never more than
+    /// [`MAX_ENTRIES`] in all); true when there is more to look at.
+    pub fn step(&mut self, budget: usize) -> bool {
+        let stop = (self.seen + budget).min(MAX_ENTRIES);
+        while let Some(dir) = self.dirs.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                self.seen += 1;
+                self.look_at(&entry);
+            }
+            if self.seen >= stop {
+                return self.seen < MAX_ENTRIES && !self.dirs.is_empty();
+            }
+        }
+        false
+    }
+
+    fn look_at(&mut self, entry: &fs::DirEntry) {
+        let Ok(kind) = entry.file_type() else {
+            return;
+        };
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if kind.is_dir() {
+            if name != ".git" {
+                self.dirs.push(entry.path());
+            }
+            return;
+        }
+        let Some(pid) = writer_pid(&name) else {
+            return;
+        };
+        let ours = kind.is_file() && entry.metadata().is_ok_and(|m| m.uid() == self.uid);
+        if ours && !writer_alive(pid, &self.own) && fs::remove_file(entry.path()).is_ok() {
+            self.removed += 1;
+        }
+    }
+}
+
+/// Removes the temporary files of writes whose writer is gone under
+/// `root`: the first [`FIRST_ENTRIES`] entries before returning, the rest
+/// on a thread of its own, so a large tree does not slow the start.
+pub fn remove_under(root: &Path, done: impl FnOnce(usize) + Send + 'static) {
+    let mut walk = Walk::new(root);
+    if !walk.step(FIRST_ENTRIES) {
+        done(walk.removed);
+        return;
+    }
+    // A thread that cannot start only means the rest waits for a later
+    // start.
+    let _ = std::thread::Builder::new()
+        .name("uji-leftovers".into())
+        .spawn(move || {
+            while walk.step(FIRST_ENTRIES) {}
+            done(walk.removed);
+        });
 }
 
 #[cfg(test)]
@@ -117,7 +160,9 @@ mod tests {
         for f in [&gone, &alive, &other] {
             fs::write(f, "partial").unwrap();
         }
-        assert_eq!(remove_under(dir.path()), 1);
+        let mut walk = Walk::new(dir.path());
+        assert!(!walk.step(FIRST_ENTRIES));
+        assert_eq!(walk.removed, 1);
         assert!(!gone.exists());
         assert!(alive.exists() && other.exists());
     }

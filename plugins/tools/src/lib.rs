@@ -39,13 +39,15 @@ impl Plugin for ToolsPlugin {
 
     fn init(host: &Host) -> Result<(), String> {
         if let Ok(cwd) = std::env::current_dir() {
-            let removed = leftovers::remove_under(&cwd);
-            if removed > 0 {
-                host.log(
-                    uji_sdk::LogLevel::Info,
-                    &format!("removed {removed} temporary files of interrupted writes"),
-                );
-            }
+            let log = host.clone();
+            leftovers::remove_under(&cwd, move |removed| {
+                if removed > 0 {
+                    log.log(
+                        uji_sdk::LogLevel::Info,
+                        &format!("removed {removed} temporary files of interrupted writes"),
+                    );
+                }
+            });
         }
         sandbox::set_host(host);
         jobs::set_host(host);
