@@ -248,3 +248,135 @@ fn spill_files_older_than_a_week_are_removed_when_uji_starts() {
         assert!(recent.exists(), "{args:?}");
     }
 }
+
+/// The longest line of `text` (a session file, `--json` output) holding a
+/// tool result (the model's own arguments are as long as it made them).
+fn longest_result_line(text: &str) -> usize {
+    text.lines()
+        .filter(|l| l.contains(r#""role":"tool""#))
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_diff_of_megabytes_is_cut_in_the_result_the_event_and_the_session() {
+    let sandbox = Sandbox::new();
+    let lines: String = (0..60_000)
+        .map(|n| format!("line {n:>8}: the quick brown fox jumps over the lazy dog\n"))
+        .collect();
+    std::fs::write(sandbox.work().join("edit.txt"), &lines).unwrap();
+    std::fs::write(sandbox.work().join("write.txt"), &lines).unwrap();
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "edit_file",
+            json!({"path": "edit.txt", "old_string": "quick", "new_string": "slow", "replace_all": true}),
+        ))
+        .push(call(
+            "c2",
+            "write_file",
+            json!({"path": "write.txt", "content": lines.replace("lazy", "sleepy")}),
+        ))
+        // The 3 MB write fills the context: the conversation is compacted
+        // (this answer is its summary) before the last answer.
+        .push(answer("summary"))
+        .push(answer("done"));
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "edit"]);
+    let edited = std::fs::read_to_string(sandbox.work().join("edit.txt")).unwrap();
+    assert_eq!(
+        edited,
+        lines.replace("quick", "slow"),
+        "the edit itself is whole"
+    );
+
+    let max = uji_protocol::diff::MAX_DIFF_BYTES + 64 * 1024;
+    let longest = longest_result_line(&stdout);
+    assert!(longest > 0 && longest < max, "{longest} bytes");
+    let diffs: Vec<Value> = events(&stdout)
+        .into_iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "tool")
+        .map(|e| e["message"]["diff"].clone())
+        .collect();
+    assert_eq!(diffs.len(), 2, "{stdout:.2000}");
+    for diff in &diffs {
+        assert_eq!(
+            (&diff["added"], &diff["removed"]),
+            (&json!(60_000), &json!(60_000))
+        );
+        let unified = diff["unified"].as_str().unwrap();
+        let last = unified.lines().last().unwrap();
+        assert!(
+            last.starts_with("… diff cut at ") && last.contains(" of 120003 lines ("),
+            "{last}"
+        );
+        assert!(unified.len() <= uji_protocol::diff::MAX_DIFF_BYTES + 256);
+        assert!(unified.lines().count() <= uji_protocol::diff::MAX_DIFF_LINES + 1);
+    }
+
+    let id = session_id(&events(&stdout));
+    let saved = std::fs::read_to_string(
+        sandbox
+            .root
+            .path()
+            .join(format!("data/sessions/{id}.jsonl")),
+    )
+    .unwrap();
+    assert!(
+        saved.contains("… diff cut at "),
+        "the session keeps the cut diff"
+    );
+    let longest = longest_result_line(&saved);
+    assert!(longest > 0 && longest < max, "{longest} bytes");
+}
+
+/// An answer with `text` whose usage says nearly `u64::MAX` tokens each way.
+fn huge_usage_answer(text: &str) -> uji_fake_model::Script {
+    let near = u64::MAX - 5;
+    uji_fake_model::Script::sse(
+        uji_fake_model::chat::ChatEvents::new("test-model")
+            .text(text, 1)
+            .finish("stop")
+            .usage(near, near, 0)
+            .done(),
+    )
+}
+
+#[test]
+fn usage_counters_saturate_instead_of_wrapping() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model
+        .push(huge_usage_answer("one"))
+        .push(huge_usage_answer("two"))
+        .push(huge_usage_answer("three"));
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "first"]);
+    let all = events(&stdout);
+    let done = all.iter().find(|e| e["type"] == "done").unwrap();
+    assert_eq!(done["usage"]["input"], json!(u64::MAX - 5));
+    let id = session_id(&all);
+    // A second turn in the same session adds to what was saved: twice
+    // nearly u64::MAX stops at u64::MAX.
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "--resume", &id, "again"]);
+    let done = events(&stdout)
+        .into_iter()
+        .find(|e| e["type"] == "done")
+        .unwrap();
+    assert!(done["error"].is_null(), "{done}");
+    let (_, stdout, _) = run(&sandbox, &model, &["--json", "--resume", &id, "and again"]);
+    let usage_lines: Vec<Value> = events(&stdout)
+        .into_iter()
+        .filter(|e| e["type"] == "usage" || e["type"] == "done")
+        .collect();
+    assert!(!usage_lines.is_empty(), "{stdout}");
+    for line in usage_lines {
+        for counter in ["input", "output"] {
+            let n = &line["usage"][counter];
+            assert!(
+                n.as_u64().is_some_and(|n| n >= u64::MAX - 5),
+                "{counter} wrapped: {line}"
+            );
+        }
+    }
+}

@@ -178,3 +178,77 @@ fn an_init_lua_that_stops_keeps_what_ran_and_adds_the_defaults_it_had_not_loaded
         "{keymap:#?}"
     );
 }
+
+#[test]
+fn an_init_lua_that_never_returns_is_stopped_at_its_line_and_the_defaults_apply() {
+    // One line: the hook may stop the loop at any of its instructions.
+    let sandbox = with_init("local n = 0\n\nwhile true do n = n + 1 end\n");
+    let (stdout, stderr, ok) = uji(&sandbox, &["plugins"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("lua "), "the Lua plugin loaded: {stdout}");
+    assert!(
+        stderr.contains("init.lua:3: stopped after running for 5 s while uji loaded its configuration (an endless loop or recursion?) (init.lua ran up to that error; the shipped defaults (uji.defaults) apply)"),
+        "{stderr}"
+    );
+    let (stdout, _, _) = uji(&sandbox, &["policy", "check", "run_command", "rm -rf /"]);
+    assert!(stdout.starts_with("deny"), "{stdout}");
+}
+
+#[test]
+fn endless_recursion_caught_by_pcall_in_init_lua_does_not_hang_uji_run() {
+    let model = FakeModel::start();
+    model.push(answer("still here"));
+    let sandbox = with_init(
+        "require(\"uji.defaults\")\nlocal function f(n) return f(n + 1) end while true do pcall(f, 1) end\n",
+    );
+    let output = uji_tests::chat::uji_with_model(&sandbox, &model, "sk-test-key")
+        .args(["run", "--model", "openrouter/m", "hi"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert_eq!(stdout, "still here\n");
+    assert!(
+        stderr.contains("init.lua:2: stopped after running for 5 s"),
+        "the stop is not caught by the pcall around it: {stderr}"
+    );
+}
+
+#[test]
+fn lua_memory_is_limited_and_string_rep_past_the_limit_is_an_error() {
+    let sandbox = with_init("require(\"uji.defaults\")\nlocal s = string.rep(\"x\", 2^32)\n");
+    let (_, stderr, _) = uji(&sandbox, &["plugins"]);
+    assert!(
+        stderr.contains("init.lua:2: string.rep: the result would be 4294967296 bytes, over Lua's memory limit of 256 MiB (UJI_LUA_MEMORY sets it)"),
+        "{stderr}"
+    );
+
+    let sandbox = with_init("local s = (\"x\"):rep(40 * 2^20)\nlocal t = {}\n");
+    let output = sandbox
+        .uji()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .env("UJI_LUA_MEMORY", "32")
+        .arg("plugins")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(
+        stderr.contains("init.lua:1: string.rep: the result would be 41943040 bytes, over Lua's memory limit of 32 MiB"),
+        "{stderr}"
+    );
+
+    let sandbox = with_init("local t = {}\nfor i = 1, 1e9 do t[i] = i end\n");
+    let output = sandbox
+        .uji()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .env("UJI_LUA_MEMORY", "32")
+        .arg("plugins")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(
+        stderr.contains("out of memory: not enough memory (past Lua's memory limit; UJI_LUA_MEMORY sets it, in MiB) (init.lua ran up to that error; the shipped defaults (uji.defaults) apply)"),
+        "{stderr}"
+    );
+}

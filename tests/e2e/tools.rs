@@ -410,3 +410,92 @@ fn a_directory_swapped_for_a_symlink_during_writes_lets_nothing_out() {
     let inside = std::fs::read_dir(real).unwrap().count();
     assert!(inside > 1, "some writes landed in the workspace");
 }
+
+#[test]
+fn temporary_files_of_interrupted_writes_are_removed_at_the_next_start() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::create_dir_all(work.join("src/deep")).unwrap();
+    // What a uji killed mid-write leaves: its temporary name, with a pid
+    // no process has (4194304 is past the largest Linux hands out).
+    let left = [
+        work.join(".notes.txt.uji-4194304-0.tmp"),
+        work.join("src/deep/.main.rs.uji-4194304-7.tmp"),
+    ];
+    // Look-alikes uji did not make.
+    let kept = [
+        work.join(".notes.txt.tmp"),
+        work.join("notes.txt.uji-4194304-0.tmp"),
+        work.join(".notes.txt.uji-someone-0.tmp"),
+    ];
+    for path in left.iter().chain(&kept) {
+        std::fs::write(path, "half a file").unwrap();
+    }
+    let (output, stdout, stderr) = tool(
+        &sandbox,
+        &[
+            "run",
+            "write_file",
+            r#"{"path": "notes.txt", "content": "whole\n"}"#,
+            "--yes",
+        ],
+    );
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "whole\n"
+    );
+    for path in &left {
+        assert!(!path.exists(), "{} is left", path.display());
+    }
+    for path in &kept {
+        assert!(path.exists(), "{} was removed", path.display());
+    }
+    let names: Vec<String> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".notes.txt.uji-") && n != ".notes.txt.uji-someone-0.tmp")
+        .collect();
+    assert!(names.is_empty(), "the write left {names:?}");
+}
+
+#[test]
+fn a_read_file_deny_rule_holds_for_a_hard_link_to_the_file() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::write(work.join("secret.txt"), "the secret\n").unwrap();
+    std::fs::hard_link(work.join("secret.txt"), work.join("link.txt")).unwrap();
+    std::fs::write(work.join("key.pem"), "the key\n").unwrap();
+    std::fs::hard_link(work.join("key.pem"), work.join("notes.txt")).unwrap();
+    std::fs::write(
+        sandbox.config().join("init.lua"),
+        r#"require("uji.defaults")
+uji.tool.policy({ read_file = { deny = { "secret.txt", "*.pem" } } })
+"#,
+    )
+    .unwrap();
+    for (name, why) in [
+        ("link.txt", "the same file as link.txt, hard-linked"),
+        ("notes.txt", "notes.txt is a file with 2 hard links"),
+    ] {
+        let args = format!(r#"{{"path": "{name}"}}"#);
+        let (_, stdout, stderr) = tool(&sandbox, &["run", "read_file", &args, "--yes"]);
+        assert!(stdout.contains("denied"), "{name}: {stdout}{stderr}");
+        assert!(
+            !stdout.contains("the secret") && !stdout.contains("the key"),
+            "{stdout}"
+        );
+        let output = sandbox
+            .uji()
+            .args(["policy", "check", "read_file", name])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&output);
+        assert!(stdout.contains(why), "{name}: {stdout}{stderr}");
+    }
+    let (_, stdout, _) = tool(
+        &sandbox,
+        &["run", "read_file", r#"{"path": "secret.txt"}"#, "--yes"],
+    );
+    assert!(stdout.contains("denied"), "{stdout}");
+}

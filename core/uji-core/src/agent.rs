@@ -121,11 +121,9 @@ pub fn saved_usage(messages: &[StoredMessage]) -> Usage {
     total
 }
 
+/// Saturating: usage from a model is never trusted to stay small.
 pub(crate) fn add_usage(total: &mut Usage, more: &Usage) {
-    total.input += more.input;
-    total.output += more.output;
-    total.cache_read += more.cache_read;
-    total.cache_write += more.cache_write;
+    total.add(more);
 }
 
 /// How the model sees the saved history: errors are left out, and the
@@ -685,7 +683,7 @@ impl Agent {
     /// Adds an answer's tokens to the session and tells the frontend.
     fn count_usage(&mut self, answer: &Usage, turn: &Usage) {
         add_usage(&mut self.usage, answer);
-        self.context_used = answer.input + answer.cache_read + answer.cache_write;
+        self.context_used = answer.context();
         self.emit(Event::Usage {
             turn: *turn,
             session: self.usage,

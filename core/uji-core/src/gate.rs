@@ -860,7 +860,10 @@ impl Gate {
                 self.lifted_by_allow_once(),
             ),
             diff: if approver.wants_preview() {
-                decided.tool.preview(call).ok().flatten()
+                decided.tool.preview(call).ok().flatten().map(|mut diff| {
+                    diff.bound();
+                    diff
+                })
             } else {
                 None
             },

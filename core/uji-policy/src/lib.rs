@@ -40,6 +40,7 @@
 //! assert_eq!(policy.decide(&facts).decision, Decision::Deny);
 //! ```
 
+mod links;
 mod paths;
 mod policy;
 mod rules;

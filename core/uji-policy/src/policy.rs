@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::links::{self, Linked};
 use crate::paths::{self, ConfineError, canonicalize_lenient, expand_home, home_dir};
 use crate::rules::{self, Hits, ListKind, Mode, RuleProblem, ToolRules};
 use crate::shell::{CommandPart, command_parts, mark_hidden_programs};
@@ -198,6 +199,36 @@ fn all_allowed(tool: &str, allowed: &[Hit<'_>]) -> Verdict {
 
 /// A command with an unresolved part is never allowed; its ask is marked
 /// [`Verdict::unresolved`] when the tool has deny rules, and says which part.
+/// What the hard links of the subject file decide ([`links`]), if anything.
+fn hard_link_verdict(facts: &ToolFacts<'_>, entries: &[Entry<'_>], file: &Path) -> Option<Verdict> {
+    let verdict = match links::check(file, facts.cwd, entries)? {
+        Linked::Denied {
+            set,
+            rules,
+            idx,
+            name,
+        } => {
+            let hit = Hit {
+                set,
+                idx,
+                rules,
+                matched: format!("{name} (the same file as {}, hard-linked)", facts.subject),
+            };
+            rule_verdict(ListKind::Deny, facts.tool, &hit, "path")
+        }
+        Linked::Unresolved { links } => Verdict {
+            decision: Decision::Ask,
+            because: format!(
+                "{} is a file with {links} hard links, and a deny rule of {} might name one of its other names; asking",
+                facts.subject, facts.tool
+            ),
+            message: None,
+            unresolved: true,
+        },
+    };
+    Some(verdict)
+}
+
 fn fail_closed(mut verdict: Verdict, parts: &[CommandPart], entries: &[Entry<'_>]) -> Verdict {
     let Some(part) = parts.iter().find(|p| !p.resolved) else {
         return verdict;
@@ -492,6 +523,7 @@ impl Policy {
     /// relative to the canonical `cwd`.
     fn decide_path(&self, facts: &ToolFacts<'_>, entries: &[Entry<'_>]) -> Verdict {
         let mut probes: Vec<String> = vec![facts.subject.to_string()];
+        let mut file = None;
         if entries.iter().any(|(_, t)| t.has_rules()) {
             let mut add = |p: &Path| {
                 let s = p.to_string_lossy();
@@ -515,9 +547,14 @@ impl Policy {
                 {
                     add(rel);
                 }
+                file = Some(canon);
             }
         }
-        self.decide_probes(facts, entries, &probes, Mode::Path, "path")
+        let verdict = self.decide_probes(facts, entries, &probes, Mode::Path, "path");
+        match file.filter(|_| verdict.decision != Decision::Deny) {
+            Some(file) => hard_link_verdict(facts, entries, &file).unwrap_or(verdict),
+            None => verdict,
+        }
     }
 
     fn decide_command(&self, facts: &ToolFacts<'_>, entries: &[Entry<'_>]) -> Verdict {

@@ -133,6 +133,21 @@ impl ToolRules {
         self.rules.iter().any(|r| r.list == ListKind::Deny)
     }
 
+    /// The exact path deny rules (`~/` expanded), with their index.
+    pub(crate) fn exact_path_denies(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.exact_path
+            .iter()
+            .filter_map(|(text, hits)| Some((text.as_str(), hits.get(ListKind::Deny)?)))
+    }
+
+    /// Whether a deny rule is a glob or a regex (it may match names no
+    /// one can list).
+    pub(crate) fn has_pattern_deny_rules(&self) -> bool {
+        self.rules.iter().any(|r| {
+            r.list == ListKind::Deny && (regex_body(&r.text).is_some() || is_glob(&r.text))
+        })
+    }
+
     /// First rule of each list matching `text`. `buf` is scratch space.
     pub(crate) fn query(&self, text: &str, mode: Mode, buf: &mut Vec<usize>) -> Hits {
         let mut hits = self.query_exact(text, mode);

@@ -161,7 +161,8 @@ pub fn map_usage(usage: &Value) -> Usage {
     let cached = number(usage.get("cachedContentTokenCount"));
     Usage {
         input: prompt.saturating_sub(cached),
-        output: number(usage.get("candidatesTokenCount")) + number(usage.get("thoughtsTokenCount")),
+        output: number(usage.get("candidatesTokenCount"))
+            .saturating_add(number(usage.get("thoughtsTokenCount"))),
         cache_read: cached,
         cache_write: 0,
     }

@@ -175,6 +175,10 @@ pub fn new_state(setup: Setup) -> Result<Rc<State>, String> {
         .map_err(|e| format!("cannot create the Lua state: {e}"))?;
     crate::interrupt::install(&lua)
         .map_err(|e| format!("cannot set up stopping runaway Lua code: {}", lerr(e)))?;
+    let (memory, bad_memory) =
+        crate::limits::memory_limit(std::env::var(crate::limits::MEMORY_VAR).ok());
+    crate::limits::install(&lua, memory)
+        .map_err(|e| format!("cannot set Lua's memory limit: {}", lerr(e)))?;
     lua.set_named_registry_value(ARRAY_MT, lua.create_table().map_err(lerr)?)
         .map_err(lerr)?;
     let Setup {
@@ -199,7 +203,11 @@ pub fn new_state(setup: Setup) -> Result<Rc<State>, String> {
         timer_seq: Cell::new(0),
         later: RefCell::new(Vec::new()),
         running: RefCell::new(Vec::new()),
+        load_until: Cell::new(None),
     });
+    if let Some(notice) = bad_memory {
+        state.notify(&notice);
+    }
     install(&state).map_err(|e| format!("cannot set up the uji Lua API: {}", lerr(e)))?;
     Ok(state)
 }

@@ -107,7 +107,9 @@ pub fn describe(err: &mlua::Error) -> LuaFailure {
         mlua::Error::SyntaxError { message, .. } => from_message(message),
         mlua::Error::RuntimeError(text) => from_message(text),
         mlua::Error::MemoryError(text) => LuaFailure {
-            message: format!("out of memory: {text}"),
+            message: format!(
+                "out of memory: {text} (past Lua's memory limit; UJI_LUA_MEMORY sets it, in MiB)"
+            ),
             location: None,
         },
         mlua::Error::CallbackError { traceback, cause } => {

@@ -94,10 +94,13 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     lua.load(JIT_OFF).set_name("=[uji]/interrupt").exec()?;
     lua.set_global_hook(
         HookTriggers::new().every_nth_instruction(CHECK_EVERY),
-        |_, _| {
+        |lua, _| {
             let Some(state) = current() else {
                 return Ok(VmState::Continue);
             };
+            if state.load_overdue() {
+                return Err(crate::limits::overdue(user_line(lua)));
+            }
             let running = state.running.borrow();
             if state.link.interrupts.any_requested(&running) {
                 return Err(mlua::Error::external(Interrupted));
@@ -105,4 +108,16 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             Ok(VmState::Continue)
         },
     )
+}
+
+/// `file:line` of the innermost Lua function of a file (not uji's own
+/// wrappers) on the stack.
+fn user_line(lua: &Lua) -> Option<String> {
+    (0..64).find_map(|level| {
+        lua.inspect_stack(level, |debug| {
+            let source = debug.source();
+            let file = source.source.as_deref()?.strip_prefix('@')?.to_string();
+            Some(format!("{file}:{}", debug.current_line()?))
+        })?
+    })
 }

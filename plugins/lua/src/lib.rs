@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod events;
 mod interrupt;
+mod limits;
 mod load;
 mod runtime;
 mod session;

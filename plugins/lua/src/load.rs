@@ -8,6 +8,7 @@ use uji_sdk::LogLevel;
 use uji_sdk::services::ConfigSet;
 
 use crate::errors::describe;
+use crate::limits;
 use crate::runtime::State;
 
 mod shipped_modules {
@@ -39,11 +40,13 @@ pub fn run_file(state: &State, path: &Path) -> bool {
             return false;
         }
     };
-    let result = state
-        .lua
-        .load(source)
-        .set_name(format!("@{}", path.display()))
-        .exec();
+    let result = limits::while_loading(state, || {
+        state
+            .lua
+            .load(source)
+            .set_name(format!("@{}", path.display()))
+            .exec()
+    });
     match result {
         Ok(()) => true,
         Err(e) => {
@@ -55,11 +58,13 @@ pub fn run_file(state: &State, path: &Path) -> bool {
 
 /// Runs `require(name)`; an error becomes a notice.
 fn require(state: &State, name: &str) -> bool {
-    let result = state
-        .lua
-        .globals()
-        .get::<Function>("require")
-        .and_then(|require| require.call::<()>(name));
+    let result = limits::while_loading(state, || {
+        state
+            .lua
+            .globals()
+            .get::<Function>("require")
+            .and_then(|require| require.call::<()>(name))
+    });
     match result {
         Ok(()) => true,
         Err(e) => {
@@ -100,7 +105,7 @@ fn run_init(state: &State, path: &Path) -> Result<(), InitFailure> {
         .set_name(format!("@{}", path.display()))
         .into_function()
         .map_err(|e| InitFailure::NotRun(describe(&e).full()))?;
-    chunk.call::<()>(()).map_err(|e| {
+    limits::while_loading(state, || chunk.call::<()>(())).map_err(|e| {
         state.host.log(LogLevel::Debug, &format!("init.lua: {e}"));
         InitFailure::Stopped(describe(&e).full())
     })

@@ -157,12 +157,22 @@ pub struct State {
     /// Tokens of the calls whose Lua code runs now, innermost last: an
     /// interrupt of one of them stops the code ([`crate::interrupt`]).
     pub running: RefCell<Vec<u64>>,
+    /// While a configuration file loads, when it must have finished
+    /// ([`crate::limits`]).
+    pub load_until: Cell<Option<std::time::Instant>>,
 }
 
 /// Work queued with [`State::later`].
 pub type Later = Box<dyn FnOnce(&Rc<State>)>;
 
 impl State {
+    /// Whether the file loading now has run past its deadline.
+    pub fn load_overdue(&self) -> bool {
+        self.load_until
+            .get()
+            .is_some_and(|until| std::time::Instant::now() > until)
+    }
+
     /// Shows a notice (source: the lua plugin).
     pub fn notify(&self, text: &str) {
         self.host.notify(text);

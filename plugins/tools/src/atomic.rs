@@ -3,6 +3,13 @@
 //! rename it over the target, all through one directory fd opened beneath
 //! the call's roots. A failure at any step removes the temporary
 //! file and leaves the target as it was.
+//!
+//! The temporary file is made nameless where the filesystem allows
+//! (`O_TMPFILE`): the data is written and synced to a file no directory
+//! lists, which gets its temporary name only right before the rename, so a
+//! uji killed while writing leaves nothing behind. Elsewhere the file is
+//! named from the start; a name left by a uji that died is removed at the
+//! next start ([`crate::leftovers`]).
 
 use std::ffi::CString;
 use std::fs::{self, File, Permissions};
@@ -75,19 +82,15 @@ pub fn write(
     let (dir, name) = beneath.parent(path, create_dirs)?;
     // Keep the temporary name well under NAME_MAX.
     let short: String = name.to_string_lossy().chars().take(64).collect();
-    let (temp_name, mut file) = create_temp(&dir, &short)?;
+    let (temp_name, file) = match write_nameless(&dir, &short, data, keep)? {
+        Some(named) => named,
+        None => write_named(&dir, &short, data, keep)?,
+    };
     let mut guard = TempGuard {
         dir: &dir,
         name: temp_name,
         armed: true,
     };
-    file.write_all(data)?;
-    if let Some(keep) = keep {
-        // Changing the owner needs privileges; keeping the group often works.
-        let _ = std::os::unix::fs::fchown(&file, Some(keep.uid), Some(keep.gid));
-        file.set_permissions(keep.permissions.clone())?;
-    }
-    file.sync_all()?;
     drop(file);
     let target = CString::new(name.as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in file name"))?;
@@ -111,13 +114,102 @@ pub fn write(
     Ok(())
 }
 
-fn create_temp(dir: &OwnedFd, name: &str) -> io::Result<(CString, File)> {
+/// Writes `data` to a nameless file in `dir` and gives it a temporary
+/// name; `None` when the filesystem has no nameless files.
+fn write_nameless(
+    dir: &OwnedFd,
+    short: &str,
+    data: &[u8],
+    keep: Option<&Keep>,
+) -> io::Result<Option<(CString, File)>> {
+    // SAFETY: a valid directory fd and a NUL-terminated path; the fd
+    // returned is owned below.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c".".as_ptr(),
+            libc::O_TMPFILE | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o666 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    // SAFETY: a fresh descriptor nothing else owns.
+    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    fill(&mut file, data, keep)?;
+    let proc_path = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))?;
+    for _ in 0..64 {
+        let temp = temp_name(short)?;
+        // SAFETY: NUL-terminated paths and a valid directory fd. Linking
+        // through /proc needs no privilege (AT_EMPTY_PATH would).
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                proc_path.as_ptr(),
+                dir.as_raw_fd(),
+                temp.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc == 0 {
+            return Ok(Some((temp, file)));
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::AlreadyExists => continue,
+            // No /proc, or links refused here: write it named instead.
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+/// Writes `data` to a fresh named temporary file in `dir`.
+fn write_named(
+    dir: &OwnedFd,
+    short: &str,
+    data: &[u8],
+    keep: Option<&Keep>,
+) -> io::Result<(CString, File)> {
+    let (temp, mut file) = create_temp(dir, short)?;
+    if let Err(e) = fill(&mut file, data, keep) {
+        // SAFETY: a valid directory fd and a NUL-terminated name.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
+        return Err(e);
+    }
+    Ok((temp, file))
+}
+
+/// The content, owner and mode of the new file, synced.
+fn fill(file: &mut File, data: &[u8], keep: Option<&Keep>) -> io::Result<()> {
+    file.write_all(data)?;
+    if let Some(keep) = keep {
+        // Changing the owner needs privileges; keeping the group often works.
+        let _ = std::os::unix::fs::fchown(&*file, Some(keep.uid), Some(keep.gid));
+        file.set_permissions(keep.permissions.clone())?;
+    }
+    file.sync_all()
+}
+
+/// A temporary name for `short`: `.NAME.uji-PID-N.tmp`, what
+/// [`crate::leftovers`] looks for.
+fn temp_name(short: &str) -> io::Result<CString> {
     let pid = std::process::id();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    CString::new(format!(".{short}.uji-{pid}-{n}.tmp"))
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in file name"))
+}
+
+fn create_temp(dir: &OwnedFd, name: &str) -> io::Result<(CString, File)> {
     let mut last = None;
     for _ in 0..64 {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = CString::new(format!(".{name}.uji-{pid}-{n}.tmp"))
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in file name"))?;
+        let temp = temp_name(name)?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
         // SAFETY: a valid directory fd and a NUL-terminated name; the fd
         // returned is owned below.

@@ -92,12 +92,48 @@ struct Plan {
     keep: Keep,
     old: Vec<u8>,
     new: Vec<u8>,
+    /// What was replaced with what (in the file's line endings).
+    needle: String,
+    replacement: String,
+    /// How many places.
+    count: usize,
     message: String,
 }
 
 impl Plan {
+    /// The diff of the replacements themselves: no line table of either
+    /// file, however many places changed.
     fn diff(&self) -> FileDiff {
-        diff::file_diff(&self.shown, &self.old, &self.new, false)
+        let (needle, replacement) = (self.needle.len(), self.replacement.len());
+        let step = replacement as isize - needle as isize;
+        // keep_final_newline may have changed the last bytes: the last
+        // change then runs to both ends.
+        let expected = self
+            .old
+            .len()
+            .saturating_add_signed(step.saturating_mul(self.count as isize));
+        let to_the_end = expected != self.new.len();
+        let mut shift = 0isize;
+        let mut sites = memchr::memmem::find_iter(&self.old, self.needle.as_bytes()).peekable();
+        let changes = std::iter::from_fn(|| {
+            let pos = sites.next()?;
+            let at = pos.saturating_add_signed(shift);
+            shift += step;
+            let mut change = diff::Change {
+                old: pos..pos + needle,
+                new: at..at + replacement,
+            };
+            if to_the_end && sites.peek().is_none() {
+                // A popped newline may reach before the replacement.
+                let back = at.saturating_sub(self.new.len());
+                change = diff::Change {
+                    old: pos.saturating_sub(back)..self.old.len(),
+                    new: at - back..self.new.len(),
+                };
+            }
+            Some(change)
+        });
+        diff::changes_diff(&self.shown, &self.old, &self.new, false, changes)
     }
 }
 
@@ -143,23 +179,23 @@ fn plan(call: &ToolCall) -> Result<Plan, String> {
         .map_err(|e| format!("read {shown}: {}", os_error(&e)))?;
 
     let crlf = uses_crlf(&old);
-    let Some((needle, replacement, positions)) = find(&old, old_string, new_string, crlf) else {
+    let Some((needle, replacement, count, first)) = find(&old, old_string, new_string, crlf) else {
         return Err(format!(
             "old_string was not found in {shown}. Read the file again and copy the snippet exactly, without line-number prefixes."
         ));
     };
-    if positions.len() > 1 && !replace_all {
+    if count > 1 && !replace_all {
         return Err(format!(
-            "old_string matches {} places in {shown}. Add surrounding lines to make it unique, or pass replace_all: true.",
-            positions.len()
+            "old_string matches {count} places in {shown}. Add surrounding lines to make it unique, or pass replace_all: true."
         ));
     }
 
-    let mut new = Vec::with_capacity(
-        old.len() + positions.len() * replacement.len().saturating_sub(needle.len()),
-    );
+    let grown = count.saturating_mul(replacement.len().saturating_sub(needle.len()));
+    // Sized up front (plus room for a final newline): growing by doubling
+    // would briefly hold half again the file.
+    let mut new = Vec::with_capacity(old.len().saturating_add(grown).saturating_add(2));
     let mut at = 0;
-    for &pos in &positions {
+    for pos in memchr::memmem::find_iter(&old, needle.as_bytes()) {
         new.extend_from_slice(&old[at..pos]);
         new.extend_from_slice(replacement.as_bytes());
         at = pos + needle.len();
@@ -167,12 +203,11 @@ fn plan(call: &ToolCall) -> Result<Plan, String> {
     new.extend_from_slice(&old[at..]);
     keep_final_newline(&old, &mut new, crlf);
 
-    let message = match positions.as_slice() {
-        [first] => {
-            let line = 1 + memchr::memchr_iter(b'\n', &old[..*first]).count();
-            format!("edited {shown} at line {line}")
-        }
-        _ => format!("edited {shown}: replaced {} occurrences", positions.len()),
+    let message = if count == 1 {
+        let line = 1 + memchr::memchr_iter(b'\n', &old[..first]).count();
+        format!("edited {shown} at line {line}")
+    } else {
+        format!("edited {shown}: replaced {count} occurrences")
     };
     Ok(Plan {
         shown: shown.to_string(),
@@ -180,6 +215,9 @@ fn plan(call: &ToolCall) -> Result<Plan, String> {
         keep: Keep::from_metadata(&meta),
         old,
         new,
+        needle,
+        replacement,
+        count,
         message,
     })
 }
@@ -202,8 +240,14 @@ fn to_crlf(s: &str) -> String {
 
 /// Finds `old` in `content`, in the file's line-ending style first (a CRLF
 /// file matches an `old` written with bare LF), then literally. Returns the
-/// needle and replacement used and the start of each non-overlapping match.
-fn find(content: &[u8], old: &str, new: &str, crlf: bool) -> Option<(String, String, Vec<usize>)> {
+/// needle and replacement used, how many non-overlapping matches there are
+/// and where the first starts.
+fn find(
+    content: &[u8],
+    old: &str,
+    new: &str,
+    crlf: bool,
+) -> Option<(String, String, usize, usize)> {
     let mut candidates: Vec<(String, String)> = Vec::with_capacity(2);
     if crlf {
         candidates.push((to_crlf(old), to_crlf(new)));
@@ -217,9 +261,10 @@ fn find(content: &[u8], old: &str, new: &str, crlf: bool) -> Option<(String, Str
         if needle.is_empty() || tried.contains(&needle) {
             continue;
         }
-        let positions: Vec<usize> = memchr::memmem::find_iter(content, needle.as_bytes()).collect();
-        if !positions.is_empty() {
-            return Some((needle, replacement, positions));
+        let mut matches = memchr::memmem::find_iter(content, needle.as_bytes());
+        if let Some(first) = matches.next() {
+            let count = 1 + matches.count();
+            return Some((needle, replacement, count, first));
         }
         tried.push(needle);
     }

@@ -11,6 +11,7 @@ mod beneath;
 mod diff;
 mod edit_file;
 mod jobs;
+mod leftovers;
 mod process;
 mod read_file;
 mod reaper;
@@ -37,6 +38,17 @@ impl Plugin for ToolsPlugin {
         "uji's built-in tools: read_file, edit_file, write_file, run_command, job_output, stop_job";
 
     fn init(host: &Host) -> Result<(), String> {
+        if let Ok(cwd) = std::env::current_dir() {
+            let log = host.clone();
+            leftovers::remove_under(&cwd, move |removed| {
+                if removed > 0 {
+                    log.log(
+                        uji_sdk::LogLevel::Info,
+                        &format!("removed {removed} temporary files of interrupted writes"),
+                    );
+                }
+            });
+        }
         sandbox::set_host(host);
         jobs::set_host(host);
         jobs::events::install(host)?;

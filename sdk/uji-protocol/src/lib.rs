@@ -7,6 +7,7 @@
 
 pub mod bash;
 pub mod canonical;
+pub mod diff;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -260,7 +261,8 @@ pub struct Image {
     pub name: Option<String>,
 }
 
-/// A line-based diff that frontends draw. The model never sees it.
+/// A line-based diff that frontends draw. The model never sees it. Bounded
+/// as [`diff`] says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileDiff {
     pub path: String,

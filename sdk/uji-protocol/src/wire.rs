@@ -104,6 +104,25 @@ pub struct Usage {
     pub cache_write: u64,
 }
 
+impl Usage {
+    /// Adds `more`, each counter stopping at `u64::MAX` instead of
+    /// wrapping: a model may report any number.
+    pub fn add(&mut self, more: &Usage) {
+        self.input = self.input.saturating_add(more.input);
+        self.output = self.output.saturating_add(more.output);
+        self.cache_read = self.cache_read.saturating_add(more.cache_read);
+        self.cache_write = self.cache_write.saturating_add(more.cache_write);
+    }
+
+    /// The tokens of the context the answer was given (input, cached or
+    /// not), saturating.
+    pub fn context(&self) -> u64 {
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
+    }
+}
+
 /// The most one answer may hold: its text, reasoning and tool-call
 /// arguments together. A model's output limit is far below it (128k tokens
 /// are about 0.5 MB); a stream past it is a runaway and is stopped.

@@ -142,7 +142,7 @@ impl ChatEvents {
             json!({
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
-                "total_tokens": prompt + completion,
+                "total_tokens": prompt.saturating_add(completion),
                 "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
                 "completion_tokens_details": {"reasoning_tokens": 0},
             }),

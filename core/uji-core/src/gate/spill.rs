@@ -73,7 +73,8 @@ impl Gate {
     }
 
     /// Takes keys out of the spill file the tool wrote at `written` (if it
-    /// did), then bounds the text the model reads.
+    /// did), then bounds the text the model reads and the diff frontends
+    /// draw ([`uji_protocol::diff`]).
     pub(super) fn bound_output(&self, written: Option<&str>, output: &mut ToolOutput) {
         let place = self.spill_place();
         let written = written.map(Path::new);
@@ -81,6 +82,9 @@ impl Gate {
             && let Err(e) = spills::redact_file(path, &place.secrets)
         {
             tracing::warn!(path = %path.display(), error = %e, "cannot redact a spill file");
+        }
+        if let Some(diff) = output.diff.as_mut() {
+            diff.bound();
         }
         if spill::fits(&output.text) {
             return;
