@@ -197,8 +197,6 @@ fn all_allowed(tool: &str, allowed: &[Hit<'_>]) -> Verdict {
     )
 }
 
-/// A command with an unresolved part is never allowed; its ask is marked
-/// [`Verdict::unresolved`] when the tool has deny rules, and says which part.
 /// What the hard links of the subject file decide ([`links`]), if anything.
 fn hard_link_verdict(facts: &ToolFacts<'_>, entries: &[Entry<'_>], file: &Path) -> Option<Verdict> {
     let verdict = match links::check(file, facts.cwd, entries)? {
@@ -224,11 +222,14 @@ fn hard_link_verdict(facts: &ToolFacts<'_>, entries: &[Entry<'_>], file: &Path) 
             ),
             message: None,
             unresolved: true,
+            opaque: true,
         },
     };
     Some(verdict)
 }
 
+/// A command with an unresolved part is never allowed; its ask is marked
+/// [`Verdict::unresolved`] when the tool has deny rules, and says which part.
 fn fail_closed(mut verdict: Verdict, parts: &[CommandPart], entries: &[Entry<'_>]) -> Verdict {
     let Some(part) = parts.iter().find(|p| !p.resolved) else {
         return verdict;
