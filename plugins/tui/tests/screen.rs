@@ -612,6 +612,27 @@ fn typing_ahead_while_a_question_arrives_answers_nothing_and_fills_the_draft() {
 }
 
 #[test]
+fn keys_that_arrive_in_a_burst_after_a_stall_answer_nothing() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.ready();
+    // uji was busy while the user typed on: the keys come all at once.
+    for c in "yes and".chars() {
+        s.app.handle(Msg::TermBurst(Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        ))));
+    }
+    assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+    assert!(s.text().contains("✎ draft: yes and"));
+    // A deliberate key once the typing has stopped answers.
+    s.wait(GUARD);
+    s.text();
+    s.press(KeyCode::Char('y'));
+    assert_eq!(approvals_sent(&s).len(), 1);
+}
+
+#[test]
 fn a_question_never_drawn_takes_no_key_however_long_it_waited() {
     let mut s = Screen::new(80, 24);
     ask_edit(&mut s);

@@ -33,6 +33,11 @@ const CLOSE_WAIT: Duration = Duration::from_secs(3);
 /// What wakes the loop.
 pub enum Msg {
     Term(crossterm::event::Event),
+    /// A terminal event read while more input was already waiting: keys
+    /// typed ahead, or held back while uji was busy and delivered at once.
+    /// It is typing, never an answer, however long the question has been
+    /// quiet (a stall must not turn the next letter into an answer).
+    TermBurst(crossterm::event::Event),
     Uji(Value),
     /// The session's event stream ended (or failed).
     UjiGone(String),
@@ -132,7 +137,13 @@ fn spawn_terminal_reader(tx: SyncSender<Msg>) -> Result<(), String> {
         .spawn(move || {
             // Blocks in read(2) between keys: no polling, no CPU when idle.
             while let Ok(event) = crossterm::event::read() {
-                if tx.send(Msg::Term(event)).is_err() {
+                let more = crossterm::event::poll(std::time::Duration::ZERO).unwrap_or(false);
+                let msg = if more {
+                    Msg::TermBurst(event)
+                } else {
+                    Msg::Term(event)
+                };
+                if tx.send(msg).is_err() {
                     return;
                 }
             }

@@ -36,7 +36,15 @@ impl App {
     /// Where a key pressed now goes; None without a question.
     pub(super) fn route_key(&mut self) -> Option<Route> {
         let now = self.clock.now();
-        self.question_guard_mut().map(|guard| guard.key(now))
+        let burst = self.in_burst;
+        self.question_guard_mut().map(|guard| {
+            if burst {
+                guard.typed(now);
+                Route::Draft
+            } else {
+                guard.key(now)
+            }
+        })
     }
 
     /// Where a paste now goes; None without a question.

@@ -106,6 +106,8 @@ pub struct App {
     pub(super) cwd: String,
     /// The time the questions' guards go by.
     pub(super) clock: Arc<dyn Clock>,
+    /// The event being handled came in a burst ([`Msg::TermBurst`]).
+    pub(super) in_burst: bool,
 }
 
 impl App {
@@ -141,12 +143,18 @@ impl App {
             session_id: String::new(),
             cwd: String::new(),
             clock,
+            in_burst: false,
         }
     }
 
     pub fn handle(&mut self, msg: Msg) {
         match msg {
             Msg::Term(event) => self.on_terminal(event),
+            Msg::TermBurst(event) => {
+                self.in_burst = true;
+                self.on_terminal(event);
+                self.in_burst = false;
+            }
             Msg::Uji(event) => self.on_uji(event),
             Msg::UjiGone(_) => self.closed = true,
             Msg::Signal(_) => self.quit(),
