@@ -633,6 +633,22 @@ fn keys_that_arrive_in_a_burst_after_a_stall_answer_nothing() {
 }
 
 #[test]
+fn guidance_typed_in_a_burst_after_n_is_guidance() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.ready();
+    s.press(KeyCode::Char('n'));
+    for code in "do x".chars().map(KeyCode::Char).chain([KeyCode::Enter]) {
+        s.app.handle(Msg::TermBurst(Event::Key(KeyEvent::new(
+            code,
+            KeyModifiers::NONE,
+        ))));
+    }
+    assert_eq!(approvals_sent(&s).len(), 1, "{:?}", s.sent());
+    assert_eq!(s.last_sent()["guidance"], "do x");
+}
+
+#[test]
 fn a_question_never_drawn_takes_no_key_however_long_it_waited() {
     let mut s = Screen::new(80, 24);
     ask_edit(&mut s);

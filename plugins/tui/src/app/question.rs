@@ -36,7 +36,9 @@ impl App {
     /// Where a key pressed now goes; None without a question.
     pub(super) fn route_key(&mut self) -> Option<Route> {
         let now = self.clock.now();
-        let burst = self.in_burst;
+        // Only an approval's answer is held back from a burst: guidance typed
+        // after `n` is text, and a picker's letters filter it.
+        let burst = self.in_burst && self.approvals.first().is_some_and(|a| !a.is_typing());
         self.question_guard_mut().map(|guard| {
             if burst {
                 guard.typed(now);
