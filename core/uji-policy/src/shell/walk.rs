@@ -404,7 +404,7 @@ fn may_nest(t: &str) -> bool {
 fn command<'t>(
     node: Node<'t>,
     src: &str,
-    outer: Redirects,
+    mut outer: Redirects,
     depth: usize,
     col: &mut Collector,
     c: &mut TreeCursor<'t>,
@@ -420,12 +420,9 @@ fn command<'t>(
             match c.field_name() {
                 Some("name") | Some("argument") => words.push(word(c.node(), src)),
                 Some("redirect") => {
-                    let r = redirection(c.node(), src);
-                    words.extend(r.extra.iter().cloned());
-                    redirects.add(Redirects {
-                        extra: Vec::new(),
-                        ..r
-                    });
+                    let mut r = redirection(c.node(), src);
+                    words.append(&mut r.extra);
+                    redirects.add(r);
                 }
                 _ if c.node().kind() == "variable_assignment" => {
                     if let Some(bad) = not_an_assignment(c.node(), src) {
@@ -445,11 +442,8 @@ fn command<'t>(
             }
         }
     }
-    words.extend(outer.extra.iter().cloned());
-    redirects.add(Redirects {
-        extra: Vec::new(),
-        ..outer
-    });
+    words.append(&mut outer.extra);
+    redirects.add(outer);
     redirects.not_plain = not_plain.or(redirects.not_plain);
     words_part(words, redirects, depth, col);
     compound
@@ -497,7 +491,7 @@ fn heredoc(node: Node<'_>, src: &str, depth: usize, col: &mut Collector) {
         .and_then(|r| {
             let mut c = r.walk();
             let start = r.children(&mut c).find(|n| n.kind() == "heredoc_start");
-            start.map(|n| text(n, src).contains(['\'', '"', '\\']))
+            start.map(|n| quoted_delimiter(text(n, src)))
         })
         .unwrap_or(false);
     if quoted {
@@ -627,6 +621,12 @@ fn file_redirection(r: Node<'_>, src: &str) -> Redirects {
     }
 }
 
+/// A here-document whose delimiter is quoted in any way (`<<'EOF'`,
+/// `<<"EOF"`, `<<\EOF`) expands nothing.
+fn quoted_delimiter(start: &str) -> bool {
+    start.contains(['\'', '"', '\\'])
+}
+
 fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
     let mut rc = r.walk();
     let children: Vec<Node<'_>> = r.children(&mut rc).collect();
@@ -634,7 +634,7 @@ fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
         .iter()
         .find(|n| n.kind() == "heredoc_start")
         .map_or("", |n| text(*n, src));
-    let quoted = start.contains(['\'', '"', '\\']);
+    let quoted = quoted_delimiter(start);
     let body: String = children
         .iter()
         .filter(|n| n.kind() == "heredoc_body")
@@ -651,8 +651,8 @@ fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
 }
 
 /// Make the part for a command's words, then the parts of whatever it runs.
-/// `not_plain` says why its redirections or assignments keep it from being
-/// allowed, if they do.
+/// `redirects` carries their text, what they feed the command, and why
+/// they or the command's assignments keep it from being plain, if they do.
 pub(crate) fn words_part(
     words: Vec<Word>,
     redirects: Redirects,
@@ -789,6 +789,9 @@ fn plain_words(program: &str, words: &[Word]) -> Option<String> {
                 w.raw
             ));
         }
+        if words.iter().skip(1).any(|w| value_holds_code(w.plain())) {
+            return Some(format!("`{program}` stores code a later expansion can run"));
+        }
     }
     if program == "let"
         && words
@@ -799,9 +802,6 @@ fn plain_words(program: &str, words: &[Word]) -> Option<String> {
         return Some(
             "`let` evaluates the values of the variables it names, which can run commands".into(),
         );
-    }
-    if assigns_by_argument(program) && words.iter().skip(1).any(|w| value_holds_code(w.plain())) {
-        return Some(format!("`{program}` stores code a later expansion can run"));
     }
     if matches!(program, "hash" | "enable")
         && words

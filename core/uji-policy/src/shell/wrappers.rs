@@ -523,7 +523,6 @@ fn needs_value(v: &str, takes: &[&str]) -> bool {
 fn wrapped(program: &str, args: &[Word], spec: &Wrapper) -> Vec<Inner> {
     let mut i = 0;
     let mut positional_skip = spec.positional;
-    let mut out = Vec::new();
     while let Some(w) = args.get(i) {
         let Some(v) = w.value.as_deref().filter(|_| !w.expands) else {
             return vec![unknown(
@@ -540,16 +539,14 @@ fn wrapped(program: &str, args: &[Word], spec: &Wrapper) -> Vec<Inner> {
             i += 1;
             continue;
         }
+        // `env -S STRING`, `-SSTRING`, `-iS STRING`, `--split-string[=]STRING`:
+        // the string is split into the command.
         if program == "env"
-            && let Some(script) = env_split_string(v, args.get(i + 1))
+            && let Some(script) = script_option(args, i, &["--split-string"], 'S')
         {
-            out.push(script.unwrap_or_else(|| {
-                unknown(
-                    args,
-                    "`env -S` with a string only known when it runs".into(),
-                )
-            }));
-            return out;
+            return vec![
+                script.unwrap_or_else(|| unknown(args, "`env -S` with no string after it".into())),
+            ];
         }
         if v.starts_with('-') && v.len() > 1 {
             i += if needs_value(v, spec.takes) { 2 } else { 1 };
@@ -575,39 +572,52 @@ fn wrapped(program: &str, args: &[Word], spec: &Wrapper) -> Vec<Inner> {
     }
     let mut inner: Vec<Word> = args.get(i..).unwrap_or(&[]).to_vec();
     if inner.is_empty() {
-        return out;
+        return Vec::new();
     }
     if program == "xargs" {
         // The input adds arguments nobody can see yet.
         inner.push(Word::known("<arguments from xargs>"));
     }
-    out.push(Inner::Command(inner));
-    out
+    vec![Inner::Command(inner)]
 }
 
-/// `env -S STRING`, `-SSTRING`, `--split-string STRING`,
-/// `--split-string=STRING`, `-iS STRING`: the string is split into the
-/// command. `None` when `v` is no such option; `Some(None)` when the string
-/// is only known at run time.
-fn env_split_string(v: &str, next: Option<&Word>) -> Option<Option<Inner>> {
-    let from_next = || next.and_then(|w| w.value.clone().filter(|_| !w.expands));
-    let string = if let Some(rest) = v.strip_prefix("--split-string=") {
-        Some(rest.to_string())
-    } else if v == "--split-string" {
-        from_next()
-    } else if !v.starts_with("--") && v.starts_with('-') {
-        let letters = v.get(1..).unwrap_or("");
-        let at = letters.find('S')?;
-        let rest = letters.get(at + 1..).unwrap_or("");
+/// The value of a long option among `names`: `Some(Some(value))` for
+/// `--name=value`, `Some(None)` for `--name` (the value is the next word),
+/// `None` when `v` is none of them.
+fn long_value<'v>(v: &'v str, names: &[&str]) -> Option<Option<&'v str>> {
+    names.iter().find_map(|name| {
+        let rest = v.strip_prefix(name)?;
         if rest.is_empty() {
-            from_next()
+            Some(None)
         } else {
-            Some(rest.to_string())
+            rest.strip_prefix('=').map(Some)
         }
-    } else {
+    })
+}
+
+/// The value of the short option `letter` in the cluster `v` (`-S`, `-iS`,
+/// `-SVALUE`): `Some(Some(value))` when attached, `Some(None)` when it is
+/// the next word, `None` when `v` is no cluster holding the letter.
+fn short_value(v: &str, letter: char) -> Option<Option<&str>> {
+    if v.starts_with("--") || !v.starts_with('-') {
         return None;
-    };
-    Some(string.map(Inner::Script))
+    }
+    let letters = v.get(1..)?;
+    let at = letters.find(letter)?;
+    let rest = letters.get(at + letter.len_utf8()..).unwrap_or("");
+    Some((!rest.is_empty()).then_some(rest))
+}
+
+/// The script an option given as `long` or as the short `letter` holds,
+/// if `args[i]` is that option: attached, or the next word (unresolved
+/// when only known at run time; `None` when there is no next word).
+fn script_option(args: &[Word], i: usize, long: &[&str], letter: char) -> Option<Option<Inner>> {
+    let v = args.get(i)?.plain();
+    let value = long_value(v, long).or_else(|| short_value(v, letter))?;
+    Some(match value {
+        Some(script) => Some(Inner::Script(script.to_string())),
+        None => args.get(i + 1).map(|next| script_word(next, args)),
+    })
 }
 
 /// `-c STRING`, `-cSTRING`, a cluster ending in `c` (`-lc STRING`),
@@ -616,33 +626,9 @@ fn env_split_string(v: &str, next: Option<&Word>) -> Option<Option<Inner>> {
 /// STRING is a script. Reading a `c` inside any cluster as this option errs
 /// towards finding more commands, never fewer.
 fn command_option(args: &[Word]) -> Option<Inner> {
-    for (i, w) in args.iter().enumerate() {
-        let v = w.plain();
-        let next = || args.get(i + 1).map(|n| script_word(n, args));
-        let long = ["--command", "--session-command"];
-        if long.contains(&v) {
-            return next();
-        }
-        if let Some(rest) = long
-            .iter()
-            .find_map(|l| v.strip_prefix(l)?.strip_prefix('='))
-        {
-            return Some(Inner::Script(rest.to_string()));
-        }
-        if v.starts_with("--") || !v.starts_with('-') {
-            continue;
-        }
-        let letters = v.get(1..).unwrap_or("");
-        if let Some(at) = letters.find('c') {
-            let rest = letters.get(at + 1..).unwrap_or("");
-            return if rest.is_empty() {
-                next()
-            } else {
-                Some(Inner::Script(rest.to_string()))
-            };
-        }
-    }
-    None
+    (0..args.len())
+        .find_map(|i| script_option(args, i, &["--command", "--session-command"], 'c'))
+        .flatten()
 }
 
 /// A shell with no `-c` reads its commands from a file or its input
