@@ -6,13 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use serde_json::json;
-use uji_fake_model::chat::ChatEvents;
-use uji_fake_model::{FakeModel, Script};
-use uji_tests::scripted::answer;
-use uji_tests::{Sandbox, text};
+use uji_tests::chat::run_commands;
+use uji_tests::{NO_DENY_RULES, Sandbox, text};
 
 const POLICY: &str = r#"
 require("uji.defaults")
@@ -29,35 +26,7 @@ fn sandbox() -> Sandbox {
 /// One `uji run --yes` in which the model sends each command in turn;
 /// the output and what each call's result said.
 fn run(sandbox: &Sandbox, commands: &[&str], env: &[(&str, &str)]) -> (Output, Vec<String>) {
-    let model = FakeModel::start();
-    for (i, command) in commands.iter().enumerate() {
-        let args = json!({ "command": command }).to_string();
-        model.push(Script::sse(
-            ChatEvents::new("m")
-                .tool_call(0, &format!("c{i}"), "run_command", &args, 2)
-                .finish("tool_calls")
-                .done(),
-        ));
-    }
-    model.push(answer("done"));
-    let output = sandbox
-        .uji()
-        .env("OPENROUTER_API_KEY", "sk-e2e")
-        .env("OPENROUTER_BASE_URL", model.base_url())
-        .envs(env.iter().copied())
-        .args(["run", "--model", "openrouter/m", "--yes", "go"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let requests = model.requests();
-    let results = requests.last().unwrap().json["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect();
-    (output, results)
+    run_commands(sandbox, commands, &["--yes"], env)
 }
 
 #[test]
@@ -81,11 +50,7 @@ fn bash_starts_without_rc_files_exported_functions_or_posix_mode() {
     let sandbox = sandbox();
     // The line prints variables, so it is not plain: with no deny rules
     // `--yes` runs it (docs/policy.md).
-    std::fs::write(
-        sandbox.config().join("init.lua"),
-        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
-    )
-    .unwrap();
+    sandbox.write_init(NO_DENY_RULES);
     let rc = sandbox.root.path().join("rc.sh");
     let marker = sandbox.root.path().join("rc-ran");
     std::fs::write(&rc, format!("touch {}\n", marker.display())).unwrap();

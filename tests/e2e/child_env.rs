@@ -16,7 +16,7 @@ use serde_json::json;
 use uji_fake_model::{FakeModel, RecordedRequest};
 use uji_tests::chat::{answer, call};
 use uji_tests::scripted::{assert_ok, drive_with_env, of_type};
-use uji_tests::{Sandbox, text, uji_bin};
+use uji_tests::{NO_DENY_RULES, Sandbox, text, uji_bin};
 
 /// uji's environment in these tests, besides the sandbox's own.
 const SECRETS: [(&str, &str); 3] = [
@@ -342,11 +342,7 @@ fn a_sandboxed_command_cannot_open_the_memory_of_uji() {
     }
     let sandbox = Sandbox::new();
     // `$PPID` is never plain: with no deny rules `--yes` runs it.
-    std::fs::write(
-        sandbox.config().join("init.lua"),
-        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
-    )
-    .unwrap();
+    sandbox.write_init(NO_DENY_RULES);
     let args = json!({ "command": "cat /proc/$PPID/mem > /dev/null; echo \"exit=$?\"" });
     let output = sandbox
         .uji()

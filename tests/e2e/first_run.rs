@@ -93,6 +93,18 @@ fn uji(sandbox: &Sandbox, args: &[&str]) -> (String, String, bool) {
     (stdout, stderr, output.status.success())
 }
 
+/// What `uji plugins` prints to stderr with `UJI_LUA_MEMORY=mib`.
+fn plugins_with_lua_memory(sandbox: &Sandbox, mib: &str) -> String {
+    let output = sandbox
+        .uji()
+        .env("UJI_PLUGIN_PATH", plugin_path())
+        .env("UJI_LUA_MEMORY", mib)
+        .arg("plugins")
+        .output()
+        .unwrap();
+    text(&output).1
+}
+
 fn with_init(init: &str) -> Sandbox {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
@@ -225,28 +237,14 @@ fn lua_memory_is_limited_and_string_rep_past_the_limit_is_an_error() {
     );
 
     let sandbox = with_init("local s = (\"x\"):rep(40 * 2^20)\nlocal t = {}\n");
-    let output = sandbox
-        .uji()
-        .env("UJI_PLUGIN_PATH", plugin_path())
-        .env("UJI_LUA_MEMORY", "32")
-        .arg("plugins")
-        .output()
-        .unwrap();
-    let (_, stderr) = text(&output);
+    let stderr = plugins_with_lua_memory(&sandbox, "32");
     assert!(
         stderr.contains("init.lua:1: string.rep: the result would be 41943040 bytes, over Lua's memory limit of 32 MiB"),
         "{stderr}"
     );
 
     let sandbox = with_init("local t = {}\nfor i = 1, 1e9 do t[i] = i end\n");
-    let output = sandbox
-        .uji()
-        .env("UJI_PLUGIN_PATH", plugin_path())
-        .env("UJI_LUA_MEMORY", "32")
-        .arg("plugins")
-        .output()
-        .unwrap();
-    let (_, stderr) = text(&output);
+    let stderr = plugins_with_lua_memory(&sandbox, "32");
     assert!(
         stderr.contains("out of memory: not enough memory (past Lua's memory limit; UJI_LUA_MEMORY sets it, in MiB) (init.lua ran up to that error; the shipped defaults (uji.defaults) apply)"),
         "{stderr}"

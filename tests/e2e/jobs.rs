@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use uji_fake_model::{FakeModel, RecordedRequest};
 use uji_tests::chat::{answer, call, uji_with_model};
 use uji_tests::scripted::{assert_ok, drive_with_env, of_type};
-use uji_tests::{Sandbox, text};
+use uji_tests::{NO_DENY_RULES, Sandbox, text};
 
 const MODEL: &str = "openrouter/test-model";
 const KEY: &str = "sk-jobs-test-key";
@@ -122,11 +122,7 @@ fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 /// matched it (docs/policy.md).
 fn no_deny_rules() -> Sandbox {
     let sandbox = Sandbox::new();
-    std::fs::write(
-        sandbox.config().join("init.lua"),
-        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
-    )
-    .unwrap();
+    sandbox.write_init(NO_DENY_RULES);
     sandbox
 }
 

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use uji_tests::{Sandbox, text};
+use uji_tests::{NO_DENY_RULES, Sandbox, text};
 
 /// False (after saying so) when the kernel has no Landlock.
 fn landlock_or_skip(test: &str) -> bool {
@@ -390,9 +390,7 @@ fn a_sandboxed_command_cannot_signal_uji() {
         return;
     }
     // `$PPID` is never plain: with no deny rules `--yes` runs it.
-    let (sandbox, tmp) = sandbox(Some(
-        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
-    ));
+    let (sandbox, tmp) = sandbox(Some(NO_DENY_RULES));
     let command = "kill -0 $PPID && echo signalled; kill -CONT $PPID && echo continued; \
                    sleep 0 & kill -0 $! && echo own-child-ok";
     let out = run_command(&sandbox, &tmp, command, &["--yes"]);

@@ -5,26 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use serde_json::json;
-use uji_fake_model::chat::ChatEvents;
-use uji_fake_model::{FakeModel, Script};
-use uji_tests::scripted::answer;
+use uji_tests::chat::run_commands;
 use uji_tests::{Sandbox, text};
-
-const MODEL: &str = "openrouter/test-model";
-
-fn run_command(id: &str, command: &str) -> Script {
-    let args = json!({ "command": command }).to_string();
-    Script::sse(
-        ChatEvents::new("test-model")
-            .tool_call(0, id, "run_command", &args, 4)
-            .finish("tool_calls")
-            .usage(100, 10, 0)
-            .done(),
-    )
-}
 
 fn sandbox(init: &str) -> Sandbox {
     let sandbox = Sandbox::new();
@@ -35,32 +19,7 @@ fn sandbox(init: &str) -> Sandbox {
 /// One `uji run` in which the model sends each command as a run_command
 /// call, in order; returns the output and what each call's result said.
 fn run(sandbox: &Sandbox, commands: &[&str], args: &[&str]) -> (Output, Vec<String>) {
-    let model = FakeModel::start();
-    for (i, c) in commands.iter().enumerate() {
-        model.push(run_command(&format!("c{i}"), c));
-    }
-    model.push(answer("done"));
-    let output = sandbox
-        .uji()
-        .env("OPENROUTER_API_KEY", "sk-e2e")
-        .env("OPENROUTER_BASE_URL", model.base_url())
-        .args(["run", "--model", MODEL])
-        .args(args)
-        .arg("go")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let requests = model.requests();
-    let last = requests.last().unwrap();
-    let results: Vec<String> = last.json["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect();
-    assert_eq!(results.len(), commands.len(), "{:?}", text(&output));
-    (output, results)
+    run_commands(sandbox, commands, args, &[])
 }
 
 const DENY_RM: &str = r#"

@@ -6,7 +6,7 @@
 
 use std::process::Output;
 
-use uji_tests::{Sandbox, text};
+use uji_tests::{NO_DENY_RULES, Sandbox, text};
 
 fn tool(sandbox: &Sandbox, args: &[&str]) -> (Output, String, String) {
     let output = sandbox.uji().arg("tool").args(args).output().unwrap();
@@ -188,11 +188,7 @@ fn run_command_keeps_the_tail_saves_the_full_output_and_streams_progress() {
 fn run_command_at_its_timeout_moves_to_the_background_and_ends_with_uji_tool() {
     let sandbox = Sandbox::new();
     // `$!` is never plain: with no deny rules `--yes` runs it.
-    std::fs::write(
-        sandbox.config().join("init.lua"),
-        "uji.tool.policy({ run_command = { default = \"ask\" } })\n",
-    )
-    .unwrap();
+    sandbox.write_init(NO_DENY_RULES);
     let started = std::time::Instant::now();
     let (_, stdout, _) = tool(
         &sandbox,

@@ -1,6 +1,6 @@
 //! Scripted Chat Completions answers for `uji run` against the fake model.
 
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 use uji_fake_model::chat::ChatEvents;
@@ -46,4 +46,43 @@ pub fn uji_with_model(sandbox: &Sandbox, model: &FakeModel, key: &str) -> Comman
         .env("OPENROUTER_BASE_URL", model.base_url())
         .env_remove("ANTHROPIC_API_KEY");
     cmd
+}
+
+/// One `uji run --model openrouter/test-model ARGS go` in which the model
+/// sends each of `commands` as a `run_command` call in turn, then answers
+/// "done"; the output and what each call's result said, in order.
+pub fn run_commands(
+    sandbox: &Sandbox,
+    commands: &[&str],
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Output, Vec<String>) {
+    let model = FakeModel::start();
+    for (i, command) in commands.iter().enumerate() {
+        model.push(call(
+            &format!("c{i}"),
+            "run_command",
+            serde_json::json!({ "command": command }),
+        ));
+    }
+    model.push(answer("done"));
+    let output = uji_with_model(sandbox, &model, "sk-e2e")
+        .envs(env.iter().copied())
+        .args(["run", "--model", "openrouter/test-model"])
+        .args(args)
+        .arg("go")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run uji");
+    let requests = model.requests();
+    let results: Vec<String> = requests
+        .last()
+        .map(|r| r.json["messages"].as_array().cloned().unwrap_or_default())
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(results.len(), commands.len(), "{:?}", crate::text(&output));
+    (output, results)
 }

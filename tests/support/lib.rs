@@ -95,6 +95,11 @@ impl Sandbox {
         self.root.path().join("config")
     }
 
+    /// Writes `lua` as this sandbox's init.lua.
+    pub fn write_init(&self, lua: &str) {
+        std::fs::write(self.config().join("init.lua"), lua).expect("write init.lua");
+    }
+
     pub fn work(&self) -> PathBuf {
         self.root.path().join("work")
     }
@@ -128,6 +133,12 @@ impl Sandbox {
         }
     }
 }
+
+/// An init.lua with no deny rules, not even uji's defaults. A command that
+/// is not plain (`$$`, `$PPID`, `$?`) runs under `--yes` only when no deny
+/// rule could have matched it (docs/policy.md); tests whose commands need
+/// such words use this.
+pub const NO_DENY_RULES: &str = "uji.tool.policy({ run_command = { default = \"ask\" } })\n";
 
 /// The `name` of each object in a JSON array (commands, tools).
 pub fn names(list: &serde_json::Value) -> Vec<&str> {
