@@ -172,7 +172,7 @@ impl Frontend for Headless {
         // session shuts down (interrupting the turn) and uji exits quietly.
         let mut closed = false;
         loop {
-            let event = match session.next_event(250) {
+            let event = match session.next_event_value(250) {
                 Ok(Some(event)) => event,
                 Ok(None) => continue,
                 Err(_) => return Ok(()),
@@ -191,7 +191,7 @@ impl Frontend for Headless {
                     "uji: error: {}",
                     event["message"].as_str().unwrap_or_default()
                 );
-                let _ = session.submit(&json!({"type": "shutdown"}));
+                let _ = session.submit_json(&json!({"type": "shutdown"}));
                 continue;
             }
             let written = if as_json {
@@ -205,7 +205,7 @@ impl Frontend for Headless {
                 Err(WriteError::Failed(message)) => return Err(message),
             }
             if closed || kind == "turn_finished" {
-                let _ = session.submit(&json!({"type": "shutdown"}));
+                let _ = session.submit_json(&json!({"type": "shutdown"}));
             }
         }
     }

@@ -16,6 +16,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc as tmpsc;
 use uji_host::SessionPort;
+use uji_protocol::frontend::answers::{
+    self, Answer, CompactDone, ModelList, ModelSet, ProviderList, SessionList, SessionSwitched,
+};
 use uji_protocol::frontend::{
     ApprovalDecision, CommandInfo, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
 };
@@ -143,6 +146,18 @@ enum Reply {
     Later,
 }
 
+impl Reply {
+    /// Done, with `answer` as the ack's `result`.
+    fn answer<A: Answer>(answer: &A) -> Result<Reply, String> {
+        answered(answer).map(Reply::Done)
+    }
+}
+
+/// `answer` as an ack's `result`.
+fn answered<A: Answer>(answer: &A) -> Result<Option<Value>, String> {
+    answers::encode(answer).map(Some).map_err(|e| e.to_string())
+}
+
 impl Shared {
     fn emit(&self, event: Event) {
         self.events.send(event);
@@ -247,23 +262,23 @@ impl Shared {
             Op::RunCommand { name, args } => self.run_command(op_id, &name, &args),
             Op::SetModel { model, effort } => self
                 .set_model(model.as_deref(), effort)
-                .map(|state| Reply::Done(Some(json!({"model": state})))),
+                .and_then(|model| Reply::answer(&ModelSet { model })),
             Op::NewSession { title } => self.switch(op_id, Start::New { title }),
             Op::ResumeSession { session_id } => self.switch(op_id, Start::Resume(session_id)),
             Op::ListSessions { all } => {
                 let sessions = self.sessions.list(all);
-                Ok(Reply::Done(Some(json!({"sessions": sessions}))))
+                Reply::answer(&SessionList { sessions })
             }
             Op::DeleteSession { session_id } => self.delete_session(&session_id),
             Op::ListModels => {
                 self.reload_keys();
                 let models = self.sessions.providers.entries();
-                Ok(Reply::Done(Some(json!({"models": models}))))
+                Reply::answer(&ModelList { models })
             }
             Op::ListProviders => {
                 self.reload_keys();
                 let providers = self.sessions.providers.login_entries();
-                Ok(Reply::Done(Some(json!({"providers": providers}))))
+                Reply::answer(&ProviderList { providers })
             }
             Op::Login { provider, key } => self.login(op_id, &provider, &key),
             Op::Logout { provider } => self.logout(&provider),
@@ -691,7 +706,9 @@ async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
     let result = crate::compaction::compact(agent, 0, &mut interrupt).await;
     end(shared);
     let result = match result {
-        Ok(count) => Ok(Some(json!({"messages": count}))),
+        Ok(count) => answered(&CompactDone {
+            messages: count as u64,
+        }),
         Err(e) => Err(format!("could not compact: {e}")),
     };
     shared.reply(Some(op_id), result);
@@ -705,7 +722,7 @@ fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
         && id == agent.session.id()
     {
         configured(shared, agent, true);
-        shared.reply(Some(op_id), Ok(Some(json!({"id": id}))));
+        shared.reply(Some(op_id), answered(&SessionSwitched { id: id.clone() }));
         return;
     }
     match shared.sessions.start(start) {
@@ -731,7 +748,7 @@ fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
             configured(shared, agent, resumed);
             emit_session_event(agent, resumed);
             let id = agent.session.id().to_string();
-            shared.reply(Some(op_id), Ok(Some(json!({"id": id}))));
+            shared.reply(Some(op_id), answered(&SessionSwitched { id }));
         }
         Err(e) => shared.reply(Some(op_id), Err(e.to_string())),
     }

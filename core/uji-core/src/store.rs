@@ -123,16 +123,8 @@ fn valid_id(id: &str) -> bool {
         })
 }
 
-/// A session listed by `uji list`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SessionSummary {
-    pub id: String,
-    pub title: String,
-    pub cwd: String,
-    pub created: u64,
-    /// Last write, milliseconds since the epoch.
-    pub updated: u64,
-}
+/// A session listed by `uji list` (the shape `list_sessions` answers).
+pub use uji_protocol::frontend::answers::SessionSummary;
 
 /// The sessions directory.
 #[derive(Debug, Clone)]

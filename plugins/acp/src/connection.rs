@@ -147,7 +147,7 @@ fn start_event_reader(session: Arc<FrontendSession>, tx: Inputs) -> Result<(), S
         .name("acp-events".into())
         .spawn(move || {
             loop {
-                let input = match session.next_event(1000) {
+                let input = match session.next_event_value(1000) {
                     Ok(Some(event)) => Input::Event(event),
                     Ok(None) => continue,
                     Err(e) => Input::SessionEnded(e),

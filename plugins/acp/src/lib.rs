@@ -63,7 +63,7 @@ struct Session(Arc<FrontendSession>);
 
 impl agent::Ops for Session {
     fn submit(&self, op: &Value) -> Result<(), String> {
-        self.0.submit(op)
+        self.0.submit_json(op).map_err(|e| e.to_string())
     }
 
     /// The MCP plugin, when loaded, offers the host service `mcp.add`;

@@ -13,6 +13,8 @@
 //! optional. [`PROTOCOL_VERSION`] counts these additions and is the first
 //! thing a frontend hears, in `session_configured`.
 
+pub mod answers;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,8 @@
 //! The host as a plugin sees it, and frontends.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde_json::Value;
 use uji_abi::__private::TD_Opaque;
@@ -8,6 +10,7 @@ use uji_abi::{
     CommandBox, Fault, FrontendBox, FrontendSessionBox, HookBox, HostBox, ROption, RResult, RStr,
     RString, ToolBox, WireBox,
 };
+use uji_protocol::frontend::{Event, Op};
 use uji_protocol::{HookOptions, LogLevel};
 
 use crate::guard::guard_result;
@@ -210,31 +213,93 @@ pub trait Frontend: Send + Sync + 'static {
     fn run(&self, session: FrontendSession) -> Result<(), String>;
 }
 
-/// The frontend's connection to the agent: operations in, events out (JSON).
+/// Why talking to the session failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontendError {
+    /// The session has ended (after `closed`, or uji is going away): stop.
+    #[error("{0}")]
+    Ended(String),
+    /// An operation could not be encoded.
+    #[error("could not encode the operation: {0}")]
+    Encoding(String),
+}
+
+/// The frontend's connection to the agent: [`Op`]s in, [`Event`]s out
+/// (docs/frontends.md). The JSON crosses the plugin boundary; this type
+/// encodes and decodes it.
 pub struct FrontendSession {
     inner: FrontendSessionBox,
+    next_id: AtomicU64,
 }
 
 impl FrontendSession {
-    /// Sends an operation: a user message, an approval answer, an interrupt.
-    pub fn submit(&self, op: &Value) -> Result<(), String> {
-        let op = serde_json::to_string(op).map_err(|e| e.to_string())?;
-        self.inner
-            .submit(RStr::from(op.as_str()))
-            .into_result()
-            .map_err(String::from)
+    /// Sends an operation and returns the id its `ack` or `error` will
+    /// name (`f1`, `f2`…).
+    pub fn submit(&self, op: &Op) -> Result<String, FrontendError> {
+        let id = format!("f{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        self.submit_with_id(&id, op)?;
+        Ok(id)
     }
 
-    /// Waits for the next event. `Ok(None)` on timeout, `Err` once the
-    /// session has ended.
-    pub fn next_event(&self, timeout_ms: u64) -> Result<Option<Value>, String> {
+    /// Sends an operation under an id the frontend chose (unique among its
+    /// operations still waiting for an answer).
+    pub fn submit_with_id(&self, id: &str, op: &Op) -> Result<(), FrontendError> {
+        #[derive(serde::Serialize)]
+        struct WithId<'a> {
+            id: &'a str,
+            #[serde(flatten)]
+            op: &'a Op,
+        }
+        let json = serde_json::to_string(&WithId { id, op })
+            .map_err(|e| FrontendError::Encoding(e.to_string()))?;
+        self.submit_raw(&json)
+    }
+
+    /// Waits up to `timeout` for the next event: `Ok(None)` on timeout,
+    /// [`FrontendError::Ended`] once the session has ended. An event this
+    /// SDK does not know (from a newer uji), or one it cannot read, is
+    /// [`Event::Unknown`]: skip it.
+    pub fn next_event(&self, timeout: Duration) -> Result<Option<Event>, FrontendError> {
+        Ok(self
+            .next_event_json(timeout)?
+            .map(|json| serde_json::from_str(&json).unwrap_or(Event::Unknown)))
+    }
+
+    /// Sends an operation as JSON, as written (for a frontend that speaks
+    /// an older protocol, or relays operations it does not read).
+    pub fn submit_json(&self, op: &Value) -> Result<(), FrontendError> {
+        let json = serde_json::to_string(op).map_err(|e| FrontendError::Encoding(e.to_string()))?;
+        self.submit_raw(&json)
+    }
+
+    /// The next event as uji sent it, undecoded.
+    pub fn next_event_json(&self, timeout: Duration) -> Result<Option<String>, FrontendError> {
+        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         match self.inner.next_event(timeout_ms).into_result() {
-            Ok(ROption::RSome(json)) => serde_json::from_str(json.as_str())
+            Ok(ROption::RSome(json)) => Ok(Some(json.into())),
+            Ok(ROption::RNone) => Ok(None),
+            Err(message) => Err(FrontendError::Ended(message.into())),
+        }
+    }
+
+    /// The next event as a JSON value. Transitional: frontends move to
+    /// [`FrontendSession::next_event`]; removed before the release.
+    #[doc(hidden)]
+    pub fn next_event_value(&self, timeout_ms: u64) -> Result<Option<Value>, String> {
+        match self.next_event_json(Duration::from_millis(timeout_ms)) {
+            Ok(Some(json)) => serde_json::from_str(&json)
                 .map(Some)
                 .map_err(|e| format!("bad event from uji: {e}")),
-            Ok(ROption::RNone) => Ok(None),
-            Err(message) => Err(String::from(message)),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e.to_string()),
         }
+    }
+
+    fn submit_raw(&self, json: &str) -> Result<(), FrontendError> {
+        self.inner
+            .submit(RStr::from(json))
+            .into_result()
+            .map_err(|message| FrontendError::Ended(message.into()))
     }
 }
 
@@ -242,7 +307,10 @@ struct FrontendAdapter<F: Frontend>(F);
 
 impl<F: Frontend> uji_abi::Frontend for FrontendAdapter<F> {
     fn run(&self, session: FrontendSessionBox) -> RResult<(), Fault> {
-        let session = FrontendSession { inner: session };
+        let session = FrontendSession {
+            inner: session,
+            next_id: AtomicU64::new(1),
+        };
         guard_result(|| self.0.run(session)).into()
     }
 }

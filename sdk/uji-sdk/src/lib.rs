@@ -50,7 +50,7 @@ mod tool;
 mod wire;
 
 pub use guard::{guard, guard_result};
-pub use host::{Frontend, FrontendSession, Host};
+pub use host::{Frontend, FrontendError, FrontendSession, Host};
 pub use serde;
 pub use serde_json;
 pub use tool::{Canceller, Tool, ToolContext};

@@ -3,15 +3,17 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
 use uji_protocol::frontend::Op;
+use uji_protocol::frontend::answers::CommandOutput;
 
-use super::{EFFORTS, Reply, Shared};
+use super::{EFFORTS, Reply, Shared, answered};
 use crate::sessions::{Start, is_builtin_command};
 
 /// What a command's ack carries.
 fn output(text: impl Into<String>) -> Result<Reply, String> {
-    Ok(Reply::Done(Some(json!({"output": text.into()}))))
+    Reply::answer(&CommandOutput {
+        output: text.into(),
+    })
 }
 
 impl Shared {
@@ -30,8 +32,8 @@ impl Shared {
             tokio::task::spawn_blocking(move || {
                 let result = command
                     .run(&args)
-                    .map(|text| Some(json!({"output": text})))
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| e.to_string())
+                    .and_then(|output| answered(&CommandOutput { output }));
                 shared.reply(op_id.as_deref(), result);
             });
             return Ok(Reply::Later);

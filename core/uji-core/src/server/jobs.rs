@@ -16,7 +16,8 @@ use uji_protocol::jobs::{
 };
 use uji_protocol::session::MessageBody;
 
-use super::{Reply, Shared, Work};
+use super::{Reply, Shared, Work, answered};
+use uji_protocol::frontend::answers::{Backgrounded, JobList, JobStopped};
 
 /// What a frontend reads when the tools plugin is missing.
 const NO_JOBS: &str = "background jobs come with the tools plugin (libuji_plugin_tools), which is \
@@ -66,7 +67,8 @@ fn notice_text(job: &JobInfo) -> String {
 impl Shared {
     pub(super) fn list_jobs(&self) -> Result<Reply, String> {
         let jobs = ask(&self.sessions.registry, LIST, json!({}))?;
-        Ok(Reply::Done(Some(json!({ "jobs": jobs }))))
+        let jobs = serde_json::from_value(jobs).map_err(|e| format!("{LIST}: {e}"))?;
+        Reply::answer(&JobList { jobs })
     }
 
     /// Stops a job from the frontend; its end may take a moment, so the
@@ -83,8 +85,10 @@ impl Shared {
                 id,
                 by: StoppedBy::User
             });
-            let result = ask(&shared.sessions.registry, STOP, payload)
-                .map(|job| Some(json!({ "job": job })));
+            let result = ask(&shared.sessions.registry, STOP, payload).and_then(|job| {
+                let job = serde_json::from_value(job).map_err(|e| format!("{STOP}: {e}"))?;
+                answered(&JobStopped { job })
+            });
             shared.reply(op_id.as_deref(), result);
         });
         Ok(Reply::Later)
@@ -92,7 +96,8 @@ impl Shared {
 
     pub(super) fn background(&self) -> Result<Reply, String> {
         let running = ask(&self.sessions.registry, BACKGROUND, json!({}))?;
-        Ok(Reply::Done(Some(json!({ "running": running }))))
+        let running = serde_json::from_value(running).map_err(|e| format!("{BACKGROUND}: {e}"))?;
+        Reply::answer(&Backgrounded { running })
     }
 
     pub(super) fn job_event(&self, event: JobEvent) {

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
+use uji_protocol::frontend::answers::LoggedOut;
 use uji_protocol::frontend::{LoginResult, Secret};
 
-use super::{Reply, Shared};
+use super::{Reply, Shared, answered};
 use crate::keys::KeyStore;
 use crate::login::{self, KeyCheck};
 use crate::providers::Provider;
@@ -32,8 +32,7 @@ impl Shared {
             let check = login::check_key(&shared.sessions.providers, &provider, &key).await;
             let result = shared
                 .save_key(&provider, &key, &check)
-                .and_then(|answer| serde_json::to_value(answer).map_err(|e| e.to_string()))
-                .map(Some);
+                .and_then(|answer| answered(&answer));
             shared.reply(op_id.as_deref(), result);
         });
         Ok(Reply::Later)
@@ -101,7 +100,7 @@ impl Shared {
         let store = KeyStore::new(self.sessions.data_dir());
         let removed = login::forget(&store, providers, id).map_err(|e| e.to_string())?;
         self.drop_forgotten_key(id);
-        Ok(Reply::Done(Some(json!({"removed": removed}))))
+        Reply::answer(&LoggedOut { removed })
     }
 
     /// A session on this provider stops sending the removed key (an

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use uji_host::progress::{self, Paced};
@@ -16,9 +15,10 @@ use uji_protocol::frontend::Event;
 use uji_protocol::services::ChildEnv;
 use uji_protocol::session::MessageBody;
 
-use super::{Reply, Shared};
+use super::{Reply, Shared, answered};
 use crate::agent::redact;
 use crate::interrupt::{Interrupt, Interrupter, interrupt_pair};
+use uji_protocol::frontend::answers::ShellFinished;
 
 /// Longest a `!cmd` may run.
 const SHELL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -121,7 +121,7 @@ impl Shared {
                         exit_code,
                     });
                     shared.apply_when_idle();
-                    shared.reply(op_id.as_deref(), Ok(Some(json!({"exit_code": exit_code}))));
+                    shared.reply(op_id.as_deref(), answered(&ShellFinished { exit_code }));
                 }
                 Err(e) => shared.reply(op_id.as_deref(), Err(e)),
             }

@@ -113,7 +113,7 @@ fn spawn_event_reader(session: Arc<FrontendSession>, tx: SyncSender<Msg>) -> Res
         .spawn(move || {
             loop {
                 // A long wait: the thread sleeps in uji until an event comes.
-                match session.next_event(60_000) {
+                match session.next_event_value(60_000) {
                     Ok(Some(event)) => {
                         if tx.send(Msg::Uji(event)).is_err() {
                             return;

@@ -27,7 +27,7 @@ pub trait Outbox: Send + Sync {
 
 impl Outbox for uji_sdk::FrontendSession {
     fn submit(&self, op: &Value) -> Result<(), String> {
-        uji_sdk::FrontendSession::submit(self, op)
+        self.submit_json(op).map_err(|e| e.to_string())
     }
 }
 
