@@ -38,10 +38,10 @@ pub struct AnswerError {
     pub message: String,
 }
 
-/// Decodes an ack's `result` as `A`. A missing result decodes as JSON
-/// `null` (an answer whose fields all have defaults still decodes).
+/// Decodes an ack's `result` as `A`. A missing result decodes as `{}` (an
+/// answer whose fields all have defaults still decodes).
 pub fn decode<A: Answer>(result: Option<&Value>) -> Result<A, AnswerError> {
-    let value = result.cloned().unwrap_or(Value::Null);
+    let value = result.cloned().unwrap_or_else(|| Value::Object(Default::default()));
     serde_json::from_value(value).map_err(|e| AnswerError {
         op: A::OP,
         message: e.to_string(),
