@@ -19,7 +19,8 @@ use uji_host::{
 };
 use uji_protocol::Image;
 use uji_protocol::wire::{
-    Answer, Auth, Failure, Message, ProviderInfo, ToolCallRequest, Usage, WireRequest, WireTool,
+    Answer, Auth, Failure, Message, ProviderInfo, ToolCallRequest, Transport, Usage, WireRequest,
+    WireTool,
 };
 use uji_tests::plugin_dir;
 
@@ -184,13 +185,19 @@ fn args(call: &ToolCallRequest) -> Value {
         .unwrap_or_else(|e| panic!("arguments {:?}: {e}", call.arguments))
 }
 
-fn assert_no_status(failure: &Failure, needle: &str) {
+/// A failure without an HTTP status, of kind `kind` (what retry decides
+/// on), whose message says `needle` (what the user reads).
+fn assert_no_status(failure: &Failure, kind: Transport, needle: &str) {
     match failure {
         Failure::Http {
             status: None,
             message,
+            transport,
             ..
-        } => assert!(message.contains(needle), "{message:?} lacks {needle:?}"),
+        } => {
+            assert_eq!(*transport, Some(kind), "{message:?}");
+            assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+        }
         other => panic!("expected an HTTP failure without status, got {other:?}"),
     }
 }
@@ -488,7 +495,8 @@ fn anthropic_error_event_keeps_a_retryable_status() {
         Failure::Http {
             status: Some(529),
             message: "overloaded_error: Overloaded".into(),
-            retry_after: None
+            retry_after: None,
+            transport: None,
         }
     );
 }
@@ -516,6 +524,7 @@ fn anthropic_http_errors_map_to_failures() {
             status: Some(500),
             message,
             retry_after: None,
+            transport: None,
         } => assert_eq!(message, body500),
         other => panic!("{other:?}"),
     }
@@ -534,6 +543,7 @@ fn anthropic_http_errors_map_to_failures() {
             status: Some(429),
             message,
             retry_after: Some(wait),
+            transport: None,
         } => {
             assert_eq!(wait, 7.0);
             assert!(message.contains("slow down"));
@@ -557,7 +567,11 @@ fn anthropic_stall_fails_after_the_idle_timeout() {
     let elapsed = started.elapsed();
     assert_eq!(events.text(), "so far");
     let failure = failure(result);
-    assert_no_status(&failure, "stream stalled: no data for 1s");
+    assert_no_status(
+        &failure,
+        Transport::Stalled,
+        "stream stalled: no data for 1s",
+    );
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     assert!(server.wait_for_dropped(1, Duration::from_secs(5)));
 }
@@ -572,7 +586,11 @@ fn anthropic_dropped_connection_fails_without_status() {
     ));
     let (result, events) = call("anthropic", &anthropic_request(&server, vec![user("hi")]));
     assert_eq!(events.text(), "cut off");
-    assert_no_status(&failure(result), "before the answer finished");
+    assert_no_status(
+        &failure(result),
+        Transport::Dropped,
+        "before the answer finished",
+    );
 }
 
 #[test]
@@ -593,7 +611,7 @@ fn anthropic_cancel_drops_the_connection_at_once() {
     running.cancel();
     running.cancel();
     let failure = failure(finish(running));
-    assert_no_status(&failure, "cancelled");
+    assert_no_status(&failure, Transport::Cancelled, "cancelled");
     assert!(server.wait_for_dropped(1, Duration::from_secs(2)));
     assert!(cancelled_at.elapsed() < Duration::from_secs(2));
 }
@@ -608,7 +626,7 @@ fn anthropic_connection_refused_is_an_http_failure_without_the_key() {
         &request(base_url, "claude-test", vec![user("hi")]),
     );
     let failure = failure(result);
-    assert_no_status(&failure, "connection failed");
+    assert_no_status(&failure, Transport::Connect, "connection failed");
     assert!(!format!("{failure:?}").contains(KEY));
 }
 
@@ -871,7 +889,8 @@ fn chat_http_errors_map_to_failures() {
             status: Some(429),
             message: "rate limited".into(),
             // A date in the past: retry at once.
-            retry_after: Some(0.0)
+            retry_after: Some(0.0),
+            transport: None,
         }
     );
     match failure(call("openai-chat", &request).0) {
@@ -895,7 +914,11 @@ fn chat_stall_fails_after_the_idle_timeout() {
     let started = Instant::now();
     let (result, events) = call("openai-chat", &request);
     assert_eq!(events.text(), "half");
-    assert_no_status(&failure(result), "stream stalled: no data for 1s");
+    assert_no_status(
+        &failure(result),
+        Transport::Stalled,
+        "stream stalled: no data for 1s",
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
@@ -906,7 +929,11 @@ fn chat_stall_before_the_headers_also_times_out() {
     let mut request = chat_request(&server, vec![user("hi")]);
     request.idle_timeout = Some(1);
     let started = Instant::now();
-    assert_no_status(&failure(call("openai-chat", &request).0), "stream stalled");
+    assert_no_status(
+        &failure(call("openai-chat", &request).0),
+        Transport::Stalled,
+        "stream stalled",
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
@@ -921,7 +948,11 @@ fn chat_dropped_connection_fails_without_status() {
     ));
     let (result, events) = call("openai-chat", &chat_request(&server, vec![user("hi")]));
     assert_eq!(events.text(), "some text");
-    assert_no_status(&failure(result), "before the answer finished");
+    assert_no_status(
+        &failure(result),
+        Transport::Dropped,
+        "before the answer finished",
+    );
 }
 
 #[test]
@@ -943,7 +974,7 @@ fn chat_cancel_drops_the_connection_at_once() {
         std::thread::sleep(Duration::from_millis(5));
     }
     running.cancel();
-    assert_no_status(&failure(finish(running)), "cancelled");
+    assert_no_status(&failure(finish(running)), Transport::Cancelled, "cancelled");
     assert!(server.wait_for_dropped(1, Duration::from_secs(2)));
     assert_eq!(server.completed_responses(), 0);
 }
@@ -978,7 +1009,8 @@ fn chat_error_chunk_in_the_stream() {
         Failure::Http {
             status: Some(502),
             message: "upstream overloaded".into(),
-            retry_after: None
+            retry_after: None,
+            transport: None,
         }
     );
 }
@@ -1232,7 +1264,11 @@ fn responses_failures_errors_and_a_dropped_stream() {
     ));
     let (result, events) = call("openai-responses", &request);
     assert_eq!(events.text(), "some text");
-    assert_no_status(&failure(result), "before the answer finished");
+    assert_no_status(
+        &failure(result),
+        Transport::Dropped,
+        "before the answer finished",
+    );
 }
 
 // ---- gemini -----------------------------------------------------------------------
@@ -1423,5 +1459,9 @@ fn gemini_errors_and_a_dropped_stream() {
     ));
     let (result, events) = call("gemini", &request);
     assert_eq!(events.text(), "some text");
-    assert_no_status(&failure(result), "before the answer finished");
+    assert_no_status(
+        &failure(result),
+        Transport::Dropped,
+        "before the answer finished",
+    );
 }

@@ -267,6 +267,7 @@ impl Agent {
                 summary,
                 diff,
                 subject,
+                error_kind,
             } => MessageBody::Tool {
                 tool_call_id,
                 name,
@@ -276,6 +277,7 @@ impl Agent {
                 summary,
                 diff,
                 subject: subject.map(r),
+                error_kind,
             },
             MessageBody::Error { text } => MessageBody::Error { text: r(text) },
             MessageBody::Compaction { summary, through } => MessageBody::Compaction {
@@ -489,6 +491,7 @@ impl Agent {
             summary: output.summary,
             diff: output.diff,
             subject,
+            error_kind: output.error_kind,
         }
     }
 

@@ -22,7 +22,7 @@ use uji_protocol::services::{
     PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy,
     ToolRemove, ToolRoots, ToolSandbox,
 };
-use uji_protocol::{DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolOutput};
+use uji_protocol::{DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolErrorKind, ToolOutput};
 
 use crate::interrupt::Interrupt;
 
@@ -266,6 +266,7 @@ fn denied(text: impl AsRef<str>) -> ToolOutput {
     ToolOutput {
         text: format!("denied: {}", text.as_ref()),
         is_error: true,
+        error_kind: Some(ToolErrorKind::Denied),
         ..Default::default()
     }
 }
@@ -943,13 +944,15 @@ impl Gate {
                 running.cancel();
                 match tokio::time::timeout(CANCEL_GRACE, running.finished()).await {
                     Ok(result) => result,
-                    Err(_) => Ok(ToolOutput::error("interrupted by the user while this tool ran")),
+                    Err(_) => Ok(ToolOutput::interrupted(INTERRUPTED_WHILE_RUNNING)),
                 }
             }
         };
         let mut output = result.unwrap_or_else(|e| ToolOutput::error(e.to_string()));
-        if interrupted && !output.text.contains("interrupted") {
-            output = ToolOutput::error("interrupted by the user while this tool ran");
+        // A tool that stopped for the interrupt says so in its output's
+        // kind and keeps what it wrote; any other answer is replaced.
+        if interrupted && !output.is_interrupted() {
+            output = ToolOutput::interrupted(INTERRUPTED_WHILE_RUNNING);
         }
         self.bound_output(call.spill.as_deref(), &mut output);
         self.after_tool(request, &call.args, &subject, &mut output);
@@ -1005,6 +1008,9 @@ struct Refused {
     result: GateResult,
 }
 
+/// What the model reads of a call the interrupt stopped.
+const INTERRUPTED_WHILE_RUNNING: &str = "interrupted by the user while this tool ran";
+
 fn refusal(output: ToolOutput, decided_by: DecidedBy, subject: String) -> GateResult {
     GateResult {
         output,
@@ -1018,7 +1024,7 @@ fn refusal(output: ToolOutput, decided_by: DecidedBy, subject: String) -> GateRe
 
 fn interrupted_before(decided_by: DecidedBy, subject: String) -> GateResult {
     let mut result = refusal(
-        ToolOutput::error("interrupted by the user before this tool ran"),
+        ToolOutput::interrupted("interrupted by the user before this tool ran"),
         decided_by,
         subject,
     );

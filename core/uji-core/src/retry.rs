@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use uji_host::StreamError;
-use uji_protocol::wire::Failure;
+use uji_protocol::wire::{Failure, Transport};
 
 /// Retries after the first attempt.
 pub const MAX_RETRIES: u32 = 5;
@@ -14,15 +14,16 @@ pub const MAX_STALLS: u32 = 2;
 /// A server's `Retry-After` is honoured up to this.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
-/// Transport failures (no status) and 408, 409, 425, 429 and 5xx are worth
-/// another try; auth, provider errors and other 4xx are not.
+/// Transport failures (no status) other than a cancelled request, and 408,
+/// 409, 425, 429 and 5xx, are worth another try; auth, provider errors and
+/// other 4xx are not. Decided on the failure's kinds, never its message.
 pub fn retryable(error: &StreamError) -> bool {
     match error {
         StreamError::Failure(Failure::Http {
             status: None,
-            message,
+            transport,
             ..
-        }) => message != "cancelled",
+        }) => *transport != Some(Transport::Cancelled),
         StreamError::Failure(Failure::Http {
             status: Some(status),
             ..
@@ -31,13 +32,15 @@ pub fn retryable(error: &StreamError) -> bool {
     }
 }
 
-/// The stream stalled: no data for the idle timeout (the wires' own
-/// message for it).
+/// The stream stalled: no data for the idle timeout.
 pub fn is_stall(error: &StreamError) -> bool {
     matches!(
         error,
-        StreamError::Failure(Failure::Http { status: None, message, .. })
-            if message.starts_with("stream stalled")
+        StreamError::Failure(Failure::Http {
+            status: None,
+            transport: Some(Transport::Stalled),
+            ..
+        })
     )
 }
 
@@ -86,7 +89,35 @@ mod tests {
             status,
             message: "boom".into(),
             retry_after,
+            transport: None,
         })
+    }
+
+    fn transport(kind: Transport, message: &str) -> StreamError {
+        StreamError::Failure(Failure::Http {
+            status: None,
+            message: message.into(),
+            retry_after: None,
+            transport: Some(kind),
+        })
+    }
+
+    #[test]
+    fn kinds_decide_not_message_text() {
+        // A cancelled request is never retried, whatever its message says;
+        // a stall is a stall whatever its message says.
+        assert!(!retryable(&transport(
+            Transport::Cancelled,
+            "stream stalled"
+        )));
+        assert!(retryable(&transport(Transport::Dropped, "cancelled")));
+        assert!(is_stall(&transport(Transport::Stalled, "no data")));
+        assert!(!is_stall(&transport(
+            Transport::Dropped,
+            "stream stalled: no data for 1s"
+        )));
+        assert!(retryable(&transport(Transport::Connect, "refused")));
+        assert!(retryable(&transport(Transport::Other, "a newer kind")));
     }
 
     #[test]

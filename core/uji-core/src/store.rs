@@ -618,6 +618,7 @@ fn stopped_result(id: String, name: String, text: &str) -> MessageBody {
         summary: None,
         diff: None,
         subject: None,
+        error_kind: None,
     }
 }
 

@@ -17,6 +17,7 @@ use uji_core::{
 use uji_host::{ProgressSink, Registry, load_module};
 use uji_policy::Decision;
 use uji_sdk::protocol::HookOptions;
+use uji_sdk::protocol::ToolErrorKind;
 use uji_sdk::protocol::services::ToolSandbox;
 use uji_sdk::{
     FileDiff, Host, Plugin, SandboxMode, SubjectKind, Tool, ToolCall, ToolContext, ToolOutput,
@@ -151,11 +152,17 @@ impl Tool for Slow {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("slow", "Runs until cancelled.").allow()
     }
-    fn run(&self, _call: ToolCall, ctx: &ToolContext) -> ToolOutput {
+    /// With `{"kind": true}` it says it stopped for the interrupt (and the
+    /// gate keeps its words); without, it only says so in its text.
+    fn run(&self, call: ToolCall, ctx: &ToolContext) -> ToolOutput {
         while !ctx.is_cancelled() {
             std::thread::sleep(Duration::from_millis(5));
         }
-        ToolOutput::error("interrupted by the user while this tool ran")
+        if call.args["kind"] == true {
+            ToolOutput::interrupted("stopped after cleaning up")
+        } else {
+            ToolOutput::error("interrupted, it claims in its text")
+        }
     }
 }
 
@@ -314,6 +321,7 @@ fn a_user_refusal_reaches_the_model_with_guidance() {
         &plain,
     );
     assert_eq!(result.output.text, "denied: user denied");
+    assert_eq!(result.output.error_kind, Some(ToolErrorKind::Denied));
 }
 
 #[test]
@@ -720,8 +728,31 @@ fn interrupting_stops_a_running_tool_and_an_open_question() {
         .unwrap();
         assert!(result.interrupted && result.ran);
         assert_eq!(
-            result.output.text,
-            "error: interrupted by the user while this tool ran"
+            result.output.text, "error: interrupted by the user while this tool ran",
+            "a text that mentions the interrupt is not its kind"
+        );
+        assert_eq!(result.output.error_kind, Some(ToolErrorKind::Interrupted));
+
+        let (interrupter, mut interrupt) = interrupt_pair();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            interrupter.interrupt();
+        });
+        let result = tokio::time::timeout(
+            Duration::from_secs(10),
+            gate.run(
+                request("slow", json!({"kind": true}), &cwd),
+                &HeadlessApprover { yes: true },
+                no_progress(),
+                &mut interrupt,
+            ),
+        )
+        .await
+        .unwrap();
+        assert!(result.interrupted && result.ran);
+        assert_eq!(
+            result.output.text, "error: stopped after cleaning up",
+            "a tool that stopped for the interrupt keeps its words"
         );
 
         let (interrupter, mut interrupt) = interrupt_pair();
@@ -745,6 +776,7 @@ fn interrupting_stops_a_running_tool_and_an_open_question() {
             result.output.text,
             "error: interrupted by the user before this tool ran"
         );
+        assert_eq!(result.output.error_kind, Some(ToolErrorKind::Interrupted));
     });
 }
 

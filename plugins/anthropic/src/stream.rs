@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use uji_sdk::{Answer, Failure, ToolCallRequest, Usage};
 use uji_wire_common::sse::json_values;
-use uji_wire_common::{Delta, StreamParser, transport_failure};
+use uji_wire_common::{Delta, StreamParser, ended_early};
 
 #[derive(Debug)]
 enum Block {
@@ -266,7 +266,7 @@ impl StreamParser for AnthropicStream {
         // `message_delta` carries the stop reason: a stream cut right after
         // it lost nothing.
         if !self.stopped && self.stop_reason.is_none() {
-            return Err(transport_failure("stream ended before the answer finished"));
+            return Err(ended_early());
         }
         let mut tool_calls = Vec::new();
         let mut replay = Vec::new();
@@ -370,6 +370,7 @@ pub fn error_failure(value: &Value) -> Failure {
         status: Some(status),
         message,
         retry_after: None,
+        transport: None,
     }
 }
 
@@ -534,7 +535,8 @@ mod tests {
             Failure::Http {
                 status: Some(529),
                 message: "overloaded_error: Overloaded".into(),
-                retry_after: None
+                retry_after: None,
+                transport: None,
             }
         );
         let invalid = frame(
@@ -557,10 +559,7 @@ mod tests {
         .concat();
         let (result, text, _) = replay(&sse);
         assert_eq!(text, "par");
-        assert_eq!(
-            result.unwrap_err(),
-            transport_failure("stream ended before the answer finished")
-        );
+        assert_eq!(result.unwrap_err(), ended_early());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 use uji_sdk::{Answer, Failure, ToolCallRequest, Usage};
 use uji_wire_common::sse::json_values;
-use uji_wire_common::{Delta, StreamParser, stream_error, transport_failure};
+use uji_wire_common::{Delta, StreamParser, ended_early, stream_error};
 
 /// Assembles a streamed Gemini answer. Thought signatures are kept in
 /// [`Answer::replay`] as `{"model": ..., "signatures": {"text" | "callN": sig}}`.
@@ -122,7 +122,7 @@ impl StreamParser for GeminiStream {
             return Err(failure);
         }
         let Some(reason) = self.finish_reason else {
-            return Err(transport_failure("stream ended before the answer finished"));
+            return Err(ended_early());
         };
         if self.text.is_empty() && self.calls.is_empty() {
             let message = match reason.as_str() {

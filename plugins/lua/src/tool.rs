@@ -180,7 +180,7 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
         return;
     };
     if state.link.interrupts.is_requested(seq) {
-        ctx.finish(ToolOutput::error(INTERRUPTED));
+        ctx.finish(ToolOutput::interrupted(INTERRUPTED));
         return;
     }
     let slot = Rc::new(CallSlot {
@@ -215,7 +215,7 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
                 LogLevel::Debug,
                 &format!("tool {name}: its Lua code was stopped by an interrupt"),
             );
-            finish(state, seq, ToolOutput::error(INTERRUPTED));
+            finish(state, seq, ToolOutput::interrupted(INTERRUPTED));
         }
         Err(e) => {
             let failure = state.report(&format!("tool {name}"), &e);
@@ -318,7 +318,7 @@ fn cancel_call(state: &Rc<State>, seq: u64) {
     {
         state.report(&format!("stopping tool {}", slot.tool), &e);
     }
-    finish(state, seq, ToolOutput::error(INTERRUPTED));
+    finish(state, seq, ToolOutput::interrupted(INTERRUPTED));
 }
 
 /// A run's (or `ctx.done`'s) result as a tool output. A result of the wrong

@@ -149,7 +149,7 @@ impl McpTool {
             .await;
         match ended {
             Ended::TimedOut => ToolOutput::error(self.timed_out(timeout)),
-            _ => ToolOutput::error("interrupted"),
+            _ => ToolOutput::interrupted("interrupted by the user"),
         }
     }
 

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use uji_sdk::{Answer, Failure, Usage};
 use uji_wire_common::sse::json_values;
-use uji_wire_common::{Delta, StreamParser, numbered_calls, stream_error, transport_failure};
+use uji_wire_common::{Delta, StreamParser, ended_early, numbered_calls, stream_error};
 
 #[derive(Debug, Default)]
 struct PartialCall {
@@ -209,7 +209,7 @@ impl StreamParser for ChatStream {
             return Err(failure);
         }
         if !self.done && self.finish_reason.is_none() {
-            return Err(transport_failure("stream ended before the answer finished"));
+            return Err(ended_early());
         }
         if self.text.is_empty() && self.calls.is_empty() {
             let message = match self.finish_reason.as_deref() {
@@ -418,10 +418,7 @@ mod tests {
     #[test]
     fn ending_early_empty_answers_and_errors() {
         let early = chunk(json!({"content": "partial"}));
-        assert_eq!(
-            replay(&early).0.unwrap_err(),
-            transport_failure("stream ended before the answer finished")
-        );
+        assert_eq!(replay(&early).0.unwrap_err(), ended_early());
         let empty = [chunk(json!({"content": ""})), finish("stop")].concat();
         assert_eq!(
             replay(&empty).0.unwrap_err(),
@@ -438,7 +435,8 @@ mod tests {
             Failure::Http {
                 status: Some(429),
                 message: "Provider returned error".into(),
-                retry_after: None
+                retry_after: None,
+                transport: None,
             }
         );
         let bad = format!(

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use uji_sdk::{Answer, Failure, Usage};
 use uji_wire_common::sse::json_values;
-use uji_wire_common::{Delta, StreamParser, numbered_calls, stream_error, transport_failure};
+use uji_wire_common::{Delta, StreamParser, ended_early, numbered_calls, stream_error};
 
 #[derive(Debug, Default)]
 struct Call {
@@ -226,7 +226,7 @@ impl StreamParser for ResponsesStream {
             return Err(failure);
         }
         if !self.done {
-            return Err(transport_failure("stream ended before the answer finished"));
+            return Err(ended_early());
         }
         if self.text.is_empty() && self.calls.is_empty() {
             let message = match self.incomplete.as_deref() {

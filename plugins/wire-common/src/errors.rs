@@ -4,6 +4,7 @@ use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use uji_sdk::Failure;
+use uji_sdk::protocol::wire::Transport;
 
 /// How much of an error body goes into a failure message.
 pub const BODY_START_CHARS: usize = 500;
@@ -119,16 +120,26 @@ pub fn status_failure(status: u16, body: &str, retry_after: Option<f64>) -> Fail
         status: Some(status),
         message,
         retry_after,
+        transport: None,
     }
 }
 
-/// A transport failure (no HTTP status).
-pub fn transport_failure(message: impl Into<String>) -> Failure {
+/// A transport failure (no HTTP status) of kind `transport`.
+pub fn transport_failure(transport: Transport, message: impl Into<String>) -> Failure {
     Failure::Http {
         status: None,
         message: message.into(),
         retry_after: None,
+        transport: Some(transport),
     }
+}
+
+/// The stream ended (the body finished) before the answer's last event.
+pub fn ended_early() -> Failure {
+    transport_failure(
+        Transport::Dropped,
+        "stream ended before the answer finished",
+    )
 }
 
 /// An `error` object sent inside a stream (OpenRouter, vLLM, LiteLLM and
@@ -168,6 +179,7 @@ pub fn stream_error(error: &Value) -> Failure {
             status: Some(status),
             message,
             retry_after: None,
+            transport: None,
         },
         None => Failure::Provider { message },
     }
@@ -253,7 +265,8 @@ mod tests {
             Failure::Http {
                 status: Some(429),
                 message: "slow down".into(),
-                retry_after: Some(3.0)
+                retry_after: Some(3.0),
+                transport: None,
             }
         );
         let Failure::Http { message, .. } = status_failure(502, " ", None) else {

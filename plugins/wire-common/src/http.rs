@@ -15,6 +15,7 @@ use uji_sdk::{Answer, Canceller, Failure, Reply};
 
 use crate::errors::{retry_after_from, status_failure, transport_failure};
 use crate::{Delta, StreamParser, StreamState};
+use uji_sdk::protocol::wire::Transport;
 
 /// Used when the request sets no idle timeout.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -207,7 +208,10 @@ pub fn describe(error: &reqwest::Error) -> String {
 }
 
 fn stalled(idle: Duration) -> Failure {
-    transport_failure(format!("stream stalled: no data for {}s", idle.as_secs()))
+    transport_failure(
+        Transport::Stalled,
+        format!("stream stalled: no data for {}s", idle.as_secs()),
+    )
 }
 
 /// Sends the request and streams the answer through `parser`. `on_delta`
@@ -240,10 +244,10 @@ async fn stream_response<P: StreamParser>(
     let mut response = match tokio::time::timeout(idle, send).await {
         Err(_) => return Err(stalled(idle)),
         Ok(Err(e)) => {
-            return Err(transport_failure(format!(
-                "connection failed: {}",
-                describe(&e.without_url())
-            )));
+            return Err(transport_failure(
+                Transport::Connect,
+                format!("connection failed: {}", describe(&e.without_url())),
+            ));
         }
         Ok(Ok(response)) => response,
     };
@@ -274,10 +278,13 @@ async fn stream_response<P: StreamParser>(
             }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {
-                let why = transport_failure(format!(
-                    "connection lost before the answer finished: {}",
-                    describe(&e.without_url())
-                ));
+                let why = transport_failure(
+                    Transport::Dropped,
+                    format!(
+                        "connection lost before the answer finished: {}",
+                        describe(&e.without_url())
+                    ),
+                );
                 return broken(state, on_delta, why);
             }
         }
@@ -320,10 +327,12 @@ pub fn redact(failure: Failure, secrets: &[String]) -> Failure {
             status,
             message,
             retry_after,
+            transport,
         } => Failure::Http {
             status,
             message: clean(message),
             retry_after,
+            transport,
         },
         Failure::Auth { status, message } => Failure::Auth {
             status,
@@ -350,7 +359,7 @@ async fn read_error_body(response: &mut reqwest::Response, idle: Duration) -> St
 
 /// The failure a cancelled request ends with.
 pub fn cancelled() -> Failure {
-    transport_failure("cancelled")
+    transport_failure(Transport::Cancelled, "cancelled")
 }
 
 /// Starts a streaming request on the plugin's runtime and returns at once.

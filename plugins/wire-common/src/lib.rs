@@ -17,7 +17,9 @@ pub mod testing;
 use uji_sdk::protocol::wire::{MAX_ANSWER_BYTES, answer_too_long};
 use uji_sdk::{Answer, Failure, ToolCallRequest};
 
-pub use errors::{parse_retry_after, status_failure, stream_error, transport_failure, trim_body};
+pub use errors::{
+    ended_early, parse_retry_after, status_failure, stream_error, transport_failure, trim_body,
+};
 pub use http::{HttpRequest, spawn_stream};
 pub use sse::SseReader;
 

@@ -286,6 +286,23 @@ pub struct ToolOutput {
     /// True when the text reports a failure the model should act on.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// Why it is an error, when uji acts on the reason (the gate, the
+    /// frontends): decided on this, never on the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ToolErrorKind>,
+}
+
+/// Why a tool call's output is an error, where uji decides on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// The user's interrupt stopped the call (or came before it ran).
+    Interrupted,
+    /// The gate refused the call: a rule, a hook, the user or a timeout.
+    Denied,
+    /// A kind this uji does not know (from a newer plugin).
+    #[serde(other)]
+    Other,
 }
 
 impl ToolOutput {
@@ -304,6 +321,20 @@ impl ToolOutput {
             is_error: true,
             ..Default::default()
         }
+    }
+
+    /// The output of a call the user's interrupt stopped: an error of kind
+    /// [`ToolErrorKind::Interrupted`], so the gate keeps what the tool said.
+    pub fn interrupted(message: impl AsRef<str>) -> Self {
+        ToolOutput {
+            error_kind: Some(ToolErrorKind::Interrupted),
+            ..ToolOutput::error(message)
+        }
+    }
+
+    /// Whether this is the output of an interrupted call.
+    pub fn is_interrupted(&self) -> bool {
+        self.error_kind == Some(ToolErrorKind::Interrupted)
     }
 }
 

@@ -61,6 +61,10 @@ pub enum MessageBody {
         diff: Option<FileDiff>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         subject: Option<String>,
+        /// Why the call failed, where uji acts on it (a denied call is shown
+        /// as denied). Absent in files written before it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_kind: Option<crate::ToolErrorKind>,
     },
     /// A failure or an interruption, kept in the transcript; never sent to
     /// the model.

@@ -164,6 +164,11 @@ pub enum Failure {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
         message: String,
+        /// What went wrong when there is no status. Retry decides on it;
+        /// absent from wires older than it (then the failure is retried as
+        /// a dropped connection).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transport: Option<Transport>,
         /// Seconds the server asked us to wait.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         retry_after: Option<f64>,
@@ -176,4 +181,21 @@ pub enum Failure {
     },
     /// The API answered, but with an error uji cannot retry.
     Provider { message: String },
+}
+
+/// Why a request failed without an HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// No connection: DNS, refused, TLS, proxy.
+    Connect,
+    /// The connection dropped, or the stream ended before the answer did.
+    Dropped,
+    /// No data for the idle timeout.
+    Stalled,
+    /// uji cancelled the request (an interrupt): never retried.
+    Cancelled,
+    /// A kind this uji does not know (from a newer wire).
+    #[serde(other)]
+    Other,
 }

@@ -59,7 +59,7 @@ pub use uji_protocol as protocol;
 pub use uji_protocol::wire::{Answer, Failure, Message, ToolCallRequest, Usage, WireRequest};
 pub use uji_protocol::{
     CallSandbox, DeclaredPolicy, Display, FileDiff, Image, LogLevel, SandboxMode, SubjectKind,
-    ToolCall, ToolOutput, ToolSpec,
+    ToolCall, ToolErrorKind, ToolOutput, ToolSpec,
 };
 pub use wire::{Reply, Wire};
 

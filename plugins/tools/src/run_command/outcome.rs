@@ -4,6 +4,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
 use uji_sdk::ToolOutput;
+use uji_sdk::protocol::ToolErrorKind;
 use uji_sdk::protocol::spill::Capture;
 
 use crate::args::plural;
@@ -41,6 +42,7 @@ pub fn render(
         push(note);
     }
     let lines = plural(capture.total_lines(), "line");
+    let error_kind = matches!(end, End::Interrupted).then_some(ToolErrorKind::Interrupted);
     let (is_error, summary) = match end {
         End::Timeout | End::MoveAsked => {
             push(&format!("error: command timed out after {timeout_secs}s"));
@@ -63,6 +65,7 @@ pub fn render(
         text,
         summary: Some(summary),
         is_error,
+        error_kind,
         ..Default::default()
     }
 }

@@ -41,7 +41,9 @@ pub struct AnswerError {
 /// Decodes an ack's `result` as `A`. A missing result decodes as `{}` (an
 /// answer whose fields all have defaults still decodes).
 pub fn decode<A: Answer>(result: Option<&Value>) -> Result<A, AnswerError> {
-    let value = result.cloned().unwrap_or_else(|| Value::Object(Default::default()));
+    let value = result
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Default::default()));
     serde_json::from_value(value).map_err(|e| AnswerError {
         op: A::OP,
         message: e.to_string(),
