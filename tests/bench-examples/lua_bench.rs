@@ -78,7 +78,8 @@ impl Home {
             config: self.root.path().join("config"),
             data: self.root.path().join("data"),
         };
-        let booted = uji_core::boot(dirs, &self.root.path().join("work"), search);
+        let work = self.root.path().join("work");
+        let booted = uji_core::boot(uji_core::BootOptions::new(dirs, &work).search(search));
         assert!(
             booted.plugins.failed.is_empty(),
             "{:?}",

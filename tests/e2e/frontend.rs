@@ -44,14 +44,11 @@ fn start(model: &FakeModel) -> Session {
         )),
         config_plugins: None,
     };
-    let booted = uji_core::boot(
-        Dirs {
-            config,
-            data: data.clone(),
-        },
-        &work,
-        search,
-    );
+    let dirs = Dirs {
+        config,
+        data: data.clone(),
+    };
+    let booted = uji_core::boot(uji_core::BootOptions::new(dirs, &work).search(search));
     assert!(
         booted.plugins.failed.is_empty(),
         "{:?}",

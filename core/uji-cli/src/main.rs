@@ -207,7 +207,10 @@ pub(crate) fn boot_here(
         .map_err(|e| e.to_string())?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    Ok(uji_core::boot_process(dirs, &cwd, &headless::builtins()))
+    let builtins = headless::builtins();
+    Ok(uji_core::boot(
+        uji_core::BootOptions::new(dirs, &cwd).builtins(&builtins),
+    ))
 }
 
 /// Prints the notices kept while plugins loaded (an init.lua error, say) to

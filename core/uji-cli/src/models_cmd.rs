@@ -16,7 +16,7 @@ pub fn run(
         .map_err(|e| e.to_string())?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let booted = uji_core::boot_for_providers(dirs, &cwd);
+    let booted = uji_core::boot(uji_core::BootOptions::new(dirs, &cwd).load(uji_core::Load::Providers));
     crate::print_notices(&booted.registry);
     let text = render(&booted.providers, all);
     if text.is_empty() {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use uji_core::launch::{EXIT_INTERRUPTED, Launch, LaunchError, run_frontend};
 use uji_core::sessions::{Approvals, SessionOptions, Sessions, Start};
 use uji_core::store::{SessionSummary, Store};
+use uji_core::{BootOptions, Load};
 use uji_host::paths::{Dirs, ProcessEnv};
 
 use crate::out::say;
@@ -57,7 +58,12 @@ pub fn run(
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let booted = uji_core::boot_session(dirs, &cwd, &crate::headless::builtins());
+    let builtins = crate::headless::builtins();
+    let booted = uji_core::boot(
+        BootOptions::new(dirs, &cwd)
+            .load(Load::Session)
+            .builtins(&builtins),
+    );
     booted.registry.set_config(
         crate::headless::JSON_KEY,
         serde_json::Value::Bool(options.json),
@@ -149,7 +155,12 @@ pub fn interactive(
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let booted = uji_core::boot_session(dirs, &cwd, &crate::headless::builtins());
+    let builtins = crate::headless::builtins();
+    let booted = uji_core::boot(
+        BootOptions::new(dirs, &cwd)
+            .load(Load::Session)
+            .builtins(&builtins),
+    );
     let name = frontend
         .or_else(|| {
             booted

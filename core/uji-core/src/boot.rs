@@ -35,34 +35,82 @@ pub const FRONTEND_KEY: &str = "frontend";
 /// show, naming the file, the line and what uji did instead.
 pub const CONFIG_ERROR_KEY: &str = "config_error";
 
+/// Which plugins a boot opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Load {
+    /// Every plugin the search finds (`uji plugins`, `uji tool list`…).
+    #[default]
+    Everything,
+    /// A session's (`uji`, `uji run`, `uji acp`): the shipped wires and
+    /// frontends are opened when the session first needs them (uji-host's
+    /// `on_demand`).
+    Session,
+    /// What `uji models` needs: the catalogue, init.lua's
+    /// `uji.provider.add` and keys, and any plugin not shipped with uji (it
+    /// may add providers). The shipped wires, tools and frontends add none,
+    /// so they are not opened: the listing is the same, in a fraction of the
+    /// time.
+    Providers,
+}
+
+/// How to start the core: where, which plugins, and which plugins linked
+/// into the executable (the headless frontend) come first.
+pub struct BootOptions<'a> {
+    pub dirs: Dirs,
+    pub cwd: PathBuf,
+    pub load: Load,
+    /// Where plugins are found; the process's usual places when `None`.
+    pub search: Option<PluginSearch>,
+    /// Plugins linked into the executable, each with a label for listings.
+    pub builtins: &'a [(PluginModuleRef, &'a str)],
+}
+
+impl<'a> BootOptions<'a> {
+    /// Every plugin from the usual places, nothing linked in.
+    pub fn new(dirs: Dirs, cwd: &Path) -> BootOptions<'a> {
+        BootOptions {
+            dirs,
+            cwd: cwd.to_path_buf(),
+            load: Load::Everything,
+            search: None,
+            builtins: &[],
+        }
+    }
+
+    pub fn load(self, load: Load) -> Self {
+        BootOptions { load, ..self }
+    }
+
+    pub fn search(self, search: PluginSearch) -> Self {
+        BootOptions {
+            search: Some(search),
+            ..self
+        }
+    }
+
+    pub fn builtins(self, builtins: &'a [(PluginModuleRef, &'a str)]) -> Self {
+        BootOptions { builtins, ..self }
+    }
+}
+
 /// Builds the registry and gate, offers the host services, then loads the
-/// plugins `search` finds (the Lua plugin runs the user's init.lua while it
-/// initialises, so the policy it sets is in place when this returns).
-pub fn boot(dirs: Dirs, cwd: &Path, search: PluginSearch) -> Booted {
-    boot_with(dirs, cwd, search, &[])
-}
-
-/// Like [`boot`], first hosting plugins linked into the executable (the
-/// headless frontend), each with a label for listings.
-pub fn boot_with(
-    dirs: Dirs,
-    cwd: &Path,
-    search: PluginSearch,
-    builtins: &[(PluginModuleRef, &str)],
-) -> Booted {
-    boot_loading(dirs, cwd, builtins, &|registry| {
-        load_plugins(&search, registry)
-    })
-}
-
-/// What `uji models` needs: the catalogue, init.lua's `uji.provider.add`
-/// and keys, and any plugin not shipped with uji (it may add providers).
-/// The shipped wires, tools and frontends add none, so they are not
-/// opened: the listing is the same, in a fraction of the time.
-pub fn boot_for_providers(dirs: Dirs, cwd: &Path) -> Booted {
-    let search = PluginSearch::for_process(dirs.plugins());
-    boot_loading(dirs, cwd, &[], &|registry| {
-        load_plugins_keeping(&search, registry, &|name| name == CONFIG_PLUGIN)
+/// plugins `options` names (the Lua plugin runs the user's init.lua while
+/// it initialises, so the policy it sets is in place when this returns).
+pub fn boot(options: BootOptions<'_>) -> Booted {
+    let BootOptions {
+        dirs,
+        cwd,
+        load,
+        search,
+        builtins,
+    } = options;
+    let search = search.unwrap_or_else(|| PluginSearch::for_process(dirs.plugins()));
+    boot_loading(dirs, &cwd, builtins, &|registry| match load {
+        Load::Everything => load_plugins(&search, registry),
+        Load::Session => load_session_plugins(&search, registry),
+        Load::Providers => {
+            load_plugins_keeping(&search, registry, &|name| name == CONFIG_PLUGIN)
+        }
     })
 }
 
@@ -122,20 +170,4 @@ fn boot_loading(
         dirs,
         cwd: cwd.to_path_buf(),
     }
-}
-
-/// The boot of a session (`uji`, `uji run`, `uji acp`): like
-/// [`boot_process`], but the shipped wires and frontends are opened when
-/// the session first needs them (see uji-host's `on_demand`).
-pub fn boot_session(dirs: Dirs, cwd: &Path, builtins: &[(PluginModuleRef, &str)]) -> Booted {
-    let search = PluginSearch::for_process(dirs.plugins());
-    boot_loading(dirs, cwd, builtins, &|registry| {
-        load_session_plugins(&search, registry)
-    })
-}
-
-/// The usual boot of a `uji` process.
-pub fn boot_process(dirs: Dirs, cwd: &Path, builtins: &[(PluginModuleRef, &str)]) -> Booted {
-    let search = PluginSearch::for_process(dirs.plugins());
-    boot_with(dirs, cwd, search, builtins)
 }

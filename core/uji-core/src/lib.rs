@@ -25,7 +25,7 @@ pub mod sessions;
 pub mod spills;
 pub mod store;
 
-pub use boot::{Booted, boot, boot_for_providers, boot_process, boot_session, boot_with};
+pub use boot::{BootOptions, Booted, Load, boot};
 pub use gate::{
     Approval, ApprovalRequest, Approver, DecidedBy, Gate, GateResult, HeadlessApprover, ToolRequest,
 };
