@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
-use uji_core::providers::NO_PROVIDER;
+use uji_core::auth::providers::NO_PROVIDER;
 use uji_fake_model::FakeModel;
 use uji_tests::scripted::{answer, assert_ok, drive, of_type, plugin_path};
 use uji_tests::{Sandbox, text};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use uji_core::server::serve;
-use uji_core::sessions::{SessionOptions, Sessions, Start};
+use uji_core::session::service::{SessionOptions, Sessions, Start};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_host::paths::Dirs;

@@ -166,7 +166,10 @@ fn a_bad_uji_log_warns_once_and_keeps_the_default() {
     );
     let log = log(&sandbox);
     let warning = line(&log, "UJI_LOG=\"loud\"");
-    assert!(warning.contains(" WARN uji_core::logging: "), "{warning}");
+    assert!(
+        warning.contains(" WARN uji_core::boot::logging: "),
+        "{warning}"
+    );
     assert!(log.contains("marker-warn") && !log.contains("marker-debug"));
 }
 
@@ -211,7 +214,7 @@ fn run_logs_retries_to_the_file_and_mirrors_only_when_asked() {
     let retry = "notice: request failed (http: 503: overloaded), retrying in 0s (1/5)";
     let written = log(&sandbox);
     let logged = line(&written, retry);
-    assert!(logged.contains(" INFO uji_core::agent: "), "{logged}");
+    assert!(logged.contains(" INFO uji_core::turn::agent: "), "{logged}");
 
     let (out, _, stderr) = run(&sandbox, &model, &["--log-stderr", "hi"]);
     assert!(out.status.success(), "{stderr}");

@@ -58,7 +58,8 @@ fn boot_in(files: &[(&str, &str)], plugin_path: String) -> Env {
         plugin_path: Some(plugin_path),
         config_plugins: None,
     };
-    let booted = uji_core::boot(uji_core::BootOptions::new(Dirs { config, data }, &work).search(search));
+    let booted =
+        uji_core::boot(uji_core::BootOptions::new(Dirs { config, data }, &work).search(search));
     assert!(
         booted.plugins.failed.is_empty(),
         "plugins failed: {:?}",

@@ -1,5 +1,5 @@
 //! `uji login [PROVIDER]` and `uji logout PROVIDER`: keys saved owner-only
-//! in the data directory ([`uji_core::keys`]).
+//! in the data directory ([`uji_core::auth::keys`]).
 //!
 //! The key is read with echo off on a terminal, or as one line from stdin
 //! for scripts; it is checked against the provider's model list when the
@@ -9,9 +9,9 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
-use uji_core::keys::KeyStore;
-use uji_core::login::{self, KeyCheck, display_name};
-use uji_core::providers::{KeySource, Provider, Providers};
+use uji_core::auth::keys::KeyStore;
+use uji_core::auth::login::{self, KeyCheck, display_name};
+use uji_core::auth::providers::{KeySource, Provider, Providers};
 use uji_host::paths::{Dirs, ProcessEnv};
 
 use crate::out::say;

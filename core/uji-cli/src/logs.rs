@@ -1,6 +1,6 @@
 //! Starts the log once the data directory is known, before any command.
 
-use uji_core::logging::{self, LogOptions};
+use uji_core::boot::logging::{self, LogOptions};
 use uji_host::paths::{Dirs, ProcessEnv};
 
 use crate::out::say;

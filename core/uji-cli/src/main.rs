@@ -282,13 +282,13 @@ fn main() -> ExitCode {
         }
         Some(Command::Resume { id }) => {
             let start = match id {
-                Some(id) => uji_core::sessions::Start::Resume(id),
-                None => uji_core::sessions::Start::Latest,
+                Some(id) => uji_core::session::service::Start::Resume(id),
+                None => uji_core::session::service::Start::Latest,
             };
             return run_cmd::interactive(cli.config_dir, cli.data_dir, start, cli.frontend);
         }
         Some(Command::Acp) => {
-            let start = uji_core::sessions::Start::New { title: None };
+            let start = uji_core::session::service::Start::New { title: None };
             let frontend = Some("acp".to_string());
             return run_cmd::interactive(cli.config_dir, cli.data_dir, start, frontend);
         }
@@ -339,7 +339,7 @@ fn main() -> ExitCode {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),
         None => {
-            let start = uji_core::sessions::Start::New { title: None };
+            let start = uji_core::session::service::Start::New { title: None };
             return run_cmd::interactive(cli.config_dir, cli.data_dir, start, cli.frontend);
         }
     };

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use uji_core::providers::{KeySource, Provider, Providers};
+use uji_core::auth::providers::{KeySource, Provider, Providers};
 
 pub fn run(
     config_dir: Option<PathBuf>,
@@ -16,7 +16,8 @@ pub fn run(
         .map_err(|e| e.to_string())?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let booted = uji_core::boot(uji_core::BootOptions::new(dirs, &cwd).load(uji_core::Load::Providers));
+    let booted =
+        uji_core::boot(uji_core::BootOptions::new(dirs, &cwd).load(uji_core::Load::Providers));
     crate::print_notices(&booted.registry);
     let text = render(&booted.providers, all);
     if text.is_empty() {

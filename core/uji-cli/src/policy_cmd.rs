@@ -20,7 +20,10 @@ pub fn check(
     // "Allow for this session" answers of sessions running here count too.
     let here = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     gate.session_rules()
-        .extend(uji_core::live::running_rules(&booted.dirs.data, &here));
+        .extend(uji_core::session::live::running_rules(
+            &booted.dirs.data,
+            &here,
+        ));
     crate::print_notices(&registry);
     for failure in &set.failed {
         say!(

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use uji_core::launch::{EXIT_INTERRUPTED, Launch, LaunchError, run_frontend};
-use uji_core::sessions::{Approvals, SessionOptions, Sessions, Start};
-use uji_core::store::{SessionSummary, Store};
+use uji_core::server::launch::{EXIT_INTERRUPTED, Launch, LaunchError, run_frontend};
+use uji_core::session::service::{Approvals, SessionOptions, Sessions, Start};
+use uji_core::session::store::{SessionSummary, Store};
 use uji_core::{BootOptions, Load};
 use uji_host::paths::{Dirs, ProcessEnv};
 
@@ -202,7 +202,7 @@ pub fn interactive(
 pub const FRONTEND_KEY: &str = "frontend";
 
 fn when(ms: u64) -> String {
-    let now = uji_core::store::now_ms();
+    let now = uji_core::session::store::now_ms();
     let ago = now.saturating_sub(ms) / 1000;
     match ago {
         0..=59 => format!("{ago}s ago"),
@@ -219,7 +219,7 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
     // These commands load no plugins, so they clean up as a boot would.
-    uji_core::spills::clean_old(&dirs.data, uji_core::spills::RETENTION);
+    uji_core::session::spills::clean_old(&dirs.data, uji_core::session::spills::RETENTION);
     let cwd = cwd.to_string_lossy().into_owned();
     let sessions: Vec<SessionSummary> = Store::new(&dirs.data)
         .list()
@@ -279,7 +279,7 @@ pub fn delete(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: &str) 
         Ok(dirs) => dirs,
         Err(e) => return fail(e),
     };
-    uji_core::spills::clean_old(&dirs.data, uji_core::spills::RETENTION);
+    uji_core::session::spills::clean_old(&dirs.data, uji_core::session::spills::RETENTION);
     match Store::new(&dirs.data).delete(id) {
         Ok(true) => {
             say!("uji: deleted session {id}");

@@ -1,5 +1,5 @@
 //! Keys out of reach of the processes uji starts, beyond their own
-//! environment (which `uji_core::child_env` decides): a command could read
+//! environment (which `uji_core::gate::child_env` decides): a command could read
 //! uji's `/proc/<pid>/environ`, which shows the environment uji was started
 //! with whatever uji removes later, or its memory through `/proc/<pid>/mem`.
 //!

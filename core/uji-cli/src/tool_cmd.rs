@@ -101,7 +101,7 @@ pub fn run(
     // No session: long output goes to a spill directory of its own, under
     // the same retention as the sessions' ones.
     booted.gate.set_spill(
-        uji_core::spills::session_dir(&booted.dirs.data, TOOL_RUN_SPILL),
+        uji_core::session::spills::session_dir(&booted.dirs.data, TOOL_RUN_SPILL),
         booted.providers.secret_values(),
     );
     let runtime = tokio::runtime::Builder::new_current_thread()

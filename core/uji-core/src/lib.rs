@@ -1,32 +1,25 @@
-//! uji's core: the policy gate every tool call passes through (and, as they
-//! land, the turn loop and sessions). Frontends talk to it through
-//! `uji-protocol` types; plugins through `uji-host`.
+//! uji's core: the turn loop, sessions, the policy gate every tool call
+//! passes through, and the server frontends talk to. Frontends talk to it
+//! through `uji-protocol` types; plugins through `uji-host`.
+//!
+//! Folders by role (docs/architecture.md has one row each):
+//! - [`boot`]: starting the registry, gate, services and plugins; logging.
+//! - [`gate`]: the one place every tool call passes, approvals, what child
+//!   processes inherit.
+//! - [`turn`]: the turn loop and what reaches a running turn.
+//! - [`session`]: the session service, the store, spill files.
+//! - [`server`]: a session as operations in, events out, for frontends.
+//! - [`auth`]: providers, keys, login, redaction.
 
-pub mod agent;
-mod answer_sink;
-pub mod approvals;
+pub mod auth;
 pub mod boot;
-pub mod child_env;
-pub mod compaction;
-pub mod control;
 pub mod gate;
-pub mod interrupt;
-pub mod keys;
-pub mod launch;
-pub mod live;
-pub mod logging;
-pub mod login;
-pub mod prompt;
-pub mod providers;
-pub mod redact;
-pub mod retry;
 pub mod server;
-pub mod sessions;
-pub mod spills;
-pub mod store;
+pub mod session;
+pub mod turn;
 
 pub use boot::{BootOptions, Booted, Load, boot};
 pub use gate::{
     Approval, ApprovalRequest, Approver, DecidedBy, Gate, GateResult, HeadlessApprover, ToolRequest,
 };
-pub use interrupt::{Interrupt, Interrupter, interrupt_pair};
+pub use turn::interrupt::{Interrupt, Interrupter, interrupt_pair};

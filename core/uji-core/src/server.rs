@@ -27,21 +27,22 @@ use uji_protocol::services::{
     SessionInterrupt, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
-use crate::agent::{Agent, TurnOutcome};
-use crate::approvals::FrontendApprover;
-use crate::control::{EventSink, MessageQueue, Queued, SessionControl};
-use crate::interrupt::{Interrupter, interrupt_pair};
-use crate::providers::{MODEL_USE_NEEDS, Resolved};
-use crate::sessions::{Approvals, Sessions, Start};
+use crate::auth::providers::{MODEL_USE_NEEDS, Resolved};
+use crate::gate::approvals::FrontendApprover;
+use crate::session::service::{Approvals, Sessions, Start};
+use crate::turn::agent::{Agent, TurnOutcome};
+use crate::turn::control::{EventSink, MessageQueue, Queued, SessionControl};
+use crate::turn::interrupt::{Interrupter, interrupt_pair};
 
 mod ask;
 mod commands;
 pub mod jobs;
+pub mod launch;
 mod login;
 mod outbox;
 mod shell;
 
-use crate::live;
+use crate::session::live;
 
 /// The frontend's handle on a running session.
 pub struct ServerPort {
@@ -651,7 +652,7 @@ fn emit_session_event(agent: &Agent, resumed: bool) {
 
 /// Marks the worker busy with a fresh interrupter (set at once if an
 /// interrupt came while it was idle).
-fn begin(shared: &Shared) -> crate::interrupt::Interrupt {
+fn begin(shared: &Shared) -> crate::turn::interrupt::Interrupt {
     let (interrupter, interrupt) = interrupt_pair();
     if shared.pending_interrupt.swap(false, Ordering::SeqCst) {
         interrupter.interrupt();
@@ -703,7 +704,7 @@ async fn run_turns(shared: &Shared, agent: &mut Agent, first: First) -> TurnOutc
 async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
     let mut interrupt = begin(shared);
     // Asked for: fold everything before the latest exchange.
-    let result = crate::compaction::compact(agent, 0, &mut interrupt).await;
+    let result = crate::turn::compaction::compact(agent, 0, &mut interrupt).await;
     end(shared);
     let result = match result {
         Ok(count) => answered(&CompactDone {

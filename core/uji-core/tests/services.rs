@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use uji_core::Gate;
-use uji_core::providers::{EnvLookup, Providers};
+use uji_core::auth::providers::{EnvLookup, Providers};
 use uji_host::{Registry, load_module};
 use uji_sdk::services::*;
 use uji_sdk::{Host, Plugin};

@@ -13,8 +13,8 @@ use uji_protocol::ToolOutput;
 use uji_protocol::spill;
 
 use super::Gate;
-use crate::agent::redact;
-use crate::spills;
+use crate::session::spills;
+use crate::turn::agent::redact;
 
 /// Where the running session's spill files go, and the keys kept out of
 /// them.

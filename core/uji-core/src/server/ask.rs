@@ -7,7 +7,7 @@ use std::sync::Arc;
 use uji_protocol::services::SessionAsk;
 
 use super::Shared;
-use crate::approvals::decision_name;
+use crate::gate::approvals::decision_name;
 use crate::gate::{ApprovalRequest, Approver};
 
 /// Asks and waits for the answer on the caller's thread (a plugin's own:

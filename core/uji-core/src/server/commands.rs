@@ -7,7 +7,7 @@ use uji_protocol::frontend::Op;
 use uji_protocol::frontend::answers::CommandOutput;
 
 use super::{EFFORTS, Reply, Shared, answered};
-use crate::sessions::{Start, is_builtin_command};
+use crate::session::service::{Start, is_builtin_command};
 
 /// What a command's ack carries.
 fn output(text: impl Into<String>) -> Result<Reply, String> {

@@ -1,6 +1,6 @@
 //! `login` and `logout`: what `uji login` and `uji logout` do, for a
 //! frontend (the TUI's `/login`). The key is checked and saved by
-//! [`crate::login`], then the running session uses it at once: the model
+//! [`crate::auth::login`], then the running session uses it at once: the model
 //! list shows the provider as available, the next request sends the key,
 //! and the key joins those kept out of everything shown and saved.
 
@@ -10,9 +10,9 @@ use uji_protocol::frontend::answers::LoggedOut;
 use uji_protocol::frontend::{LoginResult, Secret};
 
 use super::{Reply, Shared, answered};
-use crate::keys::KeyStore;
-use crate::login::{self, KeyCheck};
-use crate::providers::Provider;
+use crate::auth::keys::KeyStore;
+use crate::auth::login::{self, KeyCheck};
+use crate::auth::providers::Provider;
 
 impl Shared {
     pub(super) fn login(

@@ -16,8 +16,8 @@ use uji_protocol::services::ChildEnv;
 use uji_protocol::session::MessageBody;
 
 use super::{Reply, Shared, answered};
-use crate::agent::redact;
-use crate::interrupt::{Interrupt, Interrupter, interrupt_pair};
+use crate::turn::agent::redact;
+use crate::turn::interrupt::{Interrupt, Interrupter, interrupt_pair};
 use uji_protocol::frontend::answers::ShellFinished;
 
 /// Longest a `!cmd` may run.
@@ -109,8 +109,10 @@ impl Shared {
                     line: progress::shorten(&line, progress::WIDTH).into_owned(),
                 });
             }));
-            let env =
-                crate::child_env::child_env(&shared.sessions.registry, &shared.sessions.providers);
+            let env = crate::gate::child_env::child_env(
+                &shared.sessions.registry,
+                &shared.sessions.providers,
+            );
             let result = run(&command, shared.sessions.cwd(), &env, interrupt, &progress).await;
             shared.shells.done(id);
             match result {

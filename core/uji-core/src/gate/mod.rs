@@ -24,7 +24,7 @@ use uji_protocol::services::{
 };
 use uji_protocol::{DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolErrorKind, ToolOutput};
 
-use crate::interrupt::Interrupt;
+use crate::turn::interrupt::Interrupt;
 
 /// How long an interrupted tool may take to wind down before the call is
 /// reported as interrupted anyway (a late result is ignored).
@@ -154,7 +154,9 @@ pub struct Gate {
     spill_counter: Arc<AtomicUsize>,
 }
 
+pub mod approvals;
 mod call_env;
+pub mod child_env;
 mod spill;
 
 /// What a call looks like once the gate decided it: what a frontend shows

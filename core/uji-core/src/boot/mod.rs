@@ -1,6 +1,8 @@
 //! Starting uji's core: the registry, the gate, host services, and every
 //! plugin, in the same way for every command.
 
+pub mod logging;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -11,8 +13,8 @@ use uji_host::{
 };
 use uji_protocol::frontend::NoticeLevel;
 
+use crate::auth::providers::{ProcessEnvLookup, Providers};
 use crate::gate::Gate;
-use crate::providers::{ProcessEnvLookup, Providers};
 
 /// A started core.
 pub struct Booted {
@@ -108,9 +110,7 @@ pub fn boot(options: BootOptions<'_>) -> Booted {
     boot_loading(dirs, &cwd, builtins, &|registry| match load {
         Load::Everything => load_plugins(&search, registry),
         Load::Session => load_session_plugins(&search, registry),
-        Load::Providers => {
-            load_plugins_keeping(&search, registry, &|name| name == CONFIG_PLUGIN)
-        }
+        Load::Providers => load_plugins_keeping(&search, registry, &|name| name == CONFIG_PLUGIN),
     })
 }
 
@@ -121,7 +121,7 @@ fn boot_loading(
     load: &dyn Fn(&Registry) -> PluginSet,
 ) -> Booted {
     // Spill files past their retention go at every start.
-    crate::spills::clean_old(&dirs.data, crate::spills::RETENTION);
+    crate::session::spills::clean_old(&dirs.data, crate::session::spills::RETENTION);
     let registry = Registry::new();
     registry.set_config(
         CONFIG_DIR_KEY,
@@ -138,12 +138,12 @@ fn boot_loading(
     let providers = Providers::new(std::sync::Arc::new(ProcessEnvLookup));
     // A damaged key file must not stop uji: the error says how to fix it
     // and the environment's keys still work.
-    match crate::keys::KeyStore::new(&dirs.data).load() {
+    match crate::auth::keys::KeyStore::new(&dirs.data).load() {
         Ok(keys) => providers.set_stored_keys(keys),
         Err(e) => registry.notify_at(NoticeLevel::Warn, "keys", &e.to_string()),
     }
     providers.install_services(&registry);
-    crate::child_env::install_service(&registry, &providers);
+    crate::gate::child_env::install_service(&registry, &providers);
     let mut builtin_failures: Vec<LoadFailure> = Vec::new();
     let mut builtin_loaded = Vec::new();
     for (module, label) in builtins {
@@ -155,7 +155,7 @@ fn boot_loading(
     let mut plugins = load(&registry);
     plugins.loaded.splice(0..0, builtin_loaded);
     plugins.failed.extend(builtin_failures);
-    crate::child_env::announce(&registry, &providers);
+    crate::gate::child_env::announce(&registry, &providers);
     // A broken config is an error the user must see, wherever uji runs.
     if let Some(text) = registry.config(CONFIG_ERROR_KEY)
         && let Some(text) = text.as_str()

@@ -74,7 +74,7 @@ pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
 
 /// Today's date (UTC) as YYYY-MM-DD, without a date crate.
 fn today() -> String {
-    let days = crate::store::now_ms() / 86_400_000;
+    let days = crate::session::store::now_ms() / 86_400_000;
     let (year, month, day) = uji_protocol::time::civil_from_days(days as i64);
     format!("{year:04}-{month:02}-{day:02}")
 }

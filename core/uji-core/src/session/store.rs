@@ -323,7 +323,7 @@ impl Store {
             Err(e) => return Err(e),
         };
         if let Some(data) = self.dir.parent()
-            && let Err(e) = crate::spills::remove_session(data, id)
+            && let Err(e) = crate::session::spills::remove_session(data, id)
         {
             tracing::warn!(session = id, error = %e, "cannot remove the session's spill files");
         }

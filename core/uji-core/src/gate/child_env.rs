@@ -11,7 +11,7 @@ use uji_host::Registry;
 use uji_protocol::frontend::NoticeLevel;
 use uji_protocol::services::{ChildEnv, ChildEnvRequest};
 
-use crate::providers::Providers;
+use crate::auth::providers::Providers;
 
 /// The configuration key init.lua sets: `uji.config.set("child_env", {
 /// pass = { "NAME" }, withhold = { "NAME", "PREFIX_*" } })`.

@@ -4,7 +4,7 @@
 //! The shipped providers are data ([`catalogue`]); `uji.provider.add`
 //! merges into them or adds others. A provider's key comes from its
 //! environment variables, else from the keys `uji login` saved
-//! ([`crate::keys`]).
+//! ([`crate::auth::keys`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -62,7 +62,7 @@ impl EnvLookup for ProcessEnvLookup {
 }
 
 /// The providers uji ships, as data: `catalogue/providers.json`.
-const CATALOGUE: &str = include_str!("../catalogue/providers.json");
+const CATALOGUE: &str = include_str!("../../catalogue/providers.json");
 
 /// The shipped providers. The file is part of the build and a test parses
 /// it, so an error here is a packaging bug: it is logged and uji starts
@@ -643,7 +643,7 @@ mod tests {
     /// docs/providers.md's table says what the catalogue holds.
     #[test]
     fn the_documented_table_matches_the_catalogue() {
-        let doc = include_str!("../../../docs/providers.md");
+        let doc = include_str!("../../../../docs/providers.md");
         let rows: Vec<Vec<&str>> = doc
             .lines()
             .filter(|l| l.starts_with("| `"))

@@ -9,8 +9,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use uji_protocol::frontend::{ApprovalDecision, Event, Resolution};
 
-use crate::control::EventSink;
 use crate::gate::{Approval, ApprovalRequest, Approver};
+use crate::turn::control::EventSink;
 
 /// How long an approval question waits for an answer.
 pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);

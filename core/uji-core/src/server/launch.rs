@@ -10,9 +10,9 @@ use uji_host::{Registry, SessionPort};
 use uji_protocol::frontend::{Delivery, Op};
 use uji_protocol::jobs::WAKE_DEFAULT_KEY;
 
-use crate::agent::TurnOutcome;
 use crate::server::{jobs, serve};
-use crate::sessions::{SessionError, Sessions, Start};
+use crate::session::service::{SessionError, Sessions, Start};
+use crate::turn::agent::TurnOutcome;
 
 /// The frontend of `uji run`, which has no screen to give back.
 const HEADLESS: &str = "headless";

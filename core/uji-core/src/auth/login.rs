@@ -1,5 +1,5 @@
 //! Logging in to a provider: the key checked with the provider when it
-//! offers a cheap check, then saved owner-only ([`crate::keys`]) and used at
+//! offers a cheap check, then saved owner-only ([`crate::auth::keys`]) and used at
 //! once. `uji login` and the frontends' `login` operation both come here.
 //!
 //! A key is never printed or logged from here: messages name the provider,
@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use crate::keys::{KeyError, KeyStore};
-use crate::providers::{KeySource, Provider, Providers};
+use crate::auth::keys::{KeyError, KeyStore};
+use crate::auth::providers::{KeySource, Provider, Providers};
 
 /// How long a key check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(15);

@@ -5,8 +5,8 @@
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::Message;
 
-use crate::agent::{Agent, wire_messages};
-use crate::interrupt::Interrupt;
+use crate::turn::agent::{Agent, wire_messages};
+use crate::turn::interrupt::Interrupt;
 
 /// Characters per token in the estimate (the usual rough rule).
 const CHARS_PER_TOKEN: usize = 4;
@@ -162,7 +162,7 @@ pub async fn compact(
         .stream_with_retries(&request, interrupt, false)
         .await?
         .ok_or_else(|| "interrupted".to_string())?;
-    crate::agent::add_usage(&mut agent.usage, &answer.usage);
+    crate::turn::agent::add_usage(&mut agent.usage, &answer.usage);
     if answer.text.trim().is_empty() {
         return Err("the model returned an empty summary".to_string());
     }

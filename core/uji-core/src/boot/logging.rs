@@ -222,8 +222,8 @@ mod tests {
         let layer = Recorder(Arc::clone(&seen));
         let subscriber = tracing_subscriber::registry().with(filter).with(layer);
         tracing::subscriber::with_default(subscriber, || {
-            tracing::debug!(target: "uji_core::agent", "x");
-            tracing::info!(target: "uji_core::agent", "x");
+            tracing::debug!(target: "uji_core::turn::agent", "x");
+            tracing::info!(target: "uji_core::turn::agent", "x");
             tracing::debug!(target: "plugin", "x");
             tracing::warn!(target: "plugin", "x");
         });
@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn default_is_info() {
         let (seen, warning) = passes(None);
-        assert_eq!(seen, ["INFO uji_core::agent", "WARN plugin"]);
+        assert_eq!(seen, ["INFO uji_core::turn::agent", "WARN plugin"]);
         assert_eq!(warning, None);
         assert_eq!(passes(Some("  ")).0, seen);
     }
@@ -260,8 +260,8 @@ mod tests {
         assert_eq!(
             passes(Some("debug")).0,
             [
-                "DEBUG uji_core::agent",
-                "INFO uji_core::agent",
+                "DEBUG uji_core::turn::agent",
+                "INFO uji_core::turn::agent",
                 "DEBUG plugin",
                 "WARN plugin"
             ]
@@ -270,13 +270,13 @@ mod tests {
         assert_eq!(passes(Some("ERROR")).0, Vec::<String>::new());
         assert_eq!(
             passes(Some("plugin=debug")).0,
-            ["INFO uji_core::agent", "DEBUG plugin", "WARN plugin"]
+            ["INFO uji_core::turn::agent", "DEBUG plugin", "WARN plugin"]
         );
         assert_eq!(
             passes(Some("warn,uji_core=debug")).0,
             [
-                "DEBUG uji_core::agent",
-                "INFO uji_core::agent",
+                "DEBUG uji_core::turn::agent",
+                "INFO uji_core::turn::agent",
                 "WARN plugin"
             ]
         );
@@ -286,7 +286,7 @@ mod tests {
     fn a_bad_value_warns_and_keeps_the_default() {
         for bad in ["loud", "plugin=loud", "debug,verbose"] {
             let (seen, warning) = passes(Some(bad));
-            assert_eq!(seen, ["INFO uji_core::agent", "WARN plugin"], "{bad}");
+            assert_eq!(seen, ["INFO uji_core::turn::agent", "WARN plugin"], "{bad}");
             let warning = warning.unwrap();
             assert!(warning.contains(bad), "{warning}");
             assert!(warning.contains("logging at info"), "{warning}");

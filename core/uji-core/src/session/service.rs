@@ -12,12 +12,12 @@ use uji_protocol::frontend::{
 };
 use uji_protocol::session::MessageBody;
 
-use crate::agent::{Agent, TurnSettings, offered, saved_usage};
+use crate::auth::providers::Providers;
 use crate::boot::Booted;
-use crate::control::{MessageQueue, SessionControl};
 use crate::gate::{Approver, Gate, HeadlessApprover};
-use crate::providers::Providers;
-use crate::store::{SessionFile, SessionSummary, Store, StoreError};
+use crate::session::store::{SessionFile, SessionSummary, Store, StoreError};
+use crate::turn::agent::{Agent, TurnSettings, offered, saved_usage};
+use crate::turn::control::{MessageQueue, SessionControl};
 
 /// Why a session could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -241,7 +241,7 @@ impl Sessions {
         self.gate.session_rules().reset(session.id());
         let secrets = self.providers.secret_values();
         self.gate.set_spill(
-            crate::spills::session_dir(&self.data, session.id()),
+            crate::session::spills::session_dir(&self.data, session.id()),
             secrets.clone(),
         );
         let approver: Arc<dyn Approver> = match self.options.approvals {

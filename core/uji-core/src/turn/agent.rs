@@ -16,14 +16,14 @@ use uji_protocol::wire::{
 };
 use uji_protocol::{Image, ToolOutput};
 
-use crate::answer_sink::AnswerSink;
-pub use crate::control::EventSink;
-use crate::control::{MessageQueue, SessionControl};
+use crate::auth::providers::Resolved;
 use crate::gate::{Approver, Gate, GateResult, Started, ToolRequest};
-use crate::interrupt::Interrupt;
-use crate::providers::Resolved;
-use crate::store::{SessionFile, new_call_id};
-use crate::{compaction, prompt, retry};
+use crate::session::store::{SessionFile, new_call_id};
+use crate::turn::answer_sink::AnswerSink;
+pub use crate::turn::control::EventSink;
+use crate::turn::control::{MessageQueue, SessionControl};
+use crate::turn::interrupt::Interrupt;
+use crate::{turn::compaction, turn::prompt, turn::retry};
 
 /// What a turn is run with.
 #[derive(Clone)]
@@ -53,7 +53,7 @@ pub fn offered(only: &Option<Vec<String>>, name: &str) -> bool {
         .is_none_or(|only| only.iter().any(|n| n == name))
 }
 
-pub use crate::redact::{REDACTED, redact};
+pub use crate::auth::redact::{REDACTED, redact};
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -444,7 +444,11 @@ impl Agent {
                 return Err(error.to_string());
             }
             attempt += 1;
-            let wait = retry::delay(&error, attempt, crate::store::now_ms() ^ u64::from(attempt));
+            let wait = retry::delay(
+                &error,
+                attempt,
+                crate::session::store::now_ms() ^ u64::from(attempt),
+            );
             if show {
                 // The frontend drops what this attempt streamed.
                 self.emit(Event::StreamRetry {

@@ -12,7 +12,7 @@ use uji_protocol::Image;
 use uji_protocol::frontend::{Delivery, Event};
 use uji_protocol::session::MessageBody;
 
-use crate::providers::Resolved;
+use crate::auth::providers::Resolved;
 
 /// Receives everything a frontend shows.
 pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use aho_corasick::AhoCorasick;
 
-use crate::agent::REDACTED;
+use crate::turn::agent::REDACTED;
 
 /// How long a spill file is kept after it was last written.
 pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 60 * 60);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gate::SessionRule;
-use crate::sessions::Sessions;
+use crate::session::service::Sessions;
 
 #[derive(Serialize, Deserialize)]
 struct LiveFile {

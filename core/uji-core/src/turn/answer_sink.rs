@@ -10,8 +10,8 @@ use uji_host::WireEvents;
 use uji_protocol::frontend::Event;
 use uji_protocol::wire::MAX_ANSWER_BYTES;
 
-use crate::control::EventSink;
-use crate::redact::StreamRedactor;
+use crate::auth::redact::StreamRedactor;
+use crate::turn::control::EventSink;
 
 pub(crate) struct AnswerSink {
     events: EventSink,
