@@ -250,6 +250,29 @@ mod tests {
     }
 
     #[test]
+    fn the_text_before_an_edit_is_kept_by_the_link_of_the_running_frontend() {
+        let dir = std::env::temp_dir().join(format!("uji-acp-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.txt"), "x\n").unwrap();
+        let (tx, _loop) = futures::channel::mpsc::unbounded();
+        let link = EditorLink::default();
+        link.start(tx, true);
+        link.set_cwd(&dir.to_string_lossy());
+        // Another frontend's link, whose editor never said it reads files.
+        let other = EditorLink::default();
+        let payload = json!({"event": "before_tool", "tool": "edit_file",
+            "args": {"path": "a.txt", "old_string": "x", "new_string": "y"},
+            "subject": "a.txt", "call_id": "c1"});
+        before_tool(&link, payload.clone());
+        before_tool(&other, payload);
+        assert!(matches!(link.befores.take("c1"), Some(Before::Text(t)) if t == "x\n"));
+        assert!(other.befores.take("c1").is_none());
+        link.stop();
+        assert!(link.editor().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn unsaved_changes_are_kept_or_the_buffer_is_left_alone() {
         let hook = |tool: &str, args| ToolHook {
             tool: tool.into(),

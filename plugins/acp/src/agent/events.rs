@@ -441,3 +441,18 @@ fn read_small(path: &str) -> Option<String> {
     }
     std::fs::read_to_string(path).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::ErrorCode;
+
+    #[test]
+    fn an_answer_of_another_shape_is_an_internal_error_naming_the_operation() {
+        let error = decode::<SessionList>(Some(&json!({"sessions": 3}))).unwrap_err();
+        assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
+        assert!(error.message.contains("list_sessions"), "{error:?}");
+        let output = decode::<CommandOutput>(None).unwrap();
+        assert_eq!(output.output, "", "a command that printed nothing");
+    }
+}
