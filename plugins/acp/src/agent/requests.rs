@@ -4,8 +4,8 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     CancelNotification, InitializeRequest, InitializeResponse, LoadSessionRequest,
     NewSessionRequest, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionResponse, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse,
+    RequestPermissionResponse, SessionId, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use serde_json::{Value, json};
 use uji_protocol::frontend::{ApprovalDecision, Delivery, Op};
@@ -134,7 +134,7 @@ impl Agent<'_> {
         r: Responder<SetSessionConfigOptionResponse>,
     ) {
         let params = serde_json::to_value(req).unwrap_or_default();
-        let answer = self.check_session(&params).and_then(|()| {
+        let answer = self.check_session(&req.session_id).and_then(|()| {
             if params["configId"] != "model" {
                 return Err(invalid_params(format!(
                     "no config option {}; uji has model",
@@ -229,20 +229,20 @@ impl Agent<'_> {
         }
     }
 
-    pub(super) fn check_session(&self, params: &Value) -> Result<(), agent_client_protocol::Error> {
-        match params["sessionId"].as_str() {
-            Some(id) if id == self.session_id() => Ok(()),
-            Some(id) => Err(invalid_params(format!(
-                "no open session {id}; uji serves one session at a time ({}): session/load switches",
-                self.session_id()
-            ))),
-            None => Err(invalid_params("sessionId is required")),
+    /// The editor's session must be the one uji serves.
+    pub(super) fn check_session(&self, id: &SessionId) -> Result<(), agent_client_protocol::Error> {
+        let id = id.to_string();
+        if id == self.session_id() {
+            return Ok(());
         }
+        Err(invalid_params(format!(
+            "no open session {id}; uji serves one session at a time ({}): session/load switches",
+            self.session_id()
+        )))
     }
 
     fn prompt(&mut self, req: &PromptRequest, r: Responder<PromptResponse>) {
-        let params = serde_json::to_value(req).unwrap_or_default();
-        if let Err(e) = self.check_session(&params) {
+        if let Err(e) = self.check_session(&req.session_id) {
             return reply(r, Err(e));
         }
         if self.prompt_op.is_some() {
@@ -253,7 +253,9 @@ impl Agent<'_> {
                 )),
             );
         }
-        let message = match prompt::from_blocks(&params["prompt"]) {
+        // The crate's blocks as the editor sent them.
+        let blocks = serde_json::to_value(&req.prompt).unwrap_or_default();
+        let message = match prompt::from_blocks(&blocks) {
             Ok(message) => message,
             Err(e) => return reply(r, Err(invalid_params(e.to_string()))),
         };
@@ -297,9 +299,8 @@ impl Agent<'_> {
     }
 
     fn set_mode(&mut self, req: &SetSessionModeRequest, r: Responder<SetSessionModeResponse>) {
-        let params = serde_json::to_value(req).unwrap_or_default();
         let mode = req.mode_id.to_string();
-        let checked = self.check_session(&params).and_then(|()| {
+        let checked = self.check_session(&req.session_id).and_then(|()| {
             if mode != "plan" && mode != "default" {
                 return Err(invalid_params(format!(
                     "no mode {mode:?}; uji has default and plan"
