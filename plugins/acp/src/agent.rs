@@ -7,6 +7,7 @@ mod events;
 mod requests;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     InitializeResponse, ListSessionsResponse, LoadSessionResponse, NewSessionResponse,
@@ -16,16 +17,20 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, ErrorCode, JsonRpcResponse};
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
+use uji_protocol::frontend::{ModelEntry, Op, SessionConfigured};
 
 use crate::Settings;
 use crate::connection::{Input, Inputs};
+use crate::editor_fs::EditorLink;
+use crate::mcp;
 
 /// What the agent sends to uji.
 pub trait Ops {
-    fn submit(&self, op: &Value) -> Result<(), String>;
-    /// Hands one editor MCP server (`{"name", "spec"}`) to the MCP plugin.
-    fn add_mcp_server(&self, server: &Value);
+    /// Sends `op` under the agent's id for it, which its answer names.
+    fn submit(&self, id: &str, op: &Op) -> Result<(), String>;
+    /// Hands one editor MCP server to the MCP plugin.
+    fn add_mcp_server(&self, server: &mcp::Server);
 }
 
 /// Whether the loop goes on after an input.
@@ -57,7 +62,9 @@ pub struct Agent<'a> {
     ops: &'a dyn Ops,
     tx: Inputs,
     settings: Settings,
-    configured: Option<Value>,
+    /// The editor as the file hooks reach it (editor_fs).
+    editor: Arc<EditorLink>,
+    configured: Option<Box<SessionConfigured>>,
     waiting_initialize: Option<Responder<InitializeResponse>>,
     fresh: bool,
     plan: bool,
@@ -68,11 +75,11 @@ pub struct Agent<'a> {
     asking: HashSet<String>,
     calls: HashMap<String, Call>,
     prompt_op: Option<String>,
-    mcp_after_switch: Vec<Value>,
+    mcp_after_switch: Vec<mcp::Server>,
     /// Updates for a session the editor learns of by the answer being sent.
     after_answer: Vec<Value>,
     /// The models of `list_models`, once uji has answered it.
-    models: Option<Vec<Value>>,
+    models: Option<Vec<ModelEntry>>,
     /// The answer's text so far in this turn, for plan updates.
     turn_text: String,
 }
@@ -115,12 +122,19 @@ where
 }
 
 impl<'a> Agent<'a> {
-    pub fn new(cx: ConnectionTo<Client>, ops: &'a dyn Ops, tx: Inputs, settings: Settings) -> Self {
+    pub fn new(
+        cx: ConnectionTo<Client>,
+        ops: &'a dyn Ops,
+        tx: Inputs,
+        settings: Settings,
+        editor: Arc<EditorLink>,
+    ) -> Self {
         Agent {
             cx,
             ops,
             tx,
             settings,
+            editor,
             configured: None,
             waiting_initialize: None,
             fresh: true,
@@ -145,7 +159,7 @@ impl<'a> Agent<'a> {
             Input::Cancel(cancel) => self.cancel(&cancel),
             Input::Permission(call_id, answer) => self.permission_answer(call_id, answer),
             Input::Editor(ask) => self.editor_ask(ask),
-            Input::Event(event) => return self.event(&event),
+            Input::Event(event) => return self.event(*event),
             Input::StdinClosed => {
                 self.closing = true;
                 self.shutdown();
@@ -158,33 +172,31 @@ impl<'a> Agent<'a> {
     }
 
     fn shutdown(&mut self) {
-        let op = json!({"id": "acp-shutdown", "type": "shutdown"});
-        if let Err(e) = self.ops.submit(&op) {
+        if let Err(e) = self.ops.submit("acp-shutdown", &Op::Shutdown) {
             crate::log_warn(&format!("cannot end the session: {e}"));
         }
     }
 
     fn session_id(&self) -> String {
-        self.configured.as_ref().map_or(String::new(), |c| {
-            c["id"].as_str().unwrap_or("").to_string()
-        })
+        self.configured
+            .as_ref()
+            .map_or(String::new(), |c| c.id.clone())
     }
 
     fn cwd(&self) -> String {
-        self.configured.as_ref().map_or(String::new(), |c| {
-            c["cwd"].as_str().unwrap_or("").to_string()
-        })
+        self.configured
+            .as_ref()
+            .map_or(String::new(), |c| c.cwd.clone())
     }
 
     fn op(
         &mut self,
         pending: Option<Pending>,
-        mut op: Value,
+        op: &Op,
     ) -> Result<String, agent_client_protocol::Error> {
         self.next_op += 1;
         let id = format!("acp-{}", self.next_op);
-        op["id"] = json!(id);
-        self.ops.submit(&op).map_err(internal)?;
+        self.ops.submit(&id, op).map_err(internal)?;
         if let Some(pending) = pending {
             self.pending.insert(id.clone(), pending);
         }

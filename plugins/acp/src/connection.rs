@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AuthenticateResponse, CancelNotification, InitializeRequest,
@@ -17,11 +18,12 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Lines};
 use futures::StreamExt;
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
-use serde_json::Value;
+use uji_protocol::frontend::Event;
 use uji_sdk::FrontendSession;
 
+use crate::Settings;
 use crate::agent::{self, Ops};
-use crate::{Settings, editor_fs};
+use crate::editor_fs::{self, EditorLink};
 
 /// A request from the editor with the responder that answers it.
 #[allow(
@@ -54,7 +56,7 @@ pub enum Input {
     /// A request for the editor's files (`fs/read_text_file`,
     /// `fs/write_text_file`) from an after_tool handler waiting for it.
     Editor(editor_fs::Ask),
-    Event(Value),
+    Event(Box<Event>),
     StdinClosed,
     SessionEnded(String),
 }
@@ -86,6 +88,7 @@ pub async fn serve(
     session: Arc<FrontendSession>,
     ops: &dyn Ops,
     settings: Settings,
+    editor: Arc<EditorLink>,
 ) -> Result<(), String> {
     let (tx, rx) = unbounded();
     start_event_reader(session, tx.clone())?;
@@ -115,7 +118,7 @@ pub async fn serve(
     let mut outcome = Ok(());
     let served = builder
         .connect_with(transport, async |cx: ConnectionTo<Client>| {
-            outcome = run_loop(cx, rx, tx, ops, settings).await;
+            outcome = run_loop(cx, rx, tx, ops, settings, editor).await;
             Ok(())
         })
         .await;
@@ -131,8 +134,9 @@ async fn run_loop(
     tx: Inputs,
     ops: &dyn Ops,
     settings: Settings,
+    editor: Arc<EditorLink>,
 ) -> Result<(), String> {
-    let mut agent = agent::Agent::new(cx, ops, tx, settings);
+    let mut agent = agent::Agent::new(cx, ops, tx, settings, editor);
     while let Some(input) = rx.next().await {
         match agent.input(input) {
             agent::Flow::Go => {}
@@ -147,10 +151,11 @@ fn start_event_reader(session: Arc<FrontendSession>, tx: Inputs) -> Result<(), S
         .name("acp-events".into())
         .spawn(move || {
             loop {
-                let input = match session.next_event_value(1000) {
-                    Ok(Some(event)) => Input::Event(event),
-                    Ok(None) => continue,
-                    Err(e) => Input::SessionEnded(e),
+                let input = match session.next_event(Duration::from_secs(1)) {
+                    // From a newer uji, or unreadable: skipped.
+                    Ok(Some(Event::Unknown) | None) => continue,
+                    Ok(Some(event)) => Input::Event(Box::new(event)),
+                    Err(e) => Input::SessionEnded(e.to_string()),
                 };
                 let ended = matches!(input, Input::SessionEnded(_));
                 if tx.unbounded_send(input).is_err() || ended {

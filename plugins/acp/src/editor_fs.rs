@@ -7,14 +7,16 @@
 //! in `editor_write`, on the same requests.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::mpsc::{Sender, channel};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
-use serde_json::Value;
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::{Number, Value};
 
 use crate::connection::{Input, Inputs};
+use crate::editor_write::Befores;
 
 /// The agent loop while `uji acp` runs with editor_fs on and the editor
 /// reads files, and what else it offers.
@@ -27,7 +29,39 @@ pub struct Editor {
     pub cwd: String,
 }
 
-static EDITOR: Mutex<Option<Editor>> = Mutex::new(None);
+/// What the file hooks share with the agent loop, owned by the running
+/// frontend: the editor, once it has said it reads files, and the files'
+/// text kept before edits.
+#[derive(Default)]
+pub struct EditorLink {
+    editor: Mutex<Option<Editor>>,
+    pub befores: Befores,
+}
+
+impl EditorLink {
+    pub fn start(&self, tx: Inputs, writes: bool) {
+        *self.editor.lock() = Some(Editor {
+            tx,
+            writes,
+            cwd: String::new(),
+        });
+    }
+
+    /// The session's directory, once uji has said which it is.
+    pub fn set_cwd(&self, cwd: &str) {
+        if let Some(editor) = self.editor.lock().as_mut() {
+            editor.cwd = cwd.to_string();
+        }
+    }
+
+    pub fn stop(&self) {
+        *self.editor.lock() = None;
+    }
+
+    pub fn editor(&self) -> Option<Editor> {
+        self.editor.lock().clone()
+    }
+}
 
 /// How long a request waits for the editor before the file on disk is used.
 pub const EDITOR_TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,27 +70,41 @@ pub const EDITOR_TIMEOUT: Duration = Duration::from_secs(10);
 const PAGE_LINES: u32 = 2000;
 const MAX_LINE_BYTES: usize = 2000;
 
-pub fn start(tx: Inputs, writes: bool) {
-    *EDITOR.lock().unwrap_or_else(|e| e.into_inner()) = Some(Editor {
-        tx,
-        writes,
-        cwd: String::new(),
-    });
+/// What these handlers read of a `before_tool` or `after_tool` payload
+/// (docs/hooks.md); `args` are the tool's, as the model sent them.
+#[derive(Deserialize)]
+pub struct ToolHook {
+    pub tool: String,
+    pub call_id: String,
+    #[serde(default)]
+    pub args: Value,
+    /// The result (after_tool only).
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub is_error: bool,
 }
 
-/// The session's directory, once uji has said which it is.
-pub fn set_cwd(cwd: &str) {
-    if let Some(editor) = EDITOR.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-        editor.cwd = cwd.to_string();
+impl ToolHook {
+    /// A payload these handlers can read, or `None` to leave the call alone.
+    pub fn read(payload: Value) -> Option<ToolHook> {
+        serde_json::from_value(payload).ok()
     }
 }
 
-pub fn stop() {
-    *EDITOR.lock().unwrap_or_else(|e| e.into_inner()) = None;
+/// The arguments of read_file, edit_file and write_file that name the file.
+#[derive(Deserialize)]
+pub struct PathArgs<'a> {
+    pub path: &'a str,
+    /// read_file's first line (an integer ≥ 1; read_file checked it).
+    #[serde(default)]
+    offset: Option<Number>,
 }
 
-pub fn editor() -> Option<Editor> {
-    EDITOR.lock().unwrap_or_else(|e| e.into_inner()).clone()
+impl<'a> PathArgs<'a> {
+    pub fn of(args: &'a Value) -> Option<PathArgs<'a>> {
+        PathArgs::deserialize(args).ok()
+    }
 }
 
 /// A path as uji's file tools resolve it: `~/` under home, else under cwd.
@@ -132,31 +180,35 @@ impl Editor {
 }
 
 /// The `after_tool` handler: `Null` leaves the text as the tool gave it.
-pub fn after_tool(payload: Value) -> Result<Value, String> {
-    let Some(editor) = editor() else {
-        return Ok(Value::Null);
+pub fn after_tool(link: &EditorLink, payload: Value) -> Value {
+    let Some(editor) = link.editor() else {
+        return Value::Null;
     };
-    match payload["tool"].as_str() {
-        Some("read_file") => Ok(read_page(&editor, &payload)),
-        Some("edit_file" | "write_file") => {
-            crate::editor_write::after_write(&editor, &payload);
-            Ok(Value::Null)
+    let Some(hook) = ToolHook::read(payload) else {
+        return Value::Null;
+    };
+    match hook.tool.as_str() {
+        "read_file" => read_page(&editor, &hook),
+        "edit_file" | "write_file" => {
+            crate::editor_write::after_write(&editor, &link.befores, &hook);
+            Value::Null
         }
-        _ => Ok(Value::Null),
+        _ => Value::Null,
     }
 }
 
 /// The page of a read_file result, from the editor's buffer.
-fn read_page(editor: &Editor, payload: &Value) -> Value {
-    let text = payload["text"].as_str().unwrap_or("");
-    if payload["is_error"] == true || !is_text_page(text) {
+fn read_page(editor: &Editor, hook: &ToolHook) -> Value {
+    if hook.is_error || !is_text_page(&hook.text) {
         return Value::Null;
     }
-    let Some(path) = payload["args"]["path"].as_str() else {
+    let Some(args) = PathArgs::of(&hook.args) else {
         return Value::Null;
     };
-    let line = payload["args"]["offset"]
-        .as_u64()
+    let path = args.path;
+    let line = args
+        .offset
+        .and_then(|n| n.as_u64())
         .and_then(|n| u32::try_from(n).ok())
         .unwrap_or(1)
         .max(1);

@@ -23,11 +23,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::editor_fs::{Asked, Editor, editor, resolve};
+use crate::editor_fs::{Asked, Editor, EditorLink, PathArgs, ToolHook, resolve};
 
 /// Files larger than this are not sent to the editor: the whole text goes
 /// over the pipe twice.
@@ -40,44 +41,45 @@ enum Before {
     Text(String),
 }
 
-static BEFORE: Mutex<Option<HashMap<String, Before>>> = Mutex::new(None);
+/// The files' text kept by `before_tool` for the `after_tool` of the same
+/// call.
+#[derive(Default)]
+pub struct Befores(Mutex<HashMap<String, Before>>);
 
-fn keep(call_id: &str, before: Before) {
-    let mut map = BEFORE.lock().unwrap_or_else(|e| e.into_inner());
-    map.get_or_insert_with(HashMap::new)
-        .insert(call_id.to_string(), before);
-}
+impl Befores {
+    fn keep(&self, call_id: &str, before: Before) {
+        self.0.lock().insert(call_id.to_string(), before);
+    }
 
-fn take(call_id: &str) -> Option<Before> {
-    let mut map = BEFORE.lock().unwrap_or_else(|e| e.into_inner());
-    map.as_mut()?.remove(call_id)
-}
+    fn take(&self, call_id: &str) -> Option<Before> {
+        self.0.lock().remove(call_id)
+    }
 
-/// Forgets a call's text (a call refused after `before_tool` never reaches
-/// `after_tool`).
-pub fn forget(call_id: &str) {
-    take(call_id);
+    /// Forgets a call's text (a call refused after `before_tool` never
+    /// reaches `after_tool`).
+    pub fn forget(&self, call_id: &str) {
+        self.take(call_id);
+    }
 }
 
 /// The `before_tool` handler: keeps the file's text for an edit or write
-/// that may go to the editor. It never decides anything (`Null`).
-pub fn before_tool(payload: Value) -> Result<Value, String> {
-    let Some(editor) = editor().filter(|e| e.writes) else {
-        return Ok(Value::Null);
+/// that may go to the editor. It never decides anything.
+pub fn before_tool(link: &EditorLink, payload: Value) {
+    let Some(editor) = link.editor().filter(|e| e.writes) else {
+        return;
     };
-    if !matches!(payload["tool"].as_str(), Some("edit_file" | "write_file")) {
-        return Ok(Value::Null);
-    }
-    let (Some(call_id), Some(path)) = (
-        payload["call_id"].as_str(),
-        payload["args"]["path"].as_str(),
-    ) else {
-        return Ok(Value::Null);
+    let Some(hook) = ToolHook::read(payload) else {
+        return;
     };
-    if let Some(before) = read_before(&resolve(&editor.cwd, path)) {
-        keep(call_id, before);
+    if !matches!(hook.tool.as_str(), "edit_file" | "write_file") {
+        return;
     }
-    Ok(Value::Null)
+    let Some(args) = PathArgs::of(&hook.args) else {
+        return;
+    };
+    if let Some(before) = read_before(&resolve(&editor.cwd, args.path)) {
+        link.befores.keep(&hook.call_id, before);
+    }
 }
 
 /// The text of a regular file not over [`MAX_BYTES`]; `Missing` when there
@@ -94,15 +96,15 @@ fn read_before(path: &Path) -> Option<Before> {
 
 /// After a successful edit_file or write_file: the editor's buffer gets
 /// the change, as the module's rule says.
-pub fn after_write(editor: &Editor, payload: &Value) {
-    let call_id = payload["call_id"].as_str().unwrap_or("");
-    let before = take(call_id);
-    if !editor.writes || payload["is_error"] == true {
+pub fn after_write(editor: &Editor, befores: &Befores, hook: &ToolHook) {
+    let before = befores.take(&hook.call_id);
+    if !editor.writes || hook.is_error {
         return;
     }
-    let (Some(before), Some(shown)) = (before, payload["args"]["path"].as_str()) else {
+    let (Some(before), Some(args)) = (before, PathArgs::of(&hook.args)) else {
         return;
     };
+    let shown = args.path;
     let path = resolve(&editor.cwd, shown);
     let Ok(after) = std::fs::read_to_string(&path) else {
         return;
@@ -114,7 +116,7 @@ pub fn after_write(editor: &Editor, payload: &Value) {
             line: None,
             limit: None,
         }) {
-            Ok(buffer) => choose(payload, shown, &before, &after, buffer),
+            Ok(buffer) => choose(hook, shown, &before, &after, buffer),
             Err(e) => {
                 crate::log_warn(&format!(
                     "the editor did not read {shown} ({e}), so it was not sent the change; the file on disk has it"
@@ -131,7 +133,7 @@ pub fn after_write(editor: &Editor, payload: &Value) {
 /// What the editor gets (and whether the disk gets it too), or `None` to
 /// leave a buffer with unsaved changes alone.
 fn choose(
-    payload: &Value,
+    hook: &ToolHook,
     shown: &str,
     before: &str,
     after: &str,
@@ -140,16 +142,15 @@ fn choose(
     if buffer == before || buffer == after {
         return Some((after.to_string(), false));
     }
-    let edited = (payload["tool"] == "edit_file")
-        .then(|| apply(&buffer, &payload["args"]))
-        .flatten();
+    let is_edit = hook.tool == "edit_file";
+    let edited = is_edit.then(|| apply(&buffer, &hook.args)).flatten();
     match edited {
         Some(text) => {
             let to_disk = text != after;
             Some((text, to_disk))
         }
         None => {
-            let why = if payload["tool"] == "edit_file" {
+            let why = if is_edit {
                 " that the edit does not apply to"
             } else {
                 ""
@@ -162,12 +163,24 @@ fn choose(
     }
 }
 
+/// edit_file's arguments that say what it replaces.
+#[derive(Deserialize)]
+struct EditArgs<'a> {
+    old_string: &'a str,
+    new_string: &'a str,
+    #[serde(default)]
+    replace_all: Option<bool>,
+}
+
 /// edit_file's replacement on `text`: `old_string` found exactly once (or
 /// at least once with `replace_all`), literally.
 pub fn apply(text: &str, args: &Value) -> Option<String> {
-    let old = args["old_string"].as_str().filter(|s| !s.is_empty())?;
-    let new = args["new_string"].as_str()?;
-    let all = args["replace_all"] == true;
+    let args = EditArgs::deserialize(args).ok()?;
+    let (old, new) = (args.old_string, args.new_string);
+    if old.is_empty() {
+        return None;
+    }
+    let all = args.replace_all == Some(true);
     match text.matches(old).count() {
         0 => None,
         1 => Some(text.replacen(old, new, 1)),
@@ -237,9 +250,41 @@ mod tests {
     }
 
     #[test]
+    fn the_text_before_an_edit_is_kept_by_the_link_of_the_running_frontend() {
+        let dir = std::env::temp_dir().join(format!("uji-acp-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.txt"), "x\n").unwrap();
+        let (tx, _loop) = futures::channel::mpsc::unbounded();
+        let link = EditorLink::default();
+        link.start(tx, true);
+        link.set_cwd(&dir.to_string_lossy());
+        // Another frontend's link, whose editor never said it reads files.
+        let other = EditorLink::default();
+        let payload = json!({"event": "before_tool", "tool": "edit_file",
+            "args": {"path": "a.txt", "old_string": "x", "new_string": "y"},
+            "subject": "a.txt", "call_id": "c1"});
+        before_tool(&link, payload.clone());
+        before_tool(&other, payload);
+        assert!(matches!(link.befores.take("c1"), Some(Before::Text(t)) if t == "x\n"));
+        assert!(other.befores.take("c1").is_none());
+        link.stop();
+        assert!(link.editor().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn unsaved_changes_are_kept_or_the_buffer_is_left_alone() {
-        let edit = json!({"tool": "edit_file",
-            "args": {"old_string": "one", "new_string": "ONE"}});
+        let hook = |tool: &str, args| ToolHook {
+            tool: tool.into(),
+            call_id: "c1".into(),
+            args,
+            text: String::new(),
+            is_error: false,
+        };
+        let edit = hook(
+            "edit_file",
+            json!({"old_string": "one", "new_string": "ONE"}),
+        );
         // No unsaved changes: the disk's new text.
         assert_eq!(
             choose(&edit, "f", "one\n", "ONE\n", "one\n".into()),
@@ -252,7 +297,7 @@ mod tests {
         );
         // The edit does not apply to the buffer: left alone.
         assert_eq!(choose(&edit, "f", "one\n", "ONE\n", "mine\n".into()), None);
-        let write = json!({"tool": "write_file", "args": {"content": "new\n"}});
+        let write = hook("write_file", json!({"content": "new\n"}));
         assert_eq!(choose(&write, "f", "old\n", "new\n", "mine\n".into()), None);
     }
 }

@@ -2,7 +2,8 @@
 //! resource links as mentions the model can read with its tools, embedded
 //! resources inline, images attached.
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use uji_protocol::Image;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum PromptError {
@@ -18,7 +19,7 @@ pub enum PromptError {
 
 pub struct Message {
     pub text: String,
-    pub images: Vec<Value>,
+    pub images: Vec<Image>,
 }
 
 pub fn from_blocks(blocks: &Value) -> Result<Message, PromptError> {
@@ -58,17 +59,22 @@ fn embedded(resource: &Value) -> String {
     }
 }
 
-fn image(i: usize, block: &Value) -> Result<Value, PromptError> {
+fn image(i: usize, block: &Value) -> Result<Image, PromptError> {
     let (Some(data), Some(mime)) = (block["data"].as_str(), block["mimeType"].as_str()) else {
         return Err(PromptError::BadImage(i));
     };
-    Ok(json!({"media_type": mime, "data": data}))
+    Ok(Image {
+        media_type: mime.to_string(),
+        data: data.to_string(),
+        name: None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn blocks_become_one_message() {
@@ -83,7 +89,7 @@ mod tests {
             message.text,
             "look at\n@/w/a.rs\n<file path=\"/w/b.rs\">\nfn b() {}\n</file>"
         );
-        assert_eq!(message.images[0]["media_type"], "image/png");
+        assert_eq!(message.images[0].media_type, "image/png");
         let audio = json!([{"type": "audio", "data": "", "mimeType": "audio/wav"}]);
         assert!(matches!(
             from_blocks(&audio),

@@ -5,6 +5,9 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
+use uji_protocol::frontend::{CommandInfo, ModelEntry, ModelState};
+use uji_protocol::session::{MessageBody, StoredMessage};
+use uji_protocol::wire::ToolCallRequest;
 
 /// ACP's tool kind for a uji tool, so editors pick the right icon and
 /// know which calls change files.
@@ -152,24 +155,21 @@ pub fn diff(path: &str, old: Option<&str>, new: &str) -> Value {
     json!({"type": "diff", "path": path, "oldText": old, "newText": new})
 }
 
-pub fn usage(event: &Value) -> Option<Value> {
-    let used = event["context_used"].as_u64()?;
-    let size = event["context_window"].as_u64()?;
-    Some(json!({"sessionUpdate": "usage_update", "used": used, "size": size}))
+/// How full the context is: tokens the last request read, of the window.
+pub fn usage(used: u64, size: u64) -> Value {
+    json!({"sessionUpdate": "usage_update", "used": used, "size": size})
 }
 
 /// The slash commands as ACP's `available_commands_update`.
-pub fn commands(commands: &Value) -> Value {
+pub fn commands(commands: &[CommandInfo]) -> Value {
     let list: Vec<Value> = commands
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| {
-            Some(json!({
-                "name": c["name"].as_str()?,
-                "description": c["description"].as_str().unwrap_or(""),
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "description": c.description,
                 "input": {"hint": "arguments"},
-            }))
+            })
         })
         .collect();
     json!({"sessionUpdate": "available_commands_update", "availableCommands": list})
@@ -192,61 +192,68 @@ pub fn modes(current: &str) -> Value {
 }
 
 /// `provider/model`, as `set_model` takes it.
-pub fn model_id(model: &Value) -> String {
-    format!(
-        "{}/{}",
-        model["provider"].as_str().unwrap_or(""),
-        model["model"].as_str().unwrap_or("")
-    )
+pub fn model_id(provider: &str, model: &str) -> String {
+    format!("{provider}/{model}")
 }
 
 /// The model choice as ACP's select config option (category `model`).
 /// Models without a key are left out: choosing one would fail.
-pub fn model_options(current: &Value, models: &[Value]) -> Value {
+pub fn model_options(current: Option<&ModelState>, models: &[ModelEntry]) -> Value {
     let options: Vec<Value> = models
         .iter()
-        .filter(|m| m["available"] != false)
-        .map(|m| json!({"value": model_id(m), "name": model_id(m)}))
+        .filter(|m| m.available)
+        .map(|m| {
+            let id = model_id(&m.provider, &m.model);
+            json!({"value": id, "name": id})
+        })
         .collect();
+    // A session without a model offers the choice with none current.
+    let current = current.map_or_else(|| model_id("", ""), |m| model_id(&m.provider, &m.model));
     json!([{
         "id": "model", "name": "Model", "category": "model", "type": "select",
-        "currentValue": model_id(current), "options": options,
+        "currentValue": current, "options": options,
     }])
 }
 
 /// One saved message as the updates that show it again (`session/load`).
-pub fn replay(message: &Value) -> Vec<Value> {
-    let text = message["text"].as_str().unwrap_or("");
-    match message["role"].as_str() {
-        Some("user") => vec![user_chunk(text)],
-        Some("assistant") => assistant(message, text),
-        Some("tool") => {
-            let id = message["tool_call_id"].as_str().unwrap_or("");
-            let content = message["content"].as_str().unwrap_or("");
-            vec![finished(id, content, message["is_error"] == true, None)]
-        }
-        Some("error") => vec![message_chunk(&format!("error: {text}"))],
-        _ => vec![],
+pub fn replay(message: &StoredMessage) -> Vec<Value> {
+    match &message.body {
+        MessageBody::User { text, .. } => vec![user_chunk(text)],
+        MessageBody::Assistant {
+            text,
+            reasoning,
+            tool_calls,
+            ..
+        } => assistant(text, reasoning.as_deref(), tool_calls),
+        MessageBody::Tool {
+            tool_call_id,
+            content,
+            is_error,
+            ..
+        } => vec![finished(tool_call_id, content, *is_error, None)],
+        MessageBody::Error { text } => vec![message_chunk(&format!("error: {text}"))],
+        MessageBody::Compaction { .. } | MessageBody::Shell { .. } => vec![],
     }
 }
 
-fn assistant(message: &Value, text: &str) -> Vec<Value> {
+fn assistant(text: &str, reasoning: Option<&str>, calls: &[ToolCallRequest]) -> Vec<Value> {
     let mut updates = Vec::new();
-    if let Some(reasoning) = message["reasoning"].as_str().filter(|r| !r.is_empty()) {
+    if let Some(reasoning) = reasoning.filter(|r| !r.is_empty()) {
         updates.push(thought_chunk(reasoning));
     }
     if !text.is_empty() {
         updates.push(message_chunk(text));
     }
-    for call in message["tool_calls"].as_array().into_iter().flatten() {
-        let name = call["name"].as_str().unwrap_or("");
+    for call in calls {
+        // The arguments as the model sent them: shown as JSON when they are.
+        let raw_input = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
         updates.push(json!({
             "sessionUpdate": "tool_call",
-            "toolCallId": call["id"],
-            "title": name,
-            "kind": kind(name),
+            "toolCallId": call.id,
+            "title": call.name,
+            "kind": kind(&call.name),
             "status": "pending",
-            "rawInput": serde_json::from_str::<Value>(call["arguments"].as_str().unwrap_or("")).unwrap_or(Value::Null),
+            "rawInput": raw_input,
         }));
     }
     updates
@@ -281,10 +288,29 @@ mod tests {
 
     #[test]
     fn replay_shows_users_answers_and_calls() {
-        let user = json!({"role": "user", "text": "hi"});
+        let saved = |body| StoredMessage {
+            seq: 1,
+            time: 0,
+            body,
+        };
+        let user = saved(MessageBody::User {
+            text: "hi".into(),
+            images: vec![],
+            hidden: false,
+        });
         assert_eq!(replay(&user)[0]["sessionUpdate"], "user_message_chunk");
-        let answer = json!({"role": "assistant", "text": "ok", "reasoning": "hm",
-            "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{\"path\":\"a\"}"}]});
+        let answer = saved(MessageBody::Assistant {
+            text: "ok".into(),
+            reasoning: Some("hm".into()),
+            tool_calls: vec![ToolCallRequest {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: "{\"path\":\"a\"}".into(),
+            }],
+            usage: None,
+            model: None,
+            replay: None,
+        });
         let kinds: Vec<Value> = replay(&answer)
             .iter()
             .map(|u| u["sessionUpdate"].clone())

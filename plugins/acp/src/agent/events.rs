@@ -2,6 +2,13 @@
 
 use agent_client_protocol::v1::schema::RequestPermissionRequest;
 use serde_json::{Value, json};
+use uji_protocol::frontend::answers::{
+    self, Answer, CommandOutput, ModelList, ModelSet, SessionList,
+};
+use uji_protocol::frontend::{
+    ApprovalDecision, CommandInfo, Event, ModelState, Op, SessionConfigured,
+};
+use uji_protocol::session::{MessageBody, StoredMessage};
 
 use super::{Agent, Call, Flow, Pending, internal, reply, typed};
 use crate::connection::Input;
@@ -11,53 +18,99 @@ use crate::{plan, updates};
 /// A file larger than this is not shown whole in an edit's diff.
 const DIFF_LIMIT: u64 = 1 << 20;
 
+/// An ack's `result` as the answer its operation gives; an answer of
+/// another shape is the editor's internal error, naming the operation.
+fn decode<A: Answer>(result: Option<&Value>) -> Result<A, agent_client_protocol::Error> {
+    answers::decode(result).map_err(|e| internal(e.to_string()))
+}
+
 impl Agent<'_> {
     /// Handles one event from uji.
-    pub(super) fn event(&mut self, event: &Value) -> Flow {
-        let text = || event["text"].as_str().unwrap_or("");
-        match event["type"].as_str().unwrap_or("") {
-            "session_configured" => self.configured_event(event),
-            "ack" => self.ack(event),
-            "error" => self.op_error(event),
-            "turn_started" => self.turn_text.clear(),
-            "delta" => {
-                self.turn_text.push_str(text());
-                self.update(updates::message_chunk(text()));
+    pub(super) fn event(&mut self, event: Event) -> Flow {
+        match event {
+            Event::SessionConfigured(configured) => self.configured_event(configured),
+            Event::Ack { op_id, result } => self.ack(&op_id, result.as_ref()),
+            Event::Error { op_id, message } => {
+                self.op_error(op_id.as_deref().unwrap_or(""), &message);
             }
-            "reasoning" => self.update(updates::thought_chunk(text())),
-            "tool_started" => self.tool_started(event),
-            "approval_request" => self.approval_request(event),
-            "approval_resolved" => self.approval_resolved(event),
-            "tool_finished" => self.tool_finished(event),
-            "progress" => self.progress(event),
-            "message" => self.message(&event["message"]),
-            "usage" => {
-                if let Some(update) = updates::usage(event) {
-                    self.update(update);
-                }
+            Event::TurnStarted { .. } => self.turn_text.clear(),
+            Event::Delta { text } => {
+                self.turn_text.push_str(&text);
+                self.update(updates::message_chunk(&text));
             }
-            "status" if event["name"] == "plan" => {
-                self.plan = event["text"].is_string();
+            Event::Reasoning { text } => self.update(updates::thought_chunk(&text)),
+            Event::ToolStarted {
+                call_id,
+                name,
+                subject,
+                verb,
+                decision,
+                ..
+            } => self.tool_started(
+                &call_id,
+                &name,
+                verb.as_deref().unwrap_or(""),
+                &subject,
+                decision.as_deref() == Some("allow"),
+            ),
+            Event::ApprovalRequest {
+                call_id,
+                tool,
+                verb,
+                subject,
+                args,
+                ..
+            } => self.approval_request(call_id, &tool, &verb, &subject, args),
+            Event::ApprovalResolved {
+                call_id, decision, ..
+            } => self.approval_resolved(&call_id, decision),
+            Event::ToolFinished {
+                call_id,
+                summary,
+                is_error,
+                ..
+            } => self.tool_finished(&call_id, summary.as_deref().unwrap_or(""), is_error),
+            Event::Progress { call_id, line, .. } => self.progress(&call_id, &line),
+            Event::Message { message } => self.message(&message),
+            Event::Usage {
+                context_used,
+                context_window,
+                ..
+            } => self.update(updates::usage(context_used, context_window)),
+            Event::Status { name, text } if name == "plan" => {
+                self.plan = text.is_some();
                 self.update(updates::mode(self.mode()));
             }
-            "notice" => crate::log_info(&format!("notice: {}", event["text"])),
-            "turn_finished" => self.turn_finished(event),
-            "model_changed" => self.model_changed(&event["model"]),
-            "commands_changed" => self.commands_changed(&event["commands"]),
-            "closed" => return Flow::Done(Ok(())),
-            _ => {}
+            Event::Notice { text, .. } => crate::log_info(&format!("notice: {text:?}")),
+            Event::TurnFinished {
+                error, interrupted, ..
+            } => self.turn_finished(error.as_deref(), interrupted),
+            Event::ModelChanged { model } => self.model_changed(model),
+            Event::CommandsChanged { commands } => self.commands_changed(commands),
+            Event::Closed => return Flow::Done(Ok(())),
+            // The rest is for frontends that draw more (jobs, the queue,
+            // titles…); an event from a newer uji is skipped too.
+            Event::Status { .. }
+            | Event::StreamRetry { .. }
+            | Event::QueueChanged { .. }
+            | Event::TitleChanged { .. }
+            | Event::Compacted { .. }
+            | Event::JobStarted { .. }
+            | Event::JobOutput { .. }
+            | Event::JobFinished { .. }
+            | Event::Unknown => {}
         }
         Flow::Go
     }
 
-    fn configured_event(&mut self, event: &Value) {
-        self.configured = Some(event.clone());
-        crate::editor_fs::set_cwd(&self.cwd());
-        self.plan = event["status"]["plan"].is_string();
+    fn configured_event(&mut self, configured: Box<SessionConfigured>) {
+        self.plan = configured.status.contains_key("plan");
+        self.configured = Some(configured);
+        self.editor.set_cwd(&self.cwd());
         let listing = self.pending.values().any(|p| matches!(p, Pending::Models));
         if self.models.is_none()
             && !listing
-            && let Err(e) = self.op(Some(Pending::Models), json!({"type": "list_models"}))
+            && let Err(e) = self.op(Some(Pending::Models), &Op::ListModels)
         {
             crate::log_warn(&format!("cannot list the models: {e}"));
             self.models = Some(Vec::new());
@@ -95,9 +148,9 @@ impl Agent<'_> {
         }
     }
 
-    fn model_changed(&mut self, model: &Value) {
+    fn model_changed(&mut self, model: ModelState) {
         if let Some(configured) = self.configured.as_mut() {
-            configured["model"] = model.clone();
+            configured.model = Some(model);
         }
         if let Some(options) = self.config_options() {
             self.update(json!({"sessionUpdate": "config_option_update", "configOptions": options}));
@@ -106,24 +159,25 @@ impl Agent<'_> {
 
     /// A command added mid-session: `/name` prompts run it from now on,
     /// and the editor's list shows it.
-    fn commands_changed(&mut self, commands: &Value) {
-        let Some(configured) = self.configured.as_mut() else {
-            return;
-        };
-        configured["commands"] = commands.clone();
+    fn commands_changed(&mut self, commands: Vec<CommandInfo>) {
         // Before the editor has the session (or while it switches), the
         // list goes with session/new's or session/load's answer instead.
         let switching = self
             .pending
             .values()
             .any(|p| matches!(p, Pending::NewSession(_) | Pending::Load(_)));
-        if !self.fresh && !switching {
-            self.update(updates::commands(commands));
+        let shown = !self.fresh && !switching;
+        let Some(configured) = self.configured.as_mut() else {
+            return;
+        };
+        configured.commands = commands;
+        if shown {
+            let update = updates::commands(&configured.commands);
+            self.update(update);
         }
     }
 
-    fn ack(&mut self, event: &Value) {
-        let op = event["op_id"].as_str().unwrap_or("");
+    fn ack(&mut self, op: &str, result: Option<&Value>) {
         // A prompt is answered by turn_finished; new and load by session_configured.
         if let Some(Pending::Prompt(_) | Pending::NewSession(_) | Pending::Load(_)) =
             self.pending.get(op)
@@ -133,28 +187,42 @@ impl Agent<'_> {
         let Some(pending) = self.pending.remove(op) else {
             return;
         };
-        let result = &event["result"];
         match pending {
             Pending::Prompt(_) | Pending::NewSession(_) | Pending::Load(_) => {}
             Pending::Command(r) => {
                 self.prompt_op = None;
-                self.update(updates::message_chunk(
-                    result["output"].as_str().unwrap_or(""),
-                ));
-                reply(r, Ok(json!({"stopReason": "end_turn"})));
+                match decode::<CommandOutput>(result) {
+                    Ok(answer) => {
+                        self.update(updates::message_chunk(&answer.output));
+                        reply(r, Ok(json!({"stopReason": "end_turn"})));
+                    }
+                    Err(e) => reply(r, Err(e)),
+                }
             }
-            Pending::List(r, cwd) => reply(r, Ok(crate::sessions::list(result, cwd.as_deref()))),
+            Pending::List(r, cwd) => reply(
+                r,
+                decode::<SessionList>(result)
+                    .map(|list| crate::sessions::list(&list, cwd.as_deref())),
+            ),
             Pending::Models => {
-                self.models = Some(result["models"].as_array().cloned().unwrap_or_default());
+                // Without the list the session offers no model choice.
+                let models = decode::<ModelList>(result).map(|l| l.models);
+                self.models = Some(models.unwrap_or_else(|e| {
+                    crate::log_warn(&format!("cannot list the models: {}", e.message));
+                    Vec::new()
+                }));
                 self.answer_initialize();
             }
-            Pending::SetModel(r) => {
-                if let Some(configured) = self.configured.as_mut() {
-                    configured["model"] = result["model"].clone();
+            Pending::SetModel(r) => match decode::<ModelSet>(result) {
+                Ok(answer) => {
+                    if let Some(configured) = self.configured.as_mut() {
+                        configured.model = Some(answer.model);
+                    }
+                    let options = self.config_options().unwrap_or_default();
+                    reply(r, Ok(json!({"configOptions": options})));
                 }
-                let options = self.config_options().unwrap_or_default();
-                reply(r, Ok(json!({"configOptions": options})));
-            }
+                Err(e) => reply(r, Err(e)),
+            },
             Pending::SetMode(r, mode) => {
                 self.plan = mode == "plan";
                 self.update(updates::mode(self.mode()));
@@ -163,11 +231,7 @@ impl Agent<'_> {
         }
     }
 
-    fn op_error(&mut self, event: &Value) {
-        let op = event["op_id"].as_str().unwrap_or("");
-        let message = event["message"]
-            .as_str()
-            .unwrap_or("uji refused the request");
+    fn op_error(&mut self, op: &str, message: &str) {
         let Some(pending) = self.pending.remove(op) else {
             crate::log_warn(&format!("uji refused {op}: {message}"));
             return;
@@ -190,10 +254,14 @@ impl Agent<'_> {
         }
     }
 
-    fn tool_started(&mut self, event: &Value) {
-        let call_id = event["call_id"].as_str().unwrap_or("");
-        let tool = event["name"].as_str().unwrap_or("");
-        let subject = event["subject"].as_str().unwrap_or("");
+    fn tool_started(
+        &mut self,
+        call_id: &str,
+        tool: &str,
+        verb: &str,
+        subject: &str,
+        allowed: bool,
+    ) {
         let path = updates::touches_file(tool).then(|| updates::absolute(&self.cwd(), subject));
         let before = path
             .as_deref()
@@ -207,23 +275,25 @@ impl Agent<'_> {
                 before,
             },
         );
-        let verb = event["verb"].as_str().unwrap_or("");
         let cwd = self.cwd();
         self.update(updates::tool_call(call_id, tool, verb, subject, &cwd));
-        if event["decision"] == "allow" {
+        if allowed {
             self.update(updates::status(call_id, "in_progress"));
         }
     }
 
     /// Asks the editor in a task of the connection, so the loop goes on
     /// (a cancel must still reach uji while the question is open).
-    fn approval_request(&mut self, event: &Value) {
-        let call_id = event["call_id"].as_str().unwrap_or("").to_string();
-        let tool = event["tool"].as_str().unwrap_or("");
-        let verb = event["verb"].as_str().unwrap_or("");
-        let subject = event["subject"].as_str().unwrap_or("");
+    fn approval_request(
+        &mut self,
+        call_id: String,
+        tool: &str,
+        verb: &str,
+        subject: &str,
+        args: Value,
+    ) {
         let mut tool_call = updates::tool_call(&call_id, tool, verb, subject, &self.cwd());
-        tool_call["rawInput"] = event["args"].clone();
+        tool_call["rawInput"] = args;
         if let Some(obj) = tool_call.as_object_mut() {
             obj.remove("sessionUpdate");
         }
@@ -252,23 +322,21 @@ impl Agent<'_> {
         }
     }
 
-    fn approval_resolved(&mut self, event: &Value) {
-        let call_id = event["call_id"].as_str().unwrap_or("");
+    fn approval_resolved(&mut self, call_id: &str, decision: Option<ApprovalDecision>) {
         // A withdrawn or timed-out question no longer waits for the editor.
         self.asking.remove(call_id);
-        let allowed = event["decision"]
-            .as_str()
-            .is_some_and(|d| d.starts_with("allow"));
+        let allowed = matches!(
+            decision,
+            Some(ApprovalDecision::AllowOnce | ApprovalDecision::AllowSession)
+        );
         if allowed {
             self.update(updates::status(call_id, "in_progress"));
         }
     }
 
-    fn tool_finished(&mut self, event: &Value) {
-        let call_id = event["call_id"].as_str().unwrap_or("");
+    fn tool_finished(&mut self, call_id: &str, summary: &str, is_error: bool) {
         let call = self.calls.remove(call_id);
-        crate::editor_write::forget(call_id);
-        let is_error = event["is_error"] == true;
+        self.editor.befores.forget(call_id);
         let diff = call
             .filter(|c| !is_error && updates::kind(&c.tool) == "edit")
             .and_then(|c| {
@@ -276,42 +344,49 @@ impl Agent<'_> {
                 let after = read_small(&path)?;
                 Some(updates::diff(&path, c.before.as_deref(), &after))
             });
-        let summary = event["summary"].as_str().unwrap_or("");
         self.update(updates::finished(call_id, summary, is_error, diff));
     }
 
     /// A running command's latest line; other tools' progress is not shown
     /// (a `shell-…` call of the `shell` operation is not the editor's).
-    fn progress(&mut self, event: &Value) {
-        let call_id = event["call_id"].as_str().unwrap_or("");
+    fn progress(&mut self, call_id: &str, line: &str) {
         let running = self
             .calls
             .get(call_id)
             .is_some_and(|c| updates::kind(&c.tool) == "execute");
         if running {
-            self.update(updates::progress(
-                call_id,
-                event["line"].as_str().unwrap_or(""),
-            ));
+            self.update(updates::progress(call_id, line));
         }
     }
 
     /// A command's saved result, which follows its `tool_finished`: its
     /// output for the editor to show under the call.
-    fn message(&mut self, message: &Value) {
-        let name = message["name"].as_str().unwrap_or("");
-        if message["role"] != "tool" || updates::kind(name) != "execute" {
+    fn message(&mut self, message: &StoredMessage) {
+        let MessageBody::Tool {
+            tool_call_id,
+            name,
+            content,
+            is_error,
+            summary,
+            ..
+        } = &message.body
+        else {
+            return;
+        };
+        if updates::kind(name) != "execute" {
             return;
         }
-        let call_id = message["tool_call_id"].as_str().unwrap_or("");
-        let summary = message["summary"].as_str().unwrap_or("");
-        let output = message["content"].as_str().unwrap_or("");
-        let is_error = message["is_error"] == true;
-        self.update(updates::command_output(call_id, summary, output, is_error));
+        let summary = summary.as_deref().unwrap_or("");
+        self.update(updates::command_output(
+            tool_call_id,
+            summary,
+            content,
+            *is_error,
+        ));
     }
 
-    fn turn_finished(&mut self, event: &Value) {
-        if self.plan && event["error"].is_null() {
+    fn turn_finished(&mut self, error: Option<&str>, interrupted: bool) {
+        if self.plan && error.is_none() {
             // Plan mode's answer is the plan: its steps go to the editor's
             // plan view too.
             let entries = plan::entries(&self.turn_text);
@@ -325,14 +400,10 @@ impl Agent<'_> {
         let Some(Pending::Prompt(r)) = self.pending.remove(&op) else {
             return;
         };
-        if let Some(error) = event["error"].as_str() {
+        if let Some(error) = error {
             return reply(r, Err(internal(error)));
         }
-        let reason = if event["interrupted"] == true {
-            "cancelled"
-        } else {
-            "end_turn"
-        };
+        let reason = if interrupted { "cancelled" } else { "end_turn" };
         reply(r, Ok(json!({"stopReason": reason})));
     }
 
@@ -369,4 +440,19 @@ fn read_small(path: &str) -> Option<String> {
         return None;
     }
     std::fs::read_to_string(path).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::ErrorCode;
+
+    #[test]
+    fn an_answer_of_another_shape_is_an_internal_error_naming_the_operation() {
+        let error = decode::<SessionList>(Some(&json!({"sessions": 3}))).unwrap_err();
+        assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
+        assert!(error.message.contains("list_sessions"), "{error:?}");
+        let output = decode::<CommandOutput>(None).unwrap();
+        assert_eq!(output.output, "", "a command that printed nothing");
+    }
 }

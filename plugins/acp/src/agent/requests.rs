@@ -4,10 +4,11 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     CancelNotification, InitializeRequest, InitializeResponse, LoadSessionRequest,
     NewSessionRequest, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionResponse, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse,
+    RequestPermissionResponse, SessionId, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use serde_json::{Value, json};
+use uji_protocol::frontend::{ApprovalDecision, Delivery, Op};
 
 use super::{Agent, Pending, invalid_params, reply};
 use crate::connection::Request;
@@ -57,8 +58,8 @@ impl Agent<'_> {
             },
             Request::List(req, r) => {
                 let cwd = req.cwd.map(|c| c.to_string_lossy().into_owned());
-                let op = json!({"type": "list_sessions", "all": cwd.is_some()});
-                if let Err(e) = self.op(Some(Pending::List(r, cwd)), op) {
+                let op = Op::ListSessions { all: cwd.is_some() };
+                if let Err(e) = self.op(Some(Pending::List(r, cwd)), &op) {
                     crate::log_warn(&format!("cannot list sessions: {e}"));
                 }
             }
@@ -73,8 +74,8 @@ impl Agent<'_> {
         if self.settings.editor_fs && fs.read_text_file {
             // Writes need reads too: a buffer is read before it is written,
             // so unsaved changes are never overwritten.
-            crate::editor_fs::start(self.tx.clone(), fs.write_text_file);
-            crate::editor_fs::set_cwd(&self.cwd());
+            self.editor.start(self.tx.clone(), fs.write_text_file);
+            self.editor.set_cwd(&self.cwd());
         }
         if self.configured.is_none() || self.models.is_none() {
             // uji has not configured the session (or listed its models)
@@ -87,10 +88,7 @@ impl Agent<'_> {
     }
 
     pub(super) fn capabilities(&self) -> Value {
-        let has_model = self
-            .configured
-            .as_ref()
-            .is_some_and(|c| c.get("model").is_some());
+        let has_model = self.configured.as_ref().is_some_and(|c| c.model.is_some());
         let auth = if has_model {
             json!([])
         } else {
@@ -125,7 +123,7 @@ impl Agent<'_> {
 
     /// The model choice as ACP session config options.
     pub(super) fn config_options(&self) -> Option<Value> {
-        let current = &self.configured.as_ref()?["model"];
+        let current = self.configured.as_ref()?.model.as_ref();
         let models = self.models.as_ref()?;
         Some(updates::model_options(current, models))
     }
@@ -136,7 +134,7 @@ impl Agent<'_> {
         r: Responder<SetSessionConfigOptionResponse>,
     ) {
         let params = serde_json::to_value(req).unwrap_or_default();
-        let answer = self.check_session(&params).and_then(|()| {
+        let answer = self.check_session(&req.session_id).and_then(|()| {
             if params["configId"] != "model" {
                 return Err(invalid_params(format!(
                     "no config option {}; uji has model",
@@ -148,15 +146,18 @@ impl Agent<'_> {
                 .models
                 .iter()
                 .flatten()
-                .any(|m| updates::model_id(m) == value);
+                .any(|m| updates::model_id(&m.provider, &m.model) == value);
             if !known {
                 return Err(invalid_params(format!(
                     "no model {value:?}; session/new lists the configured ones"
                 )));
             }
-            Ok(json!({"type": "set_model", "model": value}))
+            Ok(Op::SetModel {
+                model: Some(value.to_string()),
+                effort: None,
+            })
         });
-        match answer.and_then(|op| self.op(None, op)) {
+        match answer.and_then(|op| self.op(None, &op)) {
             Ok(op) => {
                 self.pending.insert(op, Pending::SetModel(r));
             }
@@ -184,7 +185,7 @@ impl Agent<'_> {
             self.after_switch(servers);
             return Ok(Step::Now(self.session_answer(true)));
         }
-        let op = self.op(None, json!({"type": "new_session"}))?;
+        let op = self.op(None, &Op::NewSession { title: None })?;
         self.mcp_after_switch = servers;
         Ok(Step::Later(op))
     }
@@ -199,53 +200,49 @@ impl Agent<'_> {
             self.after_switch(servers);
             return Ok(Step::Now(self.session_answer(false)));
         }
-        let op = self.op(
-            None,
-            json!({"type": "resume_session", "session_id": wanted}),
-        )?;
+        let op = self.op(None, &Op::ResumeSession { session_id: wanted })?;
         self.mcp_after_switch = servers;
         Ok(Step::Later(op))
     }
 
     /// After a session opens: the editor's MCP servers and its commands.
-    pub(super) fn after_switch(&mut self, servers: Vec<Value>) {
+    pub(super) fn after_switch(&mut self, servers: Vec<mcp::Server>) {
         for server in &servers {
             self.ops.add_mcp_server(server);
         }
         if let Some(configured) = &self.configured {
             self.after_answer
-                .push(updates::commands(&configured["commands"]));
+                .push(updates::commands(&configured.commands));
         }
     }
 
     /// The session's history as updates, before session/load answers.
     pub(super) fn replay(&mut self) {
-        let history = self
+        let updates: Vec<Value> = self
             .configured
-            .as_ref()
-            .map(|c| c["history"].clone())
-            .unwrap_or_default();
-        for message in history.as_array().into_iter().flatten() {
-            for update in updates::replay(message) {
-                self.update(update);
-            }
+            .iter()
+            .flat_map(|c| &c.history)
+            .flat_map(updates::replay)
+            .collect();
+        for update in updates {
+            self.update(update);
         }
     }
 
-    pub(super) fn check_session(&self, params: &Value) -> Result<(), agent_client_protocol::Error> {
-        match params["sessionId"].as_str() {
-            Some(id) if id == self.session_id() => Ok(()),
-            Some(id) => Err(invalid_params(format!(
-                "no open session {id}; uji serves one session at a time ({}): session/load switches",
-                self.session_id()
-            ))),
-            None => Err(invalid_params("sessionId is required")),
+    /// The editor's session must be the one uji serves.
+    pub(super) fn check_session(&self, id: &SessionId) -> Result<(), agent_client_protocol::Error> {
+        let id = id.to_string();
+        if id == self.session_id() {
+            return Ok(());
         }
+        Err(invalid_params(format!(
+            "no open session {id}; uji serves one session at a time ({}): session/load switches",
+            self.session_id()
+        )))
     }
 
     fn prompt(&mut self, req: &PromptRequest, r: Responder<PromptResponse>) {
-        let params = serde_json::to_value(req).unwrap_or_default();
-        if let Err(e) = self.check_session(&params) {
+        if let Err(e) = self.check_session(&req.session_id) {
             return reply(r, Err(e));
         }
         if self.prompt_op.is_some() {
@@ -256,20 +253,25 @@ impl Agent<'_> {
                 )),
             );
         }
-        let message = match prompt::from_blocks(&params["prompt"]) {
+        // The crate's blocks as the editor sent them.
+        let blocks = serde_json::to_value(&req.prompt).unwrap_or_default();
+        let message = match prompt::from_blocks(&blocks) {
             Ok(message) => message,
             Err(e) => return reply(r, Err(invalid_params(e.to_string()))),
         };
         self.fresh = false;
         let submitted = match self.command_of(&message.text) {
             Some((name, args)) => {
-                let op = json!({"type": "run_command", "name": name, "args": args});
-                self.op(None, op).map(|id| (id, Pending::Command(r)))
+                let op = Op::RunCommand { name, args };
+                self.op(None, &op).map(|id| (id, Pending::Command(r)))
             }
             None => {
-                let op =
-                    json!({"type": "user_message", "text": message.text, "images": message.images});
-                self.op(None, op).map(|id| (id, Pending::Prompt(r)))
+                let op = Op::UserMessage {
+                    text: message.text,
+                    images: message.images,
+                    delivery: Delivery::Steer,
+                };
+                self.op(None, &op).map(|id| (id, Pending::Prompt(r)))
             }
         };
         match submitted {
@@ -285,11 +287,10 @@ impl Agent<'_> {
     pub(super) fn command_of(&self, text: &str) -> Option<(String, String)> {
         let rest = text.strip_prefix('/')?;
         let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let commands = &self.configured.as_ref()?["commands"];
+        let commands = &self.configured.as_ref()?.commands;
         commands
-            .as_array()?
             .iter()
-            .any(|c| c["name"] == name)
+            .any(|c| c.name == name)
             .then(|| (name.to_string(), args.trim().to_string()))
     }
 
@@ -298,9 +299,8 @@ impl Agent<'_> {
     }
 
     fn set_mode(&mut self, req: &SetSessionModeRequest, r: Responder<SetSessionModeResponse>) {
-        let params = serde_json::to_value(req).unwrap_or_default();
         let mode = req.mode_id.to_string();
-        let checked = self.check_session(&params).and_then(|()| {
+        let checked = self.check_session(&req.session_id).and_then(|()| {
             if mode != "plan" && mode != "default" {
                 return Err(invalid_params(format!(
                     "no mode {mode:?}; uji has default and plan"
@@ -319,8 +319,11 @@ impl Agent<'_> {
         if mode == self.mode() {
             return reply(r, Ok(json!({})));
         }
-        let op = json!({"type": "run_command", "name": "plan", "args": ""});
-        if let Err(e) = self.op(Some(Pending::SetMode(r, mode)), op) {
+        let op = Op::RunCommand {
+            name: "plan".into(),
+            args: String::new(),
+        };
+        if let Err(e) = self.op(Some(Pending::SetMode(r, mode)), &op) {
             crate::log_warn(&format!("cannot switch the mode: {e}"));
         }
     }
@@ -330,7 +333,7 @@ impl Agent<'_> {
             crate::log_warn(&format!("cancel for another session {}", cancel.session_id));
             return;
         }
-        if let Err(e) = self.op(None, json!({"type": "interrupt"})) {
+        if let Err(e) = self.op(None, &Op::Interrupt) {
             crate::log_warn(&format!("cancel: {e}"));
         }
     }
@@ -349,18 +352,23 @@ impl Agent<'_> {
                 outcome: RequestPermissionOutcome::Selected(selected),
                 ..
             }) => match selected.option_id.to_string().as_str() {
-                "allow_once" => "allow_once",
-                "allow_session" => "allow_session",
-                _ => "deny",
+                "allow_once" => ApprovalDecision::AllowOnce,
+                "allow_session" => ApprovalDecision::AllowSession,
+                _ => ApprovalDecision::Deny,
             },
             // Cancelled or an error: the question is denied.
-            _ => "deny",
+            _ => ApprovalDecision::Deny,
         };
         if let Err(e) = &answer {
             crate::log_warn(&format!("permission question for {call_id} failed: {e}"));
         }
-        let op = json!({"type": "approval", "call_id": call_id, "decision": decision});
-        if let Err(e) = self.op(None, op) {
+        let op = Op::Approval {
+            call_id: call_id.clone(),
+            decision: Some(decision),
+            allow: None,
+            guidance: None,
+        };
+        if let Err(e) = self.op(None, &op) {
             crate::log_warn(&format!("approval for {call_id}: {e}"));
         }
     }
