@@ -9,26 +9,45 @@ use std::time::Instant;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use serde_json::{Value, json};
 use uji_plugin_tui::app::{App, Msg, Outbox, render};
 use uji_plugin_tui::theme::Theme;
+use uji_protocol::frontend::{Event as UjiEvent, ModelState, Op, SessionConfigured};
+use uji_sdk::FrontendError;
 
 use crate::{Row, median};
 
 struct Discard;
 
 impl Outbox for Discard {
-    fn submit(&self, _op: &Value) -> Result<(), String> {
+    fn submit(&self, _id: &str, _op: &Op) -> Result<(), FrontendError> {
         Ok(())
     }
 }
 
 fn new_app() -> App {
     let mut app = App::new(Arc::new(Discard), Theme::colored());
-    app.handle(Msg::Uji(json!({
-        "type": "session_configured", "protocol": 2, "id": "bench", "cwd": "/tmp",
-        "model": {"provider": "fake", "model": "m1", "context_window": 200000},
-    })));
+    let model = ModelState {
+        provider: "fake".into(),
+        model: "m1".into(),
+        effort: None,
+        context_window: 200000,
+    };
+    app.handle(Msg::Uji(UjiEvent::SessionConfigured(Box::new(
+        SessionConfigured {
+            protocol: 2,
+            id: "bench".into(),
+            resumed: false,
+            cwd: "/tmp".into(),
+            title: String::new(),
+            model: Some(model),
+            history: vec![],
+            commands: vec![],
+            keymap: vec![],
+            tools: vec![],
+            usage: Default::default(),
+            status: Default::default(),
+        },
+    ))));
     app
 }
 
@@ -64,7 +83,9 @@ fn stream(text: &str, every: usize) -> Vec<f64> {
     let mut term = terminal();
     let mut frames = Vec::new();
     for (i, c) in text.chars().enumerate() {
-        app.handle(Msg::Uji(json!({"type": "delta", "text": c.to_string()})));
+        app.handle(Msg::Uji(UjiEvent::Delta {
+            text: c.to_string(),
+        }));
         if i % every == 0 {
             frames.push(draw_ms(&mut app, &mut term));
         }

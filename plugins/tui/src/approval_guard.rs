@@ -10,8 +10,9 @@
 //! Pure: every call is given the time, so the tests drive it with a
 //! [`ManualClock`] and the screen with [`SystemClock`].
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 /// How long a question must have been on screen, and the keyboard quiet,
 /// before a key answers it. Long enough that a key already on its way
@@ -148,14 +149,14 @@ impl Default for ManualClock {
 
 impl ManualClock {
     pub fn advance(&self, by: Duration) {
-        let mut now = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut now = self.0.lock();
         *now += by;
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> Instant {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+        *self.0.lock()
     }
 }
 

@@ -6,9 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use parking_lot::Mutex;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -16,13 +17,24 @@ use serde_json::{Value, json};
 use uji_plugin_tui::app::{App, Msg, Outbox, render};
 use uji_plugin_tui::approval_guard::{GUARD, ManualClock};
 use uji_plugin_tui::theme::Theme;
+use uji_protocol::FileDiff;
+use uji_protocol::frontend::answers::{self, Answer, CommandOutput, ModelList, SessionList};
+use uji_protocol::frontend::answers::{ProviderList, SessionSummary};
+use uji_protocol::frontend::{
+    ApprovalDecision, CommandInfo, Delivery, Event as UjiEvent, KeyOrigin, ModelEntry, ModelState,
+    Op, ProviderEntry, Secret, SessionConfigured, ToolInfo,
+};
+use uji_protocol::session::{MessageBody, StoredMessage};
+use uji_protocol::wire::{ToolCallRequest, Usage};
+use uji_sdk::FrontendError;
 
+/// The operations the screen sent, with the ids it gave them.
 #[derive(Default)]
-struct Recorder(Mutex<Vec<Value>>);
+struct Recorder(Mutex<Vec<(String, Op)>>);
 
 impl Outbox for Recorder {
-    fn submit(&self, op: &Value) -> Result<(), String> {
-        self.0.lock().unwrap().push(op.clone());
+    fn submit(&self, id: &str, op: &Op) -> Result<(), FrontendError> {
+        self.0.lock().push((id.to_string(), op.clone()));
         Ok(())
     }
 }
@@ -49,13 +61,20 @@ impl Screen {
             sent,
             clock,
         };
-        screen.event(configured(json!([]), json!([])));
+        screen.event(configured(vec![], vec![]));
         screen
     }
 
-    fn event(&mut self, event: Value) -> &mut Screen {
+    fn event(&mut self, event: UjiEvent) -> &mut Screen {
         self.app.handle(Msg::Uji(event));
         self
+    }
+
+    /// The ack of the last operation sent, carrying `answer`.
+    fn answer<A: Answer>(&mut self, answer: &A) -> &mut Screen {
+        let op_id = self.last_id();
+        let result = Some(answers::encode(answer).unwrap());
+        self.event(UjiEvent::Ack { op_id, result })
     }
 
     fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> &mut Screen {
@@ -111,40 +130,226 @@ impl Screen {
             .join("\n")
     }
 
-    fn sent(&self) -> Vec<Value> {
-        self.sent.0.lock().unwrap().clone()
+    fn sent(&self) -> Vec<Op> {
+        self.sent
+            .0
+            .lock()
+            .iter()
+            .map(|(_, op)| op.clone())
+            .collect()
     }
 
-    fn last_sent(&self) -> Value {
-        self.sent().last().cloned().unwrap_or(Value::Null)
+    fn last_sent(&self) -> Op {
+        self.sent().last().cloned().expect("an operation was sent")
+    }
+
+    /// The id of the last operation sent.
+    fn last_id(&self) -> String {
+        let sent = self.sent.0.lock();
+        sent.last()
+            .map(|(id, _)| id.clone())
+            .expect("an operation was sent")
     }
 }
 
-fn configured(history: Value, keymap: Value) -> Value {
-    json!({
-        "type": "session_configured", "protocol": 2, "id": "s-1", "cwd": "/work",
-        "title": "", "model": {"provider": "fake", "model": "m1", "effort": "high", "context_window": 200000},
-        "history": history,
-        "commands": [
-            {"name": "compact", "description": "Summarise earlier messages now", "source": "uji"},
-            {"name": "review", "description": "Review the diff", "source": "lua"}
+fn command(name: &str, description: &str, source: &str) -> CommandInfo {
+    CommandInfo {
+        name: name.into(),
+        description: description.into(),
+        source: source.into(),
+    }
+}
+
+fn configured(history: Vec<StoredMessage>, keymap: Vec<Value>) -> UjiEvent {
+    let tool = |name: &str, verb: &str| ToolInfo {
+        name: name.into(),
+        description: String::new(),
+        verb: Some(verb.into()),
+    };
+    UjiEvent::SessionConfigured(Box::new(SessionConfigured {
+        protocol: 2,
+        id: "s-1".into(),
+        resumed: false,
+        cwd: "/work".into(),
+        title: String::new(),
+        model: Some(ModelState {
+            provider: "fake".into(),
+            model: "m1".into(),
+            effort: Some("high".into()),
+            context_window: 200000,
+        }),
+        history,
+        commands: vec![
+            command("compact", "Summarise earlier messages now", "uji"),
+            command("review", "Review the diff", "lua"),
         ],
-        "keymap": keymap,
-        "tools": [{"name": "run_command", "description": "", "verb": "Shell"},
-                  {"name": "edit_file", "description": "", "verb": "Update"}],
-        "usage": {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
-    })
+        keymap,
+        tools: vec![tool("run_command", "Shell"), tool("edit_file", "Update")],
+        usage: Usage::default(),
+        status: Default::default(),
+    }))
+}
+
+/// A saved message.
+fn saved(seq: u64, body: MessageBody) -> StoredMessage {
+    StoredMessage { seq, time: 0, body }
+}
+
+fn user(text: &str) -> MessageBody {
+    MessageBody::User {
+        text: text.into(),
+        images: vec![],
+        hidden: false,
+    }
+}
+
+fn assistant(text: &str, tool_calls: Vec<ToolCallRequest>) -> MessageBody {
+    MessageBody::Assistant {
+        text: text.into(),
+        reasoning: None,
+        tool_calls,
+        usage: None,
+        model: None,
+        replay: None,
+    }
+}
+
+fn tool_result(call_id: &str, name: &str, content: &str, subject: Option<&str>) -> MessageBody {
+    MessageBody::Tool {
+        tool_call_id: call_id.into(),
+        name: name.into(),
+        content: content.into(),
+        is_error: false,
+        images: vec![],
+        summary: None,
+        diff: None,
+        subject: subject.map(str::to_string),
+    }
+}
+
+fn message(seq: u64, body: MessageBody) -> UjiEvent {
+    UjiEvent::Message {
+        message: saved(seq, body),
+    }
+}
+
+fn turn_started(text: &str) -> UjiEvent {
+    UjiEvent::TurnStarted { text: text.into() }
+}
+
+fn delta(text: &str) -> UjiEvent {
+    UjiEvent::Delta { text: text.into() }
+}
+
+fn usage(input: u64, output: u64, context_used: u64) -> UjiEvent {
+    UjiEvent::Usage {
+        turn: Usage::default(),
+        session: Usage {
+            input,
+            output,
+            ..Usage::default()
+        },
+        context_used,
+        context_window: 200000,
+    }
+}
+
+/// `tool_started` for `call_id` calling `(name, verb)` on `subject`, with
+/// the gate's `(decision, because)`.
+fn tool_started(
+    call_id: &str,
+    (name, verb): (&str, &str),
+    subject: &str,
+    (decision, because): (&str, &str),
+) -> UjiEvent {
+    UjiEvent::ToolStarted {
+        call_id: call_id.into(),
+        name: name.into(),
+        subject: subject.into(),
+        verb: Some(verb.into()),
+        decision: Some(decision.into()),
+        because: Some(because.into()),
+    }
+}
+
+fn diff(path: &str, unified: &str) -> FileDiff {
+    FileDiff {
+        path: path.into(),
+        unified: unified.into(),
+        added: 1,
+        removed: 1,
+    }
+}
+
+fn approval_request(
+    call_id: &str,
+    (tool, verb): (&str, &str),
+    (subject, question): (&str, &str),
+    args: Value,
+    diff: Option<FileDiff>,
+) -> UjiEvent {
+    UjiEvent::ApprovalRequest {
+        call_id: call_id.into(),
+        tool: tool.into(),
+        verb: verb.into(),
+        subject: subject.into(),
+        question: question.into(),
+        diff,
+        args,
+        answers: vec![
+            ApprovalDecision::AllowOnce,
+            ApprovalDecision::AllowSession,
+            ApprovalDecision::Deny,
+        ],
+        labels: Default::default(),
+    }
+}
+
+/// The `approval` operation answering `call_id`.
+fn approval(call_id: &str, decision: ApprovalDecision, guidance: Option<&str>) -> Op {
+    Op::Approval {
+        call_id: call_id.into(),
+        decision: Some(decision),
+        allow: None,
+        guidance: guidance.map(str::to_string),
+    }
+}
+
+fn user_message(text: &str) -> Op {
+    Op::UserMessage {
+        text: text.into(),
+        images: vec![],
+        delivery: Delivery::Steer,
+    }
+}
+
+fn run_command(name: &str, args: &str) -> Op {
+    Op::RunCommand {
+        name: name.into(),
+        args: args.into(),
+    }
+}
+
+fn set_model(model: Option<&str>, effort: Option<&str>) -> Op {
+    Op::SetModel {
+        model: model.map(str::to_string),
+        effort: effort.map(str::to_string),
+    }
+}
+
+/// The binding of `key` in normal mode to `command`, as uji.keymap.add
+/// gives it.
+fn bound(key: &str, command: &str) -> Vec<Value> {
+    vec![json!({"mode": "normal", "key": key, "binding": {"command": command}})]
 }
 
 #[test]
 fn a_prompt_is_sent_as_a_user_message_and_shown_when_saved() {
     let mut s = Screen::new(80, 24);
     s.type_text("fix the test").press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["type"], "user_message");
-    assert_eq!(op["text"], "fix the test");
-    s.event(json!({"type": "turn_started", "text": "fix the test"}))
-        .event(json!({"type": "message", "message": {"seq": 1, "time": 0, "role": "user", "text": "fix the test"}}));
+    assert_eq!(s.last_sent(), user_message("fix the test"));
+    s.event(turn_started("fix the test"))
+        .event(message(1, user("fix the test")));
     let screen = s.text();
     assert!(screen.contains("› fix the test"), "{screen}");
     assert!(screen.contains("Working ("), "{screen}");
@@ -153,11 +358,14 @@ fn a_prompt_is_sent_as_a_user_message_and_shown_when_saved() {
 #[test]
 fn streamed_text_shows_live_and_a_retry_withdraws_it() {
     let mut s = Screen::new(80, 24);
-    s.event(json!({"type": "turn_started", "text": "hi"}))
-        .event(json!({"type": "delta", "text": "first attempt"}));
+    s.event(turn_started("hi")).event(delta("first attempt"));
     assert!(s.text().contains("first attempt"));
-    s.event(json!({"type": "stream_retry", "attempt": 1, "wait_ms": 10, "reason": "http 529"}))
-        .event(json!({"type": "delta", "text": "second try"}));
+    s.event(UjiEvent::StreamRetry {
+        attempt: 1,
+        wait_ms: 10,
+        reason: "http 529".into(),
+    })
+    .event(delta("second try"));
     let screen = s.text();
     assert!(!screen.contains("first attempt"), "{screen}");
     assert!(screen.contains("second try"), "{screen}");
@@ -166,24 +374,37 @@ fn streamed_text_shows_live_and_a_retry_withdraws_it() {
 #[test]
 fn reasoning_is_hidden_until_thinking_is_turned_on() {
     let mut s = Screen::new(80, 24);
-    s.event(json!({"type": "reasoning", "text": "pondering deeply"}))
-        .event(json!({"type": "delta", "text": "answer"}));
+    s.event(UjiEvent::Reasoning {
+        text: "pondering deeply".into(),
+    })
+    .event(delta("answer"));
     assert!(!s.text().contains("pondering deeply"));
     s.type_text("/thinking").press(KeyCode::Enter);
     assert!(s.text().contains("pondering deeply"));
     // /thinking is the screen's own: nothing was sent to uji for it.
-    assert!(s.sent().iter().all(|op| op["type"] != "run_command"));
+    assert!(
+        s.sent()
+            .iter()
+            .all(|op| !matches!(op, Op::RunCommand { .. }))
+    );
 }
 
 fn ask_edit(s: &mut Screen) {
-    s.event(json!({"type": "turn_started", "text": "edit"}))
-        .event(json!({"type": "tool_started", "call_id": "c1", "name": "edit_file", "verb": "Update",
-                      "subject": "notes.txt", "decision": "ask", "because": "edit_file default ask"}))
-        .event(json!({"type": "approval_request", "call_id": "c1", "tool": "edit_file", "verb": "Update",
-                      "subject": "notes.txt", "question": "Edit this file?",
-                      "args": {"path": "notes.txt", "old_string": "hello", "new_string": "goodbye"},
-                      "diff": {"path": "notes.txt", "unified": "@@ -1 +1 @@\n-hello\n+goodbye\n", "added": 1, "removed": 1},
-                      "answers": ["allow_once", "allow_session", "deny"]}));
+    let edit = ("edit_file", "Update");
+    s.event(turn_started("edit"))
+        .event(tool_started(
+            "c1",
+            edit,
+            "notes.txt",
+            ("ask", "edit_file default ask"),
+        ))
+        .event(approval_request(
+            "c1",
+            edit,
+            ("notes.txt", "Edit this file?"),
+            json!({"path": "notes.txt", "old_string": "hello", "new_string": "goodbye"}),
+            Some(diff("notes.txt", "@@ -1 +1 @@\n-hello\n+goodbye\n")),
+        ));
 }
 
 #[test]
@@ -194,10 +415,10 @@ fn an_approval_shows_the_question_and_y_allows_once() {
     assert!(screen.contains("Edit this file?"), "{screen}");
     assert!(screen.contains("Yes, proceed (y)"), "{screen}");
     s.ready().press(KeyCode::Char('y'));
-    let op = s.last_sent();
-    assert_eq!(op["type"], "approval");
-    assert_eq!(op["call_id"], "c1");
-    assert_eq!(op["decision"], "allow_once");
+    assert_eq!(
+        s.last_sent(),
+        approval("c1", ApprovalDecision::AllowOnce, None)
+    );
     assert!(!s.text().contains("Edit this file?"));
 }
 
@@ -208,9 +429,10 @@ fn a_denial_takes_guidance_for_the_model() {
     s.ready().press(KeyCode::Char('n'));
     // Letters are guidance now, not shortcuts: `y` does not allow.
     s.type_text("keep hello, say yes").press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["decision"], "deny");
-    assert_eq!(op["guidance"], "keep hello, say yes");
+    assert_eq!(
+        s.last_sent(),
+        approval("c1", ApprovalDecision::Deny, Some("keep hello, say yes"))
+    );
 }
 
 #[test]
@@ -218,7 +440,10 @@ fn allow_for_the_session_is_a() {
     let mut s = Screen::new(80, 24);
     ask_edit(&mut s);
     s.ready().press(KeyCode::Char('a'));
-    assert_eq!(s.last_sent()["decision"], "allow_session");
+    assert_eq!(
+        s.last_sent(),
+        approval("c1", ApprovalDecision::AllowSession, None)
+    );
 }
 
 #[test]
@@ -226,9 +451,9 @@ fn esc_interrupts_a_running_turn_and_does_nothing_when_idle() {
     let mut s = Screen::new(80, 24);
     s.press(KeyCode::Esc);
     assert!(s.sent().is_empty(), "{:?}", s.sent());
-    s.event(json!({"type": "turn_started", "text": "x"}));
+    s.event(turn_started("x"));
     s.type_text("draft stays").press(KeyCode::Esc);
-    assert_eq!(s.last_sent()["type"], "interrupt");
+    assert_eq!(s.last_sent(), Op::Interrupt);
     assert!(s.text().contains("draft stays"));
 }
 
@@ -236,19 +461,21 @@ fn esc_interrupts_a_running_turn_and_does_nothing_when_idle() {
 fn ctrl_c_asks_the_session_to_end() {
     let mut s = Screen::new(80, 24);
     s.ctrl('c');
-    assert_eq!(s.last_sent()["type"], "shutdown");
+    assert_eq!(s.last_sent(), Op::Shutdown);
     assert!(s.app.quitting());
-    s.event(json!({"type": "closed"}));
+    s.event(UjiEvent::Closed);
     assert!(s.app.closed());
 }
 
 #[test]
 fn messages_typed_while_working_are_listed_as_queued() {
     let mut s = Screen::new(80, 24);
-    s.event(json!({"type": "turn_started", "text": "x"}));
+    s.event(turn_started("x"));
     s.type_text("and then this").press(KeyCode::Enter);
-    assert_eq!(s.last_sent()["type"], "user_message");
-    s.event(json!({"type": "queue_changed", "queued": ["and then this"]}));
+    assert_eq!(s.last_sent(), user_message("and then this"));
+    s.event(UjiEvent::QueueChanged {
+        queued: vec!["and then this".into()],
+    });
     let screen = s.text();
     assert!(screen.contains("queued: and then this"), "{screen}");
     assert!(screen.contains("1 queued"), "{screen}");
@@ -257,9 +484,7 @@ fn messages_typed_while_working_are_listed_as_queued() {
 #[test]
 fn the_status_line_shows_model_effort_context_and_tokens() {
     let mut s = Screen::new(100, 24);
-    s.event(json!({"type": "usage", "turn": {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0},
-                   "session": {"input": 12345, "output": 678, "cache_read": 0, "cache_write": 0},
-                   "context_used": 50000, "context_window": 200000}));
+    s.event(usage(12345, 678, 50000));
     let screen = s.text();
     let status = screen.lines().last().unwrap();
     assert!(status.contains("fake/m1 · high"), "{status}");
@@ -271,11 +496,14 @@ fn the_status_line_shows_model_effort_context_and_tokens() {
 fn a_bang_command_runs_in_the_shell_and_streams_its_lines() {
     let mut s = Screen::new(80, 24);
     s.type_text("!git status").press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["type"], "shell");
-    assert_eq!(op["command"], "git status");
-    let id = op["id"].as_str().unwrap().to_string();
-    s.event(json!({"type": "progress", "call_id": format!("shell-{id}"), "tool": "shell", "line": "On branch main"}));
+    let command = "git status".to_string();
+    assert_eq!(s.last_sent(), Op::Shell { command });
+    let id = s.last_id();
+    s.event(UjiEvent::Progress {
+        call_id: format!("shell-{id}"),
+        tool: "shell".into(),
+        line: "On branch main".into(),
+    });
     let screen = s.text();
     assert!(screen.contains("git status"), "{screen}");
     assert!(screen.contains("On branch main"), "{screen}");
@@ -289,12 +517,10 @@ fn slash_suggestions_complete_with_tab_and_run_a_lua_command() {
     s.press(KeyCode::Tab)
         .type_text("src/")
         .press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["type"], "run_command");
-    assert_eq!(op["name"], "review");
-    assert_eq!(op["args"], "src/");
-    let id = op["id"].as_str().unwrap().to_string();
-    s.event(json!({"type": "ack", "op_id": id, "result": {"output": "looks good"}}));
+    assert_eq!(s.last_sent(), run_command("review", "src/"));
+    s.answer(&CommandOutput {
+        output: "looks good".into(),
+    });
     assert!(s.text().contains("looks good"));
 }
 
@@ -303,81 +529,99 @@ fn a_command_added_mid_session_is_suggested_at_once() {
     let mut s = Screen::new(80, 24);
     s.type_text("/dep");
     assert!(!s.text().contains("Deploy the site"));
-    s.event(json!({"type": "commands_changed", "commands": [
-        {"name": "compact", "description": "Summarise earlier messages now", "source": "uji"},
-        {"name": "deploy", "description": "Deploy the site", "source": "lua"}
-    ]}));
+    s.event(UjiEvent::CommandsChanged {
+        commands: vec![
+            command("compact", "Summarise earlier messages now", "uji"),
+            command("deploy", "Deploy the site", "lua"),
+        ],
+    });
     assert!(
         s.text().contains("Deploy the site"),
         "the open list shows it"
     );
     s.press(KeyCode::Tab).press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["type"], "run_command");
-    assert_eq!(op["name"], "deploy");
+    assert_eq!(s.last_sent(), run_command("deploy", ""));
+}
+
+/// The answer to `list_models`: fake/m1 and fake/m2.
+fn two_models() -> ModelList {
+    let model = |model: &str, context_window| ModelEntry {
+        provider: "fake".into(),
+        model: model.into(),
+        context_window,
+        available: true,
+    };
+    ModelList {
+        models: vec![model("m1", 200000), model("m2", 100000)],
+    }
 }
 
 #[test]
 fn model_picker_lists_the_models_and_sets_the_chosen_one() {
     let mut s = Screen::new(80, 24);
     s.type_text("/model").press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["type"], "list_models");
-    let id = op["id"].as_str().unwrap().to_string();
-    s.event(json!({"type": "ack", "op_id": id, "result": {"models": [
-        {"provider": "fake", "model": "m1", "context_window": 200000, "available": true},
-        {"provider": "fake", "model": "m2", "context_window": 100000, "available": true}]}}));
+    assert_eq!(s.last_sent(), Op::ListModels);
+    s.answer(&two_models());
     assert!(s.text().contains("fake/m2"));
     s.ready().press(KeyCode::Down).press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["type"], "set_model");
-    assert_eq!(op["model"], "fake/m2");
+    assert_eq!(s.last_sent(), set_model(Some("fake/m2"), None));
 }
 
 #[test]
 fn sessions_picker_resumes_and_deletes_after_a_second_ctrl_d() {
     let mut s = Screen::new(80, 24);
     s.type_text("/sessions").press(KeyCode::Enter);
-    let id = s.last_sent()["id"].as_str().unwrap().to_string();
-    s.event(json!({"type": "ack", "op_id": id, "result": {"sessions": [
-        {"id": "s-1", "title": "this one"}, {"id": "s-2", "title": "older work"}]}}));
+    let session = |id: &str, title: &str| SessionSummary {
+        id: id.into(),
+        title: title.into(),
+        cwd: String::new(),
+        created: 0,
+        updated: 0,
+    };
+    s.answer(&SessionList {
+        sessions: vec![session("s-1", "this one"), session("s-2", "older work")],
+    });
     assert!(s.text().contains("older work"));
     s.ready().press(KeyCode::Down).ctrl('d');
-    assert_ne!(s.last_sent()["type"], "delete_session");
+    assert!(!matches!(s.last_sent(), Op::DeleteSession { .. }));
     s.ctrl('d');
     assert_eq!(
-        s.last_sent()["type"],
-        "delete_session",
+        s.last_sent(),
+        Op::DeleteSession {
+            session_id: "s-2".into()
+        },
         "{:?}\n{}",
         s.sent(),
         s.text()
     );
-    assert_eq!(s.last_sent()["session_id"], "s-2");
 }
 
 #[test]
 fn a_key_bound_in_the_config_runs_its_command() {
     let mut s = Screen::new(80, 24);
-    s.event(configured(
-        json!([]),
-        json!([{"mode": "normal", "key": "<C-r>", "binding": {"command": "review"}}]),
-    ));
+    s.event(configured(vec![], bound("<C-r>", "review")));
     s.ctrl('r');
-    let op = s.last_sent();
-    assert_eq!(op["type"], "run_command");
-    assert_eq!(op["name"], "review");
+    assert_eq!(s.last_sent(), run_command("review", ""));
 }
 
 #[test]
 fn a_resumed_session_shows_its_history() {
     let mut s = Screen::new(80, 24);
-    let history = json!([
-        {"seq": 1, "time": 0, "role": "user", "text": "what is in notes"},
-        {"seq": 2, "time": 0, "role": "assistant", "text": "", "tool_calls": [{"id": "c1", "name": "run_command", "arguments": "{}"}]},
-        {"seq": 3, "time": 0, "role": "tool", "tool_call_id": "c1", "name": "run_command", "content": "hello", "subject": "cat notes.txt"},
-        {"seq": 4, "time": 0, "role": "assistant", "text": "It says **hello**."}
-    ]);
-    s.event(configured(history, json!([])));
+    let call = ToolCallRequest {
+        id: "c1".into(),
+        name: "run_command".into(),
+        arguments: "{}".into(),
+    };
+    let history = vec![
+        saved(1, user("what is in notes")),
+        saved(2, assistant("", vec![call])),
+        saved(
+            3,
+            tool_result("c1", "run_command", "hello", Some("cat notes.txt")),
+        ),
+        saved(4, assistant("It says **hello**.", vec![])),
+    ];
+    s.event(configured(history, vec![]));
     let screen = s.text();
     assert!(screen.contains("what is in notes"), "{screen}");
     assert!(screen.contains("Shell (cat notes.txt)"), "{screen}");
@@ -388,7 +632,7 @@ fn a_resumed_session_shows_its_history() {
 fn the_wheel_scrolls_back_and_end_returns() {
     let mut s = Screen::new(60, 12);
     for i in 0..40 {
-        s.event(json!({"type": "message", "message": {"seq": i, "time": 0, "role": "user", "text": format!("message {i}")}}));
+        s.event(message(i, user(&format!("message {i}"))));
     }
     assert!(s.text().contains("message 39"));
     for _ in 0..10 {
@@ -411,7 +655,7 @@ fn tiny_and_odd_sizes_draw_without_panicking() {
     for (w, h) in [(1, 1), (2, 3), (10, 4), (20, 5), (80, 24), (300, 100)] {
         let mut s = Screen::new(w, h);
         ask_edit(&mut s);
-        s.event(json!({"type": "delta", "text": "# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"}));
+        s.event(delta("# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"));
         let screen = s.text();
         assert_eq!(screen.lines().count(), usize::from(h));
     }
@@ -421,7 +665,7 @@ fn tiny_and_odd_sizes_draw_without_panicking() {
 fn no_color_draws_without_colours() {
     let mut s = Screen::with_theme(80, 24, Theme::plain());
     ask_edit(&mut s);
-    s.event(json!({"type": "delta", "text": "some `code` and **bold**"}));
+    s.event(delta("some `code` and **bold**"));
     s.text();
     let buffer = s.term.backend().buffer();
     for cell in &buffer.content {
@@ -434,14 +678,14 @@ fn no_color_draws_without_colours() {
 fn text_arriving_below_does_not_move_what_the_user_reads() {
     let mut s = Screen::new(60, 12);
     for i in 0..40 {
-        s.event(json!({"type": "message", "message": {"seq": i, "time": 0, "role": "user", "text": format!("message {i}")}}));
+        s.event(message(i, user(&format!("message {i}"))));
     }
     s.press(KeyCode::PageUp);
     let before = s.text();
     assert!(before.contains("more below"), "{before}");
-    s.event(json!({"type": "turn_started", "text": "x"}));
+    s.event(turn_started("x"));
     for i in 0..20 {
-        s.event(json!({"type": "delta", "text": format!("streamed line {i}\n\n")}));
+        s.event(delta(&format!("streamed line {i}\n\n")));
     }
     let after = s.text();
     let transcript_rows = |screen: &str| {
@@ -463,13 +707,19 @@ fn text_arriving_below_does_not_move_what_the_user_reads() {
 #[test]
 fn status_items_from_plugins_show_in_the_status_line() {
     let mut s = Screen::new(80, 24);
-    s.event(json!({"type": "status", "name": "plan", "text": "PLAN"}));
+    s.event(UjiEvent::Status {
+        name: "plan".into(),
+        text: Some("PLAN".into()),
+    });
     let screen = s.text();
     assert!(
         screen.lines().last().unwrap().contains(" PLAN "),
         "{screen}"
     );
-    s.event(json!({"type": "status", "name": "plan"}));
+    s.event(UjiEvent::Status {
+        name: "plan".into(),
+        text: None,
+    });
     assert!(!s.text().contains("PLAN"));
 }
 
@@ -479,21 +729,42 @@ fn status_items_from_plugins_show_in_the_status_line() {
 #[test]
 fn snapshot_of_a_whole_frame() {
     let mut s = Screen::new(60, 24);
-    s.event(json!({"type": "message", "message": {"seq": 1, "time": 0, "role": "user", "text": "fix the greeting"}}))
-        .event(json!({"type": "tool_started", "call_id": "c1", "name": "run_command", "verb": "Shell",
-                      "subject": "cat notes.txt", "decision": "allow", "because": "rule"}))
-        .event(json!({"type": "tool_finished", "call_id": "c1", "name": "run_command",
-                      "summary": "1 line, exit code 0, 0.0s", "is_error": false}))
-        .event(json!({"type": "message", "message": {"seq": 2, "time": 0, "role": "tool", "tool_call_id": "c1",
-                      "name": "run_command", "content": "hello world"}}))
-        .event(json!({"type": "tool_started", "call_id": "c2", "name": "edit_file", "verb": "Update",
-                      "subject": "notes.txt", "decision": "allow", "because": "rule"}))
-        .event(json!({"type": "tool_finished", "call_id": "c2", "name": "edit_file", "is_error": false,
-                      "diff": {"path": "notes.txt", "unified": "@@ -1 +1 @@\n-hello world\n+goodbye world\n", "added": 1, "removed": 1}}))
-        .event(json!({"type": "delta", "text": "Changed **hello** to `goodbye`:\n\n- one file\n"}))
-        .event(json!({"type": "usage", "turn": {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0},
-                      "session": {"input": 2100, "output": 90, "cache_read": 0, "cache_write": 0},
-                      "context_used": 2100, "context_window": 200000}));
+    let finished =
+        |call_id: &str, name: &str, summary: Option<&str>, diff| UjiEvent::ToolFinished {
+            call_id: call_id.into(),
+            name: name.into(),
+            summary: summary.map(str::to_string),
+            diff,
+            is_error: false,
+        };
+    let allowed = ("allow", "rule");
+    let edit = diff("notes.txt", "@@ -1 +1 @@\n-hello world\n+goodbye world\n");
+    s.event(message(1, user("fix the greeting")))
+        .event(tool_started(
+            "c1",
+            ("run_command", "Shell"),
+            "cat notes.txt",
+            allowed,
+        ))
+        .event(finished(
+            "c1",
+            "run_command",
+            Some("1 line, exit code 0, 0.0s"),
+            None,
+        ))
+        .event(message(
+            2,
+            tool_result("c1", "run_command", "hello world", None),
+        ))
+        .event(tool_started(
+            "c2",
+            ("edit_file", "Update"),
+            "notes.txt",
+            allowed,
+        ))
+        .event(finished("c2", "edit_file", None, Some(edit)))
+        .event(delta("Changed **hello** to `goodbye`:\n\n- one file\n"))
+        .event(usage(2100, 90, 2100));
     s.type_text("thanks");
     let expected = [
         "",
@@ -527,23 +798,20 @@ fn snapshot_of_a_whole_frame() {
 #[test]
 fn new_compact_and_quit_commands_send_their_operations() {
     for (command, op) in [
-        ("/new", "new_session"),
-        ("/compact", "compact"),
-        ("/quit", "shutdown"),
+        ("/new", Op::NewSession { title: None }),
+        ("/compact", Op::Compact),
+        ("/quit", Op::Shutdown),
     ] {
         let mut s = Screen::new(80, 24);
         s.type_text(command).press(KeyCode::Enter);
-        assert_eq!(s.last_sent()["type"], op, "{command}");
+        assert_eq!(s.last_sent(), op, "{command}");
     }
 }
 
 #[test]
 fn alt_e_from_the_defaults_opens_the_effort_picker() {
     let mut s = Screen::new(80, 24);
-    s.event(configured(
-        json!([]),
-        json!([{"mode": "normal", "key": "<A-e>", "binding": {"command": "effort"}}]),
-    ));
+    s.event(configured(vec![], bound("<A-e>", "effort")));
     s.key(KeyCode::Char('e'), KeyModifiers::ALT);
     let screen = s.text();
     assert!(screen.contains("Reasoning effort"), "{screen}");
@@ -552,9 +820,7 @@ fn alt_e_from_the_defaults_opens_the_effort_picker() {
         .press(KeyCode::Up)
         .press(KeyCode::Up)
         .press(KeyCode::Enter);
-    let op = s.last_sent();
-    assert_eq!(op["type"], "set_model");
-    assert_eq!(op["effort"], "low");
+    assert_eq!(s.last_sent(), set_model(None, Some("low")));
 }
 
 // A question answers only a key pressed once it has been on screen for the
@@ -562,10 +828,10 @@ fn alt_e_from_the_defaults_opens_the_effort_picker() {
 
 const KEY_GAP: std::time::Duration = std::time::Duration::from_millis(80);
 
-fn approvals_sent(s: &Screen) -> Vec<Value> {
+fn approvals_sent(s: &Screen) -> Vec<Op> {
     s.sent()
         .into_iter()
-        .filter(|op| op["type"] == "approval")
+        .filter(|op| matches!(op, Op::Approval { .. }))
         .collect()
 }
 
@@ -581,7 +847,7 @@ fn type_slowly(s: &mut Screen, text: &str) {
 #[test]
 fn typing_ahead_while_a_question_arrives_answers_nothing_and_fills_the_draft() {
     let mut s = Screen::new(100, 30);
-    s.event(json!({"type": "turn_started", "text": "edit"}));
+    s.event(turn_started("edit"));
     type_slowly(&mut s, "ok ");
     ask_edit(&mut s);
     let screen = s.text();
@@ -600,7 +866,10 @@ fn typing_ahead_while_a_question_arrives_answers_nothing_and_fills_the_draft() {
     assert!(s.text().contains("❯ 1. Yes, proceed (y)"));
     s.press(KeyCode::Char('a'));
     assert_eq!(approvals_sent(&s).len(), 1);
-    assert_eq!(s.last_sent()["decision"], "allow_session");
+    assert_eq!(
+        s.last_sent(),
+        approval("c1", ApprovalDecision::AllowSession, None)
+    );
     // The question is gone; the draft is in the input, unsent.
     let screen = s.text();
     assert!(
@@ -608,7 +877,11 @@ fn typing_ahead_while_a_question_arrives_answers_nothing_and_fills_the_draft() {
         "{screen}"
     );
     assert!(!screen.contains("✎ draft"), "{screen}");
-    assert!(s.sent().iter().all(|op| op["type"] != "user_message"));
+    assert!(
+        s.sent()
+            .iter()
+            .all(|op| !matches!(op, Op::UserMessage { .. }))
+    );
 }
 
 #[test]
@@ -645,7 +918,10 @@ fn guidance_typed_in_a_burst_after_n_is_guidance() {
         ))));
     }
     assert_eq!(approvals_sent(&s).len(), 1, "{:?}", s.sent());
-    assert_eq!(s.last_sent()["guidance"], "do x");
+    assert_eq!(
+        s.last_sent(),
+        approval("c1", ApprovalDecision::Deny, Some("do x"))
+    );
 }
 
 #[test]
@@ -660,7 +936,7 @@ fn a_question_never_drawn_takes_no_key_however_long_it_waited() {
 #[test]
 fn enter_while_the_question_is_not_ready_sends_nothing_and_keeps_the_draft() {
     let mut s = Screen::new(80, 24);
-    s.event(json!({"type": "turn_started", "text": "x"}));
+    s.event(turn_started("x"));
     ask_edit(&mut s);
     s.text();
     s.type_text("and then").press(KeyCode::Enter);
@@ -669,7 +945,7 @@ fn enter_while_the_question_is_not_ready_sends_nothing_and_keeps_the_draft() {
     assert!(
         s.sent()
             .iter()
-            .all(|op| op["type"] != "approval" && op["type"] != "user_message"),
+            .all(|op| !matches!(op, Op::Approval { .. } | Op::UserMessage { .. })),
         "{:?}",
         s.sent()
     );
@@ -712,8 +988,10 @@ fn a_letter_the_question_has_no_use_for_makes_it_wait_again() {
     assert!(s.text().contains("Tell uji what to do differently"));
     // Guidance is the question's own text, letters included.
     s.type_text("say yes").press(KeyCode::Enter);
-    assert_eq!(s.last_sent()["decision"], "deny");
-    assert_eq!(s.last_sent()["guidance"], "say yes");
+    assert_eq!(
+        s.last_sent(),
+        approval("c1", ApprovalDecision::Deny, Some("say yes"))
+    );
 }
 
 #[test]
@@ -731,18 +1009,22 @@ fn a_digit_moves_to_its_row_and_enter_takes_it() {
 fn the_next_question_waits_for_its_own_guard_time() {
     let mut s = Screen::new(80, 24);
     ask_edit(&mut s);
-    s.event(
-        json!({"type": "approval_request", "call_id": "c2", "tool": "run_command", "verb": "Shell",
-                   "subject": "rm -r build", "question": "Run this command?",
-                   "args": {"command": "rm -r build"},
-                   "answers": ["allow_once", "allow_session", "deny"]}),
-    );
+    s.event(approval_request(
+        "c2",
+        ("run_command", "Shell"),
+        ("rm -r build", "Run this command?"),
+        json!({"command": "rm -r build"}),
+        None,
+    ));
     s.ready()
         .press(KeyCode::Char('y'))
         .press(KeyCode::Char('y'));
     let answered = approvals_sent(&s);
     assert_eq!(answered.len(), 1, "{answered:?}");
-    assert_eq!(answered[0]["call_id"], "c1");
+    assert!(
+        matches!(&answered[0], Op::Approval { call_id, .. } if call_id == "c1"),
+        "{answered:?}"
+    );
     let screen = s.text();
     assert!(screen.contains("Run this command?"), "{screen}");
     s.ready().press(KeyCode::Char('n'));
@@ -755,9 +1037,9 @@ fn esc_and_ctrl_c_work_while_the_question_is_not_ready() {
     ask_edit(&mut s);
     s.text();
     s.press(KeyCode::Esc);
-    assert_eq!(s.last_sent()["type"], "interrupt");
+    assert_eq!(s.last_sent(), Op::Interrupt);
     s.ctrl('c');
-    assert_eq!(s.last_sent()["type"], "shutdown");
+    assert_eq!(s.last_sent(), Op::Shutdown);
     assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
 }
 
@@ -765,20 +1047,20 @@ fn esc_and_ctrl_c_work_while_the_question_is_not_ready() {
 fn a_picker_takes_keys_only_once_ready() {
     let mut s = Screen::new(80, 24);
     s.type_text("/model").press(KeyCode::Enter);
-    let id = s.last_sent()["id"].as_str().unwrap().to_string();
-    s.event(json!({"type": "ack", "op_id": id, "result": {"models": [
-        {"provider": "fake", "model": "m1", "context_window": 200000, "available": true},
-        {"provider": "fake", "model": "m2", "context_window": 100000, "available": true}]}}));
+    s.answer(&two_models());
     let screen = s.text();
     assert!(!screen.contains("enter choose"), "{screen}");
     s.press(KeyCode::Down).type_text("m2").press(KeyCode::Enter);
-    assert_ne!(s.last_sent()["type"], "set_model", "{:?}", s.sent());
+    assert!(
+        !matches!(s.last_sent(), Op::SetModel { .. }),
+        "{:?}",
+        s.sent()
+    );
     assert!(s.text().contains("✎ draft: m2"), "{}", s.text());
     s.ready();
     assert!(s.text().contains("enter choose"));
     s.press(KeyCode::Enter);
-    assert_eq!(s.last_sent()["type"], "set_model");
-    assert_eq!(s.last_sent()["model"], "fake/m1");
+    assert_eq!(s.last_sent(), set_model(Some("fake/m1"), None));
 }
 
 #[test]
@@ -795,9 +1077,15 @@ fn esc_closes_a_picker_at_once() {
 /// `/login groq` up to the key prompt.
 fn key_prompt(s: &mut Screen) {
     s.type_text("/login groq").press(KeyCode::Enter);
-    let id = s.last_sent()["id"].as_str().unwrap().to_string();
-    s.event(json!({"type": "ack", "op_id": id, "result": {"providers": [
-        {"id": "groq", "name": "Groq", "key": "missing", "key_env": "GROQ_API_KEY"}]}}));
+    s.answer(&ProviderList {
+        providers: vec![ProviderEntry {
+            id: "groq".into(),
+            name: "Groq".into(),
+            key: KeyOrigin::Missing,
+            key_env: Some("GROQ_API_KEY".into()),
+            checks_key: false,
+        }],
+    });
     assert!(s.text().contains("Key for Groq"));
 }
 
@@ -809,7 +1097,7 @@ fn the_key_prompt_saves_only_on_an_enter_once_ready_and_keeps_the_key_out_of_the
     s.type_text("gsk-").press(KeyCode::Enter);
     s.app.handle(Msg::Term(Event::Paste("secret\n".into())));
     assert!(
-        s.sent().iter().all(|op| op["type"] != "login"),
+        s.sent().iter().all(|op| !matches!(op, Op::Login { .. })),
         "{:?}",
         s.sent()
     );
@@ -822,17 +1110,16 @@ fn the_key_prompt_saves_only_on_an_enter_once_ready_and_keeps_the_key_out_of_the
     s.ready();
     assert!(s.text().contains("enter save ·"));
     s.press(KeyCode::Enter);
-    assert_eq!(s.last_sent()["type"], "login");
-    assert_eq!(s.last_sent()["key"], "gsk-secret");
+    let Op::Login { key, .. } = s.last_sent() else {
+        panic!("not a login: {:?}", s.sent());
+    };
+    assert_eq!(key, Secret::new("gsk-secret"));
 }
 
 #[test]
 fn a_key_bound_to_a_command_does_nothing_while_the_question_is_not_ready() {
     let mut s = Screen::new(80, 24);
-    s.event(configured(
-        json!([]),
-        json!([{"mode": "normal", "key": "<C-r>", "binding": {"command": "review"}}]),
-    ));
+    s.event(configured(vec![], bound("<C-r>", "review")));
     ask_edit(&mut s);
     s.text();
     let before = s.sent().len();
@@ -848,6 +1135,31 @@ fn after_a_denial_a_paste_is_guidance() {
     s.app
         .handle(Msg::Term(Event::Paste("keep hello\nand yes".into())));
     s.press(KeyCode::Enter);
-    assert_eq!(s.last_sent()["decision"], "deny");
-    assert_eq!(s.last_sent()["guidance"], "keep hello and yes");
+    assert_eq!(
+        s.last_sent(),
+        approval("c1", ApprovalDecision::Deny, Some("keep hello and yes"))
+    );
+}
+
+#[test]
+fn an_answer_of_another_shape_is_an_error_that_names_the_operation() {
+    let mut s = Screen::new(100, 24);
+    s.type_text("/model").press(KeyCode::Enter);
+    let op_id = s.last_id();
+    s.event(UjiEvent::Ack {
+        op_id,
+        result: Some(json!({"models": "three"})),
+    });
+    let screen = s.text();
+    assert!(screen.contains("list_models"), "{screen}");
+    assert!(!screen.contains("Model"), "no picker opened: {screen}");
+    assert!(!s.app.closed());
+}
+
+#[test]
+fn an_unknown_event_is_skipped() {
+    let mut s = Screen::new(80, 24);
+    let before = s.text();
+    s.event(UjiEvent::Unknown);
+    assert_eq!(s.text(), before);
 }

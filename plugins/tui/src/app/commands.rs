@@ -2,7 +2,8 @@
 //! `/model`, `/effort` and `/sessions`) and everything else, which uji runs
 //! (built-in, Lua and plugin commands alike).
 
-use serde_json::{Value, json};
+use uji_protocol::frontend::Op;
+use uji_protocol::frontend::answers::{ModelList, SessionList};
 
 use super::state::{App, Pending, PickerKind};
 use crate::composer::suggest::CommandEntry;
@@ -48,24 +49,27 @@ impl App {
             ("help", true) => self.show_help(),
             ("quit", _) => self.quit(),
             ("model", true) => {
-                self.submit(json!({"type": "list_models"}), Pending::ListModels);
+                self.submit(Op::ListModels, Pending::ListModels);
             }
             ("effort", true) => self.open_effort_picker(),
             ("login", _) => self.start_login(args),
             ("logout", _) => self.start_logout(args),
             ("sessions", true) => {
-                self.submit(json!({"type": "list_sessions"}), Pending::ListSessions);
+                self.submit(Op::ListSessions { all: false }, Pending::ListSessions);
             }
             ("jobs", _) => self.list_jobs(),
             ("new", _) => {
-                self.submit(json!({"type": "new_session"}), Pending::Other);
+                self.submit(Op::NewSession { title: None }, Pending::Other);
             }
             ("compact", true) => {
                 self.notice(Level::Info, "compacting…");
-                self.submit(json!({"type": "compact"}), Pending::Other);
+                self.submit(Op::Compact, Pending::Other);
             }
             _ => {
-                let op = json!({"type": "run_command", "name": name, "args": args});
+                let op = Op::RunCommand {
+                    name: name.to_string(),
+                    args: args.to_string(),
+                };
                 self.submit(op, Pending::Command);
             }
         }
@@ -115,10 +119,9 @@ impl App {
         self.picker = Some((PickerKind::Effort, picker));
     }
 
-    pub(super) fn open_model_picker(&mut self, result: &Value) {
-        let models: Vec<uji_protocol::frontend::ModelEntry> =
-            serde_json::from_value(result["models"].clone()).unwrap_or_default();
-        let items = models
+    pub(super) fn open_model_picker(&mut self, list: ModelList) {
+        let items = list
+            .models
             .iter()
             .map(|m| PickerItem {
                 label: format!("{}/{}", m.provider, m.model),
@@ -137,26 +140,26 @@ impl App {
         self.picker = Some((PickerKind::Model, picker));
     }
 
-    pub(super) fn open_session_picker(&mut self, result: &Value) {
-        let sessions = result["sessions"].as_array().cloned().unwrap_or_default();
-        let items = sessions
-            .iter()
-            .filter_map(|s| {
-                let id = s["id"].as_str()?;
-                let title = s["title"]
-                    .as_str()
-                    .filter(|t| !t.is_empty())
-                    .unwrap_or("untitled");
-                let current = if id == self.session_id {
+    pub(super) fn open_session_picker(&mut self, list: SessionList) {
+        let items = list
+            .sessions
+            .into_iter()
+            .map(|s| {
+                let title = if s.title.is_empty() {
+                    "untitled".to_string()
+                } else {
+                    s.title
+                };
+                let current = if s.id == self.session_id {
                     " · this session"
                 } else {
                     ""
                 };
-                Some(PickerItem {
-                    label: title.to_string(),
-                    detail: format!("{}{current}", short_id(id)),
-                    value: id.to_string(),
-                })
+                PickerItem {
+                    label: title,
+                    detail: format!("{}{current}", short_id(&s.id)),
+                    value: s.id,
+                }
             })
             .collect();
         self.delete_armed = None;
@@ -185,11 +188,19 @@ impl App {
 
     fn chosen(&mut self, kind: PickerKind, value: &str) {
         let op = match kind {
-            PickerKind::Model => json!({"type": "set_model", "model": value}),
-            PickerKind::Effort => json!({"type": "set_model", "effort": value}),
+            PickerKind::Model => Op::SetModel {
+                model: Some(value.to_string()),
+                effort: None,
+            },
+            PickerKind::Effort => Op::SetModel {
+                model: None,
+                effort: Some(value.to_string()),
+            },
             PickerKind::Job => return self.job_chosen(value),
             PickerKind::Session if value == self.session_id => return,
-            PickerKind::Session => json!({"type": "resume_session", "session_id": value}),
+            PickerKind::Session => Op::ResumeSession {
+                session_id: value.to_string(),
+            },
             PickerKind::Login | PickerKind::Logout => return self.provider_chosen(kind, value),
         };
         self.submit(op, Pending::Other);
@@ -213,10 +224,10 @@ impl App {
             return;
         }
         self.delete_armed = None;
-        self.submit(
-            json!({"type": "delete_session", "session_id": id}),
-            Pending::Other,
-        );
+        let op = Op::DeleteSession {
+            session_id: id.to_string(),
+        };
+        self.submit(op, Pending::Other);
         if let Some((_, picker)) = self.picker.as_mut() {
             picker.remove(id);
         }

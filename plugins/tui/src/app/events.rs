@@ -1,6 +1,7 @@
 //! uji's events, applied to what the screen shows.
 
 use serde_json::Value;
+use uji_protocol::frontend::answers::{self, Answer, CommandOutput};
 use uji_protocol::frontend::{CommandInfo, Event, NoticeLevel, Resolution, SessionConfigured};
 use uji_protocol::session::{MessageBody, StoredMessage};
 
@@ -23,13 +24,12 @@ struct ToolResult<'a> {
 }
 
 impl App {
-    pub(super) fn on_uji(&mut self, raw: Value) {
-        let event: Event = match serde_json::from_value(raw) {
-            Ok(event) => event,
-            // An event this screen cannot read is skipped, like an unknown
-            // one; the session goes on.
-            Err(_) => return,
-        };
+    pub(super) fn on_uji(&mut self, event: Event) {
+        // An event this screen does not know (or could not read) is
+        // skipped; the session goes on.
+        if matches!(event, Event::Unknown) {
+            return;
+        }
         self.dirty = true;
         match event {
             Event::ToolStarted { .. }
@@ -234,22 +234,41 @@ impl App {
         let Some(pending) = self.pending.remove(op_id) else {
             return;
         };
-        let result = result.unwrap_or(Value::Null);
+        let result = result.as_ref();
         match pending {
-            Pending::ListSessions => self.open_session_picker(&result),
-            Pending::ListModels => self.open_model_picker(&result),
-            Pending::Providers(wanted) => self.on_providers(&result, wanted),
-            Pending::Login(_) => self.on_login(&result),
-            Pending::Logout(id) => self.on_logout(&id, &result),
-            Pending::Command => {
-                let output = result["output"].as_str().unwrap_or("").trim();
-                if !output.is_empty() {
-                    self.transcript.push(Block::Info(output.to_string()));
-                }
+            Pending::ListSessions => self.answered(result, Self::open_session_picker),
+            Pending::ListModels => self.answered(result, Self::open_model_picker),
+            Pending::Providers(wanted) => {
+                self.answered(result, |app, list| app.on_providers(list, wanted))
             }
-            Pending::ListJobs => self.open_job_picker(&result),
-            Pending::Background => self.on_background_ack(&result),
+            Pending::Login(_) => self.answered(result, Self::on_login),
+            Pending::Logout(id) => self.answered(result, |app, out| app.on_logout(&id, out)),
+            Pending::Command => self.answered(result, Self::on_command_output),
+            Pending::ListJobs => self.answered(result, Self::open_job_picker),
+            Pending::Background => self.answered(result, Self::on_background_ack),
             Pending::Other => {}
+        }
+    }
+
+    /// Decodes an ack's `result` as the answer `A` and hands it to `then`.
+    /// An answer of another shape is shown as an error naming the
+    /// operation; the screen goes on.
+    fn answered<A: Answer>(&mut self, result: Option<&Value>, then: impl FnOnce(&mut App, A)) {
+        match answers::decode::<A>(result) {
+            Ok(answer) => then(self, answer),
+            Err(e) => self.notice(
+                Level::Error,
+                format!(
+                    "{e}; the screen plugin may not match this uji: install both from one build"
+                ),
+            ),
+        }
+    }
+
+    fn on_command_output(&mut self, answer: CommandOutput) {
+        let output = answer.output.trim();
+        if !output.is_empty() {
+            self.transcript.push(Block::Info(output.to_string()));
         }
     }
 

@@ -2,7 +2,7 @@
 //! wheel and resizes.
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
-use serde_json::json;
+use uji_protocol::frontend::{ApprovalDecision, Delivery, Op};
 
 use super::state::{App, Pending};
 use crate::approval::{ApprovalAnswer, ApprovalKey};
@@ -258,14 +258,16 @@ impl App {
         };
         let call_id = approval.call_id().to_string();
         let (decision, guidance) = match answer {
-            ApprovalAnswer::AllowOnce => ("allow_once", None),
-            ApprovalAnswer::AllowSession => ("allow_session", None),
-            ApprovalAnswer::Deny { guidance } => ("deny", guidance),
+            ApprovalAnswer::AllowOnce => (ApprovalDecision::AllowOnce, None),
+            ApprovalAnswer::AllowSession => (ApprovalDecision::AllowSession, None),
+            ApprovalAnswer::Deny { guidance } => (ApprovalDecision::Deny, guidance),
         };
-        let mut op = json!({"type": "approval", "call_id": call_id, "decision": decision});
-        if let Some(guidance) = guidance {
-            op["guidance"] = json!(guidance);
-        }
+        let op = Op::Approval {
+            call_id,
+            decision: Some(decision),
+            allow: None,
+            guidance,
+        };
         self.submit(op, Pending::Other);
         // The question closes now; `approval_resolved` confirms it.
         self.approvals.remove(0);
@@ -273,7 +275,7 @@ impl App {
 
     fn interrupt(&mut self) {
         if self.busy() || self.transcript.animating() || !self.approvals.is_empty() {
-            self.submit(json!({"type": "interrupt"}), Pending::Other);
+            self.submit(Op::Interrupt, Pending::Other);
         }
     }
 
@@ -294,17 +296,22 @@ impl App {
                 return self.run_slash(name, args.trim());
             }
         }
-        self.submit(
-            json!({"type": "user_message", "text": text}),
-            Pending::Other,
-        );
+        let op = Op::UserMessage {
+            text,
+            images: Vec::new(),
+            delivery: Delivery::Steer,
+        };
+        self.submit(op, Pending::Other);
     }
 
     fn run_shell(&mut self, command: &str) {
         if command.is_empty() {
             return;
         }
-        let id = self.submit(json!({"type": "shell", "command": command}), Pending::Other);
+        let op = Op::Shell {
+            command: command.to_string(),
+        };
+        let id = self.submit(op, Pending::Other);
         let block = crate::transcript::tool::ShellBlock::new(command);
         self.transcript
             .push(crate::transcript::Block::Shell { op_id: id, block });

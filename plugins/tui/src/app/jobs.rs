@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::{Value, json};
-use uji_protocol::frontend::Event;
+use uji_protocol::frontend::answers::{Backgrounded, JobList};
+use uji_protocol::frontend::{Event, Op};
 use uji_protocol::jobs::JobInfo;
 
 use super::state::{App, Pending, PickerKind};
@@ -101,15 +101,15 @@ impl App {
 
     /// Ctrl+Z.
     pub(super) fn send_to_background(&mut self) {
-        self.submit(json!({"type": "background"}), Pending::Background);
+        self.submit(Op::Background, Pending::Background);
     }
 
     pub(super) fn list_jobs(&mut self) {
-        self.submit(json!({"type": "list_jobs"}), Pending::ListJobs);
+        self.submit(Op::ListJobs, Pending::ListJobs);
     }
 
-    pub(super) fn on_background_ack(&mut self, result: &Value) {
-        if result["running"].as_u64() == Some(0) {
+    pub(super) fn on_background_ack(&mut self, answer: Backgrounded) {
+        if answer.running == 0 {
             self.notice(
                 Level::Info,
                 "no command is running to send to the background",
@@ -117,8 +117,8 @@ impl App {
         }
     }
 
-    pub(super) fn open_job_picker(&mut self, result: &Value) {
-        let jobs: Vec<JobInfo> = serde_json::from_value(result["jobs"].clone()).unwrap_or_default();
+    pub(super) fn open_job_picker(&mut self, list: JobList) {
+        let jobs = list.jobs;
         if jobs.is_empty() {
             self.notice(Level::Info, "no background jobs in this session");
             return;
@@ -135,7 +135,7 @@ impl App {
         };
         let Ok(id) = id.parse::<u64>() else { return };
         if running == "running" {
-            self.submit(json!({"type": "stop_job", "job_id": id}), Pending::Other);
+            self.submit(Op::StopJob { job_id: id }, Pending::Other);
         } else {
             self.notice(Level::Info, format!("job {id} has already ended"));
         }

@@ -7,8 +7,8 @@
 //! the composer, its history, the transcript or anything this screen logs.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use serde_json::{Value, json};
-use uji_protocol::frontend::{KeyOrigin, LoginResult, ProviderEntry};
+use uji_protocol::frontend::answers::{LoggedOut, ProviderList};
+use uji_protocol::frontend::{KeyOrigin, LoginResult, Op, ProviderEntry, Secret};
 
 use super::state::{App, Pending, PickerKind};
 use crate::approval_guard::Route;
@@ -37,7 +37,7 @@ impl App {
     pub(super) fn start_login(&mut self, args: &str) {
         let id = (!args.is_empty()).then(|| args.to_string());
         self.submit(
-            json!({"type": "list_providers"}),
+            Op::ListProviders,
             Pending::Providers(ProvidersFor::Login(id)),
         );
     }
@@ -45,26 +45,22 @@ impl App {
     /// `/logout [provider]`.
     pub(super) fn start_logout(&mut self, args: &str) {
         if args.is_empty() {
-            self.submit(
-                json!({"type": "list_providers"}),
-                Pending::Providers(ProvidersFor::Logout),
-            );
+            self.submit(Op::ListProviders, Pending::Providers(ProvidersFor::Logout));
         } else {
             self.logout(args);
         }
     }
 
     fn logout(&mut self, id: &str) {
-        self.submit(
-            json!({"type": "logout", "provider": id}),
-            Pending::Logout(id.to_string()),
-        );
+        let op = Op::Logout {
+            provider: id.to_string(),
+        };
+        self.submit(op, Pending::Logout(id.to_string()));
     }
 
     /// The answer to `list_providers`.
-    pub(super) fn on_providers(&mut self, result: &Value, wanted: ProvidersFor) {
-        self.login.providers =
-            serde_json::from_value(result["providers"].clone()).unwrap_or_default();
+    pub(super) fn on_providers(&mut self, list: ProviderList, wanted: ProvidersFor) {
+        self.login.providers = list.providers;
         match wanted {
             ProvidersFor::Login(Some(id)) => self.open_key_prompt(&id),
             ProvidersFor::Login(None) => self.open_login_picker(),
@@ -222,15 +218,15 @@ impl App {
         if let Some(name) = checker {
             self.notice(Level::Info, format!("checking the key with {name}…"));
         }
-        let op = json!({"type": "login", "provider": provider, "key": key.trim()});
+        let op = Op::Login {
+            provider: provider.to_string(),
+            key: Secret::new(key.trim()),
+        };
         self.submit(op, Pending::Login(provider.to_string()));
     }
 
     /// uji saved the key.
-    pub(super) fn on_login(&mut self, result: &Value) {
-        let Ok(done) = serde_json::from_value::<LoginResult>(result.clone()) else {
-            return;
-        };
+    pub(super) fn on_login(&mut self, done: LoginResult) {
         let id = &done.provider;
         let text = match (done.check.as_str(), &done.note) {
             ("accepted", _) => format!(
@@ -255,8 +251,8 @@ impl App {
         }
     }
 
-    pub(super) fn on_logout(&mut self, id: &str, result: &Value) {
-        let text = if result["removed"].as_bool().unwrap_or(false) {
+    pub(super) fn on_logout(&mut self, id: &str, answer: LoggedOut) {
+        let text = if answer.removed {
             format!("removed the saved key for {id}")
         } else {
             format!("no key was saved for {id}")

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use uji_sdk::FrontendSession;
+use uji_protocol::frontend::Event;
+use uji_sdk::{FrontendError, FrontendSession};
 
 pub use draw::render;
 pub use state::{App, Outbox, Status};
@@ -27,10 +27,16 @@ use crate::terminal::TerminalGuard;
 /// Frames are drawn at most this often; a flood of events in between is
 /// applied first and drawn once.
 const FRAME: Duration = Duration::from_millis(16);
+/// How long the event reader waits in uji before asking again.
+const EVENT_WAIT: Duration = Duration::from_secs(60);
 /// How long to wait for `closed` after asking the session to end.
 const CLOSE_WAIT: Duration = Duration::from_secs(3);
 
 /// What wakes the loop.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "an event moves through the channel once; boxing it would allocate per streamed delta"
+)]
 pub enum Msg {
     Term(crossterm::event::Event),
     /// A terminal event read while more input was already waiting: keys
@@ -38,9 +44,10 @@ pub enum Msg {
     /// It is typing, never an answer, however long the question has been
     /// quiet (a stall must not turn the next letter into an answer).
     TermBurst(crossterm::event::Event),
-    Uji(Value),
+    /// An event from uji ([`Event::Unknown`] ones are skipped).
+    Uji(Event),
     /// The session's event stream ended (or failed).
-    UjiGone(String),
+    UjiGone(FrontendError),
     /// SIGTERM, SIGHUP, SIGINT or SIGQUIT: end as if the user quit.
     Signal(i32),
 }
@@ -113,7 +120,7 @@ fn spawn_event_reader(session: Arc<FrontendSession>, tx: SyncSender<Msg>) -> Res
         .spawn(move || {
             loop {
                 // A long wait: the thread sleeps in uji until an event comes.
-                match session.next_event_value(60_000) {
+                match session.next_event(EVENT_WAIT) {
                     Ok(Some(event)) => {
                         if tx.send(Msg::Uji(event)).is_err() {
                             return;

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use uji_protocol::frontend::ModelState;
+use uji_protocol::frontend::{ModelState, Op};
 use uji_protocol::wire::Usage;
+use uji_sdk::FrontendError;
 
 use super::Msg;
 use crate::approval::Approval;
@@ -20,14 +20,15 @@ use crate::theme::Theme;
 use crate::transcript::{Block, Level, Transcript, Viewport};
 
 /// Where operations go: the session in uji, or a recorder in tests and
-/// benchmarks.
+/// benchmarks. The screen names each operation itself (`tui-1`, `tui-2`…),
+/// so it knows which answer is which before the operation leaves.
 pub trait Outbox: Send + Sync {
-    fn submit(&self, op: &Value) -> Result<(), String>;
+    fn submit(&self, id: &str, op: &Op) -> Result<(), FrontendError>;
 }
 
 impl Outbox for uji_sdk::FrontendSession {
-    fn submit(&self, op: &Value) -> Result<(), String> {
-        self.submit_json(op).map_err(|e| e.to_string())
+    fn submit(&self, id: &str, op: &Op) -> Result<(), FrontendError> {
+        self.submit_with_id(id, op)
     }
 }
 
@@ -209,15 +210,13 @@ impl App {
     }
 
     /// Sends an operation; its id is returned (and remembered with `pending`).
-    pub(super) fn submit(&mut self, op: Value, pending: Pending) -> String {
+    pub(super) fn submit(&mut self, op: Op, pending: Pending) -> String {
         self.next_op += 1;
         let id = format!("tui-{}", self.next_op);
-        let mut op = op;
-        op["id"] = json!(id);
         if pending != Pending::Other {
             self.pending.insert(id.clone(), pending);
         }
-        if let Err(e) = self.session.submit(&op) {
+        if let Err(e) = self.session.submit(&id, &op) {
             self.notice(Level::Error, format!("uji did not take that: {e}"));
         }
         id
@@ -234,7 +233,7 @@ impl App {
     pub(super) fn quit(&mut self) {
         if !self.quitting {
             self.quitting = true;
-            self.submit(json!({"type": "shutdown"}), Pending::Other);
+            self.submit(Op::Shutdown, Pending::Other);
         }
     }
 }
