@@ -190,3 +190,11 @@ pub mod acp;
 pub mod chat;
 pub mod scripted;
 pub mod tty;
+
+/// The Rust examples of docs/frontends.md compile and run as doctests, so
+/// the guide cannot drift from the SDK (its 40-line frontend is
+/// examples/minimal-frontend, checked to be shown verbatim by
+/// tests/e2e/example_plugin.rs).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/frontends.md")]
+pub struct FrontendsGuide;
