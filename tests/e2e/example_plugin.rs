@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -13,7 +12,7 @@ use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_host::{Registry, load_plugin_file};
 use uji_protocol::ToolCall;
-use uji_tests::{Sandbox, copy_into, target_dir, text};
+use uji_tests::{Sandbox, copy_into, target_dir, text, with_stdin};
 
 /// Builds the example exactly as docs/plugins.md tells a plugin author to.
 fn build_example() -> std::path::PathBuf {
@@ -188,22 +187,10 @@ fn run_minimal(model: &FakeModel, typed: &str) -> (Sandbox, String) {
         "uji_plugin_openai_chat",
         "uji_plugin_lua",
     ]);
-    let mut child = sandbox
-        .uji()
-        .env("UJI_PLUGIN_PATH", plugins)
-        .args(["--frontend", "minimal"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(typed.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let mut uji = sandbox.uji();
+    uji.env("UJI_PLUGIN_PATH", plugins)
+        .args(["--frontend", "minimal"]);
+    let output = with_stdin(uji, typed);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     (sandbox, stdout)
