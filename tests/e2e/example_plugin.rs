@@ -1,15 +1,18 @@
-//! The third-party example plugin: built on its own, found through
-//! `$UJI_PLUGIN_PATH`, and its tool works.
+//! The third-party example plugins: built on their own, found through
+//! `$UJI_PLUGIN_PATH`, and they work: hello-tool's tool runs, echo-wire
+//! answers, minimal-frontend drives a turn against the fake model.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
+use uji_fake_model::chat::ChatEvents;
+use uji_fake_model::{FakeModel, Script};
 use uji_host::{Registry, load_plugin_file};
 use uji_protocol::ToolCall;
-use uji_tests::{Sandbox, copy_into, target_dir, text};
+use uji_tests::{Sandbox, copy_into, target_dir, text, with_stdin};
 
 /// Builds the example exactly as docs/plugins.md tells a plugin author to.
 fn build_example() -> std::path::PathBuf {
@@ -166,5 +169,99 @@ fn docs_plugins_md_shows_the_echo_wire_example_as_it_is() {
     assert!(
         docs.contains(&format!("```rust\n{source}```")),
         "docs/plugins.md's \"Write a wire\" must show examples/echo-wire/src/lib.rs verbatim"
+    );
+}
+
+/// `uji --frontend minimal` with the minimal-frontend example on
+/// `$UJI_PLUGIN_PATH`, the fake model as the only provider, and `typed` as
+/// what the user types; returns the sandbox and what the frontend printed.
+fn run_minimal(model: &FakeModel, typed: &str) -> (Sandbox, String) {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(&format!(
+        "uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m\" }} }})\nuji.model.use(\"fake/m\")\n",
+        model.base_url()
+    ));
+    let plugins = uji_tests::plugin_path(&[
+        "minimal_frontend",
+        "uji_plugin_tools",
+        "uji_plugin_openai_chat",
+        "uji_plugin_lua",
+    ]);
+    let mut uji = sandbox.uji();
+    uji.env("UJI_PLUGIN_PATH", plugins)
+        .args(["--frontend", "minimal"]);
+    let output = with_stdin(uji, typed);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    (sandbox, stdout)
+}
+
+/// The model asks to write `hello.txt`, then answers.
+fn write_then_answer(model: &FakeModel, answer: &str) {
+    let args = json!({"path": "hello.txt", "content": "hi\n"}).to_string();
+    model
+        .push(Script::sse(
+            ChatEvents::new("m")
+                .tool_call(0, "c1", "write_file", &args, 2)
+                .finish("tool_calls")
+                .done(),
+        ))
+        .push(Script::sse(
+            ChatEvents::new("m").text(answer, 3).finish("stop").done(),
+        ));
+}
+
+/// The result of the call the model was sent back, and the user message.
+fn sent(model: &FakeModel) -> (Value, Value) {
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "one call, then the answer");
+    let first = requests[0].json["messages"].as_array().unwrap();
+    let user = first.iter().find(|m| m["role"] == "user").unwrap();
+    let second = requests[1].json["messages"].as_array().unwrap();
+    let tool = second.iter().find(|m| m["role"] == "tool").unwrap();
+    (user["content"].clone(), tool["content"].clone())
+}
+
+#[test]
+fn the_minimal_frontend_example_streams_the_turn_and_a_yes_allows_the_call() {
+    let model = FakeModel::start();
+    write_then_answer(&model, "wrote hello.txt");
+    let (sandbox, stdout) = run_minimal(&model, "say hi in a file\ny\n");
+    assert_eq!(
+        stdout,
+        "\n> write_file hello.txt\nCreate or overwrite this file? hello.txt [y/N]\nwrote hello.txt\n"
+    );
+    let (prompt, result) = sent(&model);
+    assert_eq!(prompt, "say hi in a file");
+    assert_eq!(result, "created hello.txt (1 line)");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+}
+
+#[test]
+fn the_minimal_frontend_example_denies_on_any_other_answer_or_none() {
+    for typed in ["say hi in a file\nn\n", "say hi in a file\n"] {
+        let model = FakeModel::start();
+        write_then_answer(&model, "left it");
+        let (sandbox, stdout) = run_minimal(&model, typed);
+        assert!(stdout.ends_with("[y/N]\nleft it\n"), "{stdout}");
+        let (prompt, result) = sent(&model);
+        assert_eq!(prompt, "say hi in a file");
+        assert_eq!(result, "denied: user denied");
+        assert!(!sandbox.work().join("hello.txt").exists());
+    }
+}
+
+#[test]
+fn docs_frontends_md_shows_the_minimal_frontend_example_as_it_is() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let docs = std::fs::read_to_string(format!("{root}/docs/frontends.md")).unwrap();
+    let source =
+        std::fs::read_to_string(format!("{root}/examples/minimal-frontend/src/lib.rs")).unwrap();
+    assert!(
+        docs.contains(&format!("```rust\n{source}```")),
+        "docs/frontends.md's \"A frontend in 40 lines\" must show examples/minimal-frontend/src/lib.rs verbatim"
     );
 }

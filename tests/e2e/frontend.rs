@@ -1,10 +1,12 @@
 //! A session as an interactive frontend drives it: operations in, events
 //! out, approval questions answered by the user. Core, the real tools and
-//! openai-chat plugins, and the fake model server, all in process.
+//! openai-chat plugins, and the fake model server, all in process: most
+//! tests speak the wire's JSON to the server's port, the last runs a
+//! frontend written on the typed SDK against it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -13,7 +15,10 @@ use uji_core::session::service::{SessionOptions, Sessions, Start};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_host::paths::Dirs;
-use uji_host::{PluginSearch, SessionPort};
+use uji_host::{PluginSearch, Registry, SessionPort, load_module};
+use uji_protocol::frontend::answers::{self, Answer, ModelSet, SessionList};
+use uji_protocol::frontend::{Event, Op};
+use uji_sdk::{Frontend, FrontendSession, Host, Plugin, in_process_module};
 use uji_tests::artifact;
 
 struct Session {
@@ -277,4 +282,120 @@ fn a_message_sent_during_a_turn_steers_it() {
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert_eq!(sent[3]["content"], "also this");
     assert_eq!(model.requests().len(), 2);
+}
+
+/// What the typed frontend below found: the session it was configured with,
+/// the ids `submit` returned and the answers they were acked with.
+#[derive(Debug)]
+struct Found {
+    session: String,
+    ids: Vec<String>,
+    sessions: SessionList,
+    model: ModelSet,
+}
+
+static FOUND: OnceLock<Found> = OnceLock::new();
+
+/// A frontend on the typed SDK, as a Rust plugin author writes one: a turn,
+/// then `list_sessions` and `set_model`, each ack matched by the id
+/// `submit` returned and decoded with `answers::decode`.
+struct Typed;
+
+/// Reads events until `pick` takes one; the others are skipped.
+fn wait_for<T>(
+    session: &FrontendSession,
+    mut pick: impl FnMut(Event) -> Option<T>,
+) -> Result<T, String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let event = session.next_event(Duration::from_millis(100));
+        if let Some(found) = event.map_err(|e| e.to_string())?.and_then(&mut pick) {
+            return Ok(found);
+        }
+    }
+    Err("no such event within 10 s".to_string())
+}
+
+/// Submits `op` and decodes the result its ack carries.
+fn ask<A: Answer>(session: &FrontendSession, op: &Op) -> Result<(String, A), String> {
+    let id = session.submit(op).map_err(|e| e.to_string())?;
+    let result = wait_for(session, |event| match event {
+        Event::Ack { op_id, result } if op_id == id => Some(Ok(result)),
+        Event::Error { op_id, message } if op_id.as_deref() == Some(&id) => Some(Err(message)),
+        _ => None,
+    })??;
+    let answer = answers::decode(result.as_ref()).map_err(|e| e.to_string())?;
+    Ok((id, answer))
+}
+
+impl Frontend for Typed {
+    fn run(&self, session: FrontendSession) -> Result<(), String> {
+        let configured = wait_for(&session, |event| match event {
+            Event::SessionConfigured(configured) => Some(configured.id),
+            _ => None,
+        })?;
+        let text = "remember the plum".to_string();
+        let (images, delivery) = (Vec::new(), Default::default());
+        let turn = session.submit(&Op::UserMessage {
+            text,
+            images,
+            delivery,
+        });
+        turn.map_err(|e| e.to_string())?;
+        wait_for(&session, |event| {
+            matches!(event, Event::TurnFinished { .. }).then_some(())
+        })?;
+        let (listed, sessions) = ask(&session, &Op::ListSessions { all: false })?;
+        let model = Some("fake/m".to_string());
+        let (set, model) = ask(
+            &session,
+            &Op::SetModel {
+                model,
+                effort: None,
+            },
+        )?;
+        session.submit(&Op::Shutdown).map_err(|e| e.to_string())?;
+        wait_for(&session, |event| (event == Event::Closed).then_some(()))?;
+        let found = Found {
+            session: configured,
+            ids: vec![listed, set],
+            sessions,
+            model,
+        };
+        FOUND.set(found).map_err(|_| "run twice".to_string())
+    }
+}
+
+struct TypedPlugin;
+
+impl Plugin for TypedPlugin {
+    const NAME: &'static str = "typed-frontend";
+    const VERSION: &'static str = "0.1.0";
+    fn init(host: &Host) -> Result<(), String> {
+        host.register_frontend("typed", Typed)
+    }
+}
+
+#[test]
+fn a_typed_frontend_matches_acks_by_the_ids_submit_returned_and_decodes_the_answers() {
+    let model = FakeModel::start();
+    model.push(answer("noted"));
+    let session = start(&model);
+    let registry = Registry::new();
+    load_module(in_process_module::<TypedPlugin>(), "(test)", &registry).unwrap();
+    let port: Arc<dyn SessionPort> = session.port.clone();
+    registry.frontend("typed").unwrap().run(port).unwrap();
+    let found = FOUND.get().unwrap();
+    assert_eq!(found.ids, ["f2", "f3"], "the user message was f1");
+    let listed: Vec<&str> = found
+        .sessions
+        .sessions
+        .iter()
+        .map(|s| s.id.as_str())
+        .collect();
+    assert_eq!(listed, [found.session.as_str()]);
+    assert_eq!(found.sessions.sessions[0].title, "frontend test");
+    assert_eq!(found.model.model.provider, "fake");
+    assert_eq!(found.model.model.model, "m");
+    assert_eq!(model.requests().len(), 1);
 }

@@ -374,6 +374,41 @@ fn a_retried_stream_withdraws_its_partial_text() {
     assert_eq!(of_type(&events, "turn_finished")[0]["text"], "whole answer");
 }
 
+/// Runs the protocol 1 fixture (operations without ids, `approval` with
+/// `allow: bool`) on `write the file` against `model`, refusing its
+/// question with `deny` as guidance when given. Returns the call ids it was
+/// asked about, one a line, and the final text it wrote.
+fn run_legacy(sandbox: &Sandbox, deny: Option<&str>) -> (String, String) {
+    let out = sandbox.root.path().join("legacy-out.txt");
+    let asked = sandbox.root.path().join("legacy-asked.txt");
+    let mut uji = sandbox.uji();
+    uji.env("UJI_PLUGIN_PATH", plugin_path())
+        .env("UJI_LEGACY_PROMPT", "write the file")
+        .env("UJI_LEGACY_OUT", &out)
+        .env("UJI_LEGACY_ASKED", &asked);
+    if let Some(guidance) = deny {
+        uji.env("UJI_LEGACY_DENY", guidance);
+    }
+    let output = uji
+        .args(["--frontend", "legacy"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    (
+        std::fs::read_to_string(&asked).unwrap_or_default(),
+        std::fs::read_to_string(&out).unwrap(),
+    )
+}
+
+/// The tool result the model was sent in its second request.
+fn tool_result(model: &FakeModel) -> Value {
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "one call, one answer");
+    let messages = requests[1].json["messages"].as_array().unwrap();
+    messages.iter().find(|m| m["role"] == "tool").unwrap()["content"].clone()
+}
+
 #[test]
 fn a_frontend_built_for_protocol_1_still_works() {
     let model = FakeModel::start();
@@ -381,21 +416,34 @@ fn a_frontend_built_for_protocol_1_still_works() {
         .push(command_call("c1", "echo legacy > legacy.txt"))
         .push(answer("legacy done"));
     let sandbox = sandbox(&model);
-    let out = sandbox.root.path().join("legacy-out.txt");
-    let output = sandbox
-        .uji()
-        .env("UJI_PLUGIN_PATH", plugin_path())
-        .env("UJI_LEGACY_PROMPT", "write the file")
-        .env("UJI_LEGACY_OUT", &out)
-        .args(["--frontend", "legacy"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{:?}", text(&output));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "legacy done");
+    let (asked, out) = run_legacy(&sandbox, None);
+    assert_eq!(out, "legacy done");
+    assert_eq!(asked, "c1\n", "the call was asked about and allowed");
     assert_eq!(
         std::fs::read_to_string(sandbox.work().join("legacy.txt")).unwrap(),
         "legacy\n"
+    );
+    let first = model.requests()[0].json["messages"].clone();
+    let prompt = first.as_array().unwrap().last().unwrap();
+    assert_eq!(prompt["content"], "write the file", "{first}");
+    let result = tool_result(&model);
+    assert!(!result.as_str().unwrap().starts_with("denied"), "{result}");
+}
+
+#[test]
+fn a_protocol_1_refusal_with_guidance_reaches_the_model() {
+    let model = FakeModel::start();
+    model
+        .push(command_call("c1", "echo legacy > legacy.txt"))
+        .push(answer("left it alone"));
+    let sandbox = sandbox(&model);
+    let (asked, out) = run_legacy(&sandbox, Some("not that file"));
+    assert_eq!(out, "left it alone");
+    assert_eq!(asked, "c1\n");
+    assert!(!sandbox.work().join("legacy.txt").exists());
+    assert_eq!(
+        tool_result(&model),
+        "denied: user denied\nThe user says: not that file"
     );
 }
 

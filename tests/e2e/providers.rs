@@ -4,9 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use uji_fake_model::anthropic::AnthropicEvents;
@@ -15,27 +14,10 @@ use uji_fake_model::responses::ResponsesEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_tests::chat::answer;
 use uji_tests::tty::Tty;
-use uji_tests::{Sandbox, text};
+use uji_tests::{Sandbox, text, with_stdin};
 
 const KEY: &str = "gsk-login-key-7fa93c";
 const GROQ_MODEL: &str = "groq/openai/gpt-oss-120b";
-
-/// Runs `cmd` with `input` on stdin (a pipe, not a terminal).
-fn with_stdin(mut cmd: Command, input: &str) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
 
 /// init.lua sends the shipped `groq` provider to the fake server by giving
 /// only its `base_url`.

@@ -7,8 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// `target/<profile>`, where cargo put `uji` and the plugin libraries.
 pub fn target_dir() -> PathBuf {
@@ -190,3 +191,28 @@ pub mod acp;
 pub mod chat;
 pub mod scripted;
 pub mod tty;
+
+/// Runs `cmd` with `input` on stdin (a pipe, not a terminal).
+pub fn with_stdin(mut cmd: Command, input: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The Rust examples of docs/frontends.md compile and run as doctests, so
+/// the guide cannot drift from the SDK (its 40-line frontend is
+/// examples/minimal-frontend, checked to be shown verbatim by
+/// tests/e2e/example_plugin.rs).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/frontends.md")]
+pub struct FrontendsGuide;

@@ -8,9 +8,14 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use uji_host::PluginModuleRef;
+use uji_protocol::frontend::{Event, NoticeLevel, Op};
+use uji_protocol::session::{MessageBody, StoredMessage};
+use uji_protocol::wire::Usage;
 use uji_sdk::{Frontend, FrontendSession, Host, Plugin};
 
 use crate::out::{WriteError, say, write_to};
@@ -20,6 +25,9 @@ pub const JSON_SCHEMA_VERSION: u64 = 1;
 
 /// Config key: print JSON events instead of text.
 pub const JSON_KEY: &str = "headless.json";
+
+/// How long one wait for an event lasts before the loop looks again.
+const POLL: Duration = Duration::from_millis(250);
 
 pub struct HeadlessPlugin;
 
@@ -42,49 +50,107 @@ struct Headless {
     host: Host,
 }
 
-fn line(out: &mut impl Write, value: &Value) -> Result<(), WriteError> {
-    write_to(out, &format!("{value}\n"))
+/// One line of the `--json` stream (docs/headless.md, schema
+/// [`JSON_SCHEMA_VERSION`]). Fields are declared in the order the schema
+/// has always printed them.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum JsonLine<'a> {
+    Session {
+        id: &'a str,
+        schema: u64,
+    },
+    Message {
+        message: &'a StoredMessage,
+    },
+    Progress {
+        tool: &'a str,
+        line: &'a str,
+    },
+    Notice {
+        text: String,
+    },
+    Done {
+        usage: &'a Usage,
+        #[serde(flatten)]
+        outcome: Outcome<'a>,
+    },
+}
+
+/// How a `done` line ends: `"error": …`, or `"text": …` (null when the
+/// turn gave none).
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Outcome<'a> {
+    Error(&'a str),
+    Text(Option<&'a str>),
+}
+
+impl<'a> JsonLine<'a> {
+    /// The line a frontend event maps to; most events have none.
+    fn of(event: &'a Event) -> Option<JsonLine<'a>> {
+        Some(match event {
+            Event::SessionConfigured(configured) => JsonLine::Session {
+                id: &configured.id,
+                schema: JSON_SCHEMA_VERSION,
+            },
+            Event::Message { message } => JsonLine::Message { message },
+            Event::Progress { tool, line, .. } => JsonLine::Progress { tool, line },
+            Event::Notice { text, source, .. } => JsonLine::Notice {
+                text: notice_text(source.as_deref(), text),
+            },
+            Event::TurnFinished {
+                text,
+                error,
+                interrupted,
+                usage,
+            } => JsonLine::Done {
+                usage,
+                outcome: match error {
+                    Some(error) => Outcome::Error(error),
+                    None if *interrupted => Outcome::Error("interrupted"),
+                    None => Outcome::Text(text.as_deref()),
+                },
+            },
+            _ => return None,
+        })
+    }
+
+    /// Writes the line, its keys in the order declared here (and a
+    /// message's in the order of its type), whichever serde_json features
+    /// the build unifies: a `Value` would sort them without
+    /// `preserve_order`.
+    fn write(&self, out: &mut impl Write) -> Result<(), WriteError> {
+        let json = serde_json::to_string(self)
+            .map_err(|e| WriteError::Failed(format!("cannot encode a --json line: {e}")))?;
+        write_to(out, &format!("{json}\n"))
+    }
 }
 
 /// A notice as one line: the plugin that sent it, then its text.
-fn notice_text(event: &Value) -> String {
-    let text = event["text"].as_str().unwrap_or_default();
-    match event["source"].as_str() {
+fn notice_text(source: Option<&str>, text: &str) -> String {
+    match source {
         Some(source) => format!("{source}: {text}"),
         None => text.to_string(),
     }
 }
 
-/// `--json`: the frontend protocol's events mapped to the stable schema of
-/// docs/headless.md (version [`JSON_SCHEMA_VERSION`]).
-fn json_line(out: &mut impl Write, kind: &str, event: &Value) -> Result<(), WriteError> {
-    match kind {
-        "session_configured" => line(
-            out,
-            &json!({"type": "session", "id": event["id"], "schema": JSON_SCHEMA_VERSION}),
-        ),
-        "message" => line(
-            out,
-            &json!({"type": "message", "message": event["message"]}),
-        ),
-        "progress" => line(
-            out,
-            &json!({"type": "progress", "tool": event["tool"], "line": event["line"]}),
-        ),
-        "notice" => line(out, &json!({"type": "notice", "text": notice_text(event)})),
-        "turn_finished" => {
-            let mut done = json!({"type": "done", "usage": event["usage"]});
-            if let Some(error) = event["error"].as_str() {
-                done["error"] = json!(error);
-            } else if event["interrupted"] == json!(true) {
-                done["error"] = json!("interrupted");
-            } else {
-                done["text"] = event["text"].clone();
-            }
-            line(out, &done)
-        }
-        _ => Ok(()),
+/// `--json`: the frontend protocol's events mapped to the stable schema.
+fn json_line(out: &mut impl Write, event: &Event) -> Result<(), WriteError> {
+    match JsonLine::of(event) {
+        Some(line) => line.write(out),
+        None => Ok(()),
     }
+}
+
+/// A tool call as `tool_started` announced it.
+struct Started<'a> {
+    call_id: &'a str,
+    name: &'a str,
+    subject: &'a str,
+    verb: Option<&'a str>,
+    /// The gate's reason, when it denied the call.
+    denied_because: Option<&'a str>,
 }
 
 /// Text mode: the answer on stdout, what happens on stderr.
@@ -96,29 +162,46 @@ struct TextMode {
 }
 
 impl TextMode {
-    fn line(&mut self, out: &mut impl Write, kind: &str, event: &Value) -> Result<(), WriteError> {
-        match kind {
-            "tool_started" => self.started(event),
-            "message" => self.denied(&event["message"]),
-            "notice" => {
+    fn line(&mut self, out: &mut impl Write, event: &Event) -> Result<(), WriteError> {
+        match event {
+            Event::ToolStarted {
+                call_id,
+                name,
+                subject,
+                verb,
+                decision,
+                because,
+            } => {
+                let denied = decision.as_deref() == Some("deny");
+                self.started(Started {
+                    call_id,
+                    name,
+                    subject,
+                    verb: verb.as_deref(),
+                    denied_because: denied.then(|| because.as_deref().unwrap_or_default()),
+                });
+            }
+            Event::Message { message } => self.denied(message),
+            Event::Notice {
+                text,
+                level,
+                source,
+            } => {
                 // As `uji tool list` prints them: `uji: lua: error: …`.
-                let level = if event["level"] == "error" {
+                let level = if *level == NoticeLevel::Error {
                     "error: "
                 } else {
                     ""
                 };
-                let source = event["source"]
-                    .as_str()
+                let source = source
+                    .as_deref()
                     .map(|s| format!("{s}: "))
                     .unwrap_or_default();
-                let text = event["text"].as_str().unwrap_or_default();
                 say!("uji: {source}{level}{text}");
             }
-            "turn_finished" => {
-                if let Some(text) = event["text"].as_str() {
-                    write_to(out, &format!("{}\n", text.trim_end_matches('\n')))?;
-                }
-            }
+            Event::TurnFinished {
+                text: Some(text), ..
+            } => write_to(out, &format!("{}\n", text.trim_end_matches('\n')))?,
             _ => {}
         }
         Ok(())
@@ -126,39 +209,49 @@ impl TextMode {
 
     /// A call the gate let through (or asks about) is shown as it starts;
     /// a denied one only once its result comes.
-    fn started(&mut self, event: &Value) {
-        let text = |key: &str| event[key].as_str().unwrap_or_default();
-        let denied = text("decision") == "deny";
-        if !denied {
-            let verb = event["verb"].as_str().unwrap_or(text("name"));
-            say!("uji: {verb} {}", text("subject"));
+    fn started(&mut self, call: Started) {
+        if call.denied_because.is_none() {
+            let verb = call.verb.unwrap_or(call.name);
+            say!("uji: {verb} {}", call.subject);
         }
-        let call = format!("{} {}", text("name"), text("subject"));
-        let because = denied.then(|| text("because").to_string());
+        let shown = format!("{} {}", call.name, call.subject);
+        let because = call.denied_because.map(str::to_string);
         self.calls
-            .insert(text("call_id").to_string(), (call, because));
+            .insert(call.call_id.to_string(), (shown, because));
     }
 
     /// A tool result the gate refused: `uji: denied run_command rm -rf /:
     /// deny rule … matched`, the rule that denied it or else the result's
     /// reason (an ask nobody could answer, a hook's denial).
-    fn denied(&mut self, message: &Value) {
-        if message["role"] != "tool" {
+    fn denied(&mut self, message: &StoredMessage) {
+        let MessageBody::Tool {
+            tool_call_id,
+            name,
+            content,
+            ..
+        } = &message.body
+        else {
             return;
-        }
-        let content = message["content"].as_str().unwrap_or_default();
+        };
         let Some(reason) = content.strip_prefix("denied: ") else {
             return;
         };
-        let call_id = message["tool_call_id"].as_str().unwrap_or_default();
-        let (call, because) = self.calls.remove(call_id).unwrap_or_else(|| {
-            let name = message["name"].as_str().unwrap_or_default();
-            (name.to_string(), None)
-        });
+        let (call, because) = self
+            .calls
+            .remove(tool_call_id)
+            .unwrap_or_else(|| (name.clone(), None));
         let why = because
             .filter(|b| !b.is_empty())
             .unwrap_or_else(|| reason.lines().next().unwrap_or_default().to_string());
         say!("uji: denied {call}: {why}");
+    }
+}
+
+/// Asks the session to end; `closed` follows. A session that has already
+/// ended needs no asking: the next read says so and the frontend returns.
+fn shut_down(session: &FrontendSession) {
+    if let Err(e) = session.submit(&Op::Shutdown) {
+        tracing::debug!("shutdown not sent: {e}");
     }
 }
 
@@ -172,40 +265,36 @@ impl Frontend for Headless {
         // session shuts down (interrupting the turn) and uji exits quietly.
         let mut closed = false;
         loop {
-            let event = match session.next_event_value(250) {
+            // An error means the session has ended: nothing more to show.
+            let event = match session.next_event(POLL) {
                 Ok(Some(event)) => event,
                 Ok(None) => continue,
                 Err(_) => return Ok(()),
             };
-            let kind = event["type"].as_str().unwrap_or_default();
-            if kind == "closed" {
-                return Ok(());
-            }
-            if closed {
-                continue;
-            }
-            if kind == "error" {
-                // An operation failed (the prompt could not start a turn):
-                // nothing more will come of this run.
-                say!(
-                    "uji: error: {}",
-                    event["message"].as_str().unwrap_or_default()
-                );
-                let _ = session.submit_json(&json!({"type": "shutdown"}));
-                continue;
+            match &event {
+                Event::Closed => return Ok(()),
+                _ if closed => continue,
+                Event::Error { message, .. } => {
+                    // An operation failed (the prompt could not start a
+                    // turn): nothing more will come of this run.
+                    say!("uji: error: {message}");
+                    shut_down(&session);
+                    continue;
+                }
+                _ => {}
             }
             let written = if as_json {
-                json_line(&mut out, kind, &event)
+                json_line(&mut out, &event)
             } else {
-                text.line(&mut out, kind, &event)
+                text.line(&mut out, &event)
             };
             match written {
                 Ok(()) => {}
                 Err(WriteError::Closed) => closed = true,
                 Err(WriteError::Failed(message)) => return Err(message),
             }
-            if closed || kind == "turn_finished" {
-                let _ = session.submit_json(&json!({"type": "shutdown"}));
+            if closed || matches!(event, Event::TurnFinished { .. }) {
+                shut_down(&session);
             }
         }
     }
