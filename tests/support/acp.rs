@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -23,6 +23,7 @@ use agent_client_protocol::v1::schema::{
     WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client as ClientRole, ErrorCode, JsonRpcRequest, Lines};
+use parking_lot::Mutex;
 use serde_json::Value;
 use uji_fake_model::FakeModel;
 
@@ -184,7 +185,7 @@ impl Client {
 
     /// Writes a raw line to uji's stdin, past the crate: for garbage.
     pub fn send_line(&self, line: &str) {
-        let mut stdin = self.stdin.lock().unwrap();
+        let mut stdin = self.stdin.lock();
         let stdin = stdin.as_mut().unwrap();
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
@@ -195,22 +196,19 @@ impl Client {
         &self,
         choose: impl Fn(&RequestPermissionRequest) -> RequestPermissionOutcome + Send + 'static,
     ) {
-        *self.chooser.lock().unwrap() = Box::new(choose);
+        *self.chooser.lock() = Box::new(choose);
     }
 
     /// Serves `text` as the editor's (unsaved) buffer of `path`.
     pub fn open_buffer(&self, path: &std::path::Path, text: &str) {
         let path = path.to_string_lossy().into_owned();
-        self.buffers
-            .lock()
-            .unwrap()
-            .insert(path, Some(text.to_string()));
+        self.buffers.lock().insert(path, Some(text.to_string()));
     }
 
     /// Answers `fs/read_text_file` for `path` with an error.
     pub fn refuse_reads_of(&self, path: &std::path::Path) {
         let path = path.to_string_lossy().into_owned();
-        self.buffers.lock().unwrap().insert(path, None);
+        self.buffers.lock().insert(path, None);
     }
 
     /// `initialize` with `capabilities`; its answer.
@@ -247,7 +245,7 @@ impl Client {
 
     /// The updates received so far, as JSON (`sessionUpdate`, …).
     pub fn updates(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().updates.clone()
+        self.seen.lock().updates.clone()
     }
 
     /// The updates of one kind received so far.
@@ -261,35 +259,35 @@ impl Client {
 
     /// The permission questions received so far, as JSON.
     pub fn questions(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().questions.clone()
+        self.seen.lock().questions.clone()
     }
 
     /// The `fs/read_text_file` requests received so far, as JSON.
     pub fn reads(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().reads.clone()
+        self.seen.lock().reads.clone()
     }
 
     /// The `fs/write_text_file` requests received so far, as JSON (`path`,
     /// `content`, `sessionId`).
     pub fn writes(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().writes.clone()
+        self.seen.lock().writes.clone()
     }
 
     /// Never answers `fs/read_text_file` from now on, as a hung editor.
     pub fn ignore_reads(&self) {
-        self.seen.lock().unwrap().ignore_reads = true;
+        self.seen.lock().ignore_reads = true;
     }
 
     /// Answers `fs/write_text_file` with an error from now on.
     pub fn refuse_writes(&self) {
-        self.seen.lock().unwrap().refuse_writes = true;
+        self.seen.lock().refuse_writes = true;
     }
 
     /// The editor's buffer of `path` now (what it was served, or given by
     /// `fs/write_text_file`).
     pub fn buffer(&self, path: &std::path::Path) -> Option<String> {
         let path = path.to_string_lossy().into_owned();
-        self.buffers.lock().unwrap().get(&path).cloned().flatten()
+        self.buffers.lock().get(&path).cloned().flatten()
     }
 
     /// Waits for an update satisfying `want` (20 s at most).
@@ -310,13 +308,13 @@ impl Client {
     fn wait<T>(&self, what: &str, find: impl Fn(&Seen) -> Option<T>) -> T {
         let deadline = Instant::now() + WAIT;
         loop {
-            if let Some(found) = find(&self.seen.lock().unwrap()) {
+            if let Some(found) = find(&self.seen.lock()) {
                 return found;
             }
             assert!(
                 Instant::now() < deadline,
                 "no {what} within 20 s; stdout: {:#?}",
-                self.seen.lock().unwrap().lines
+                self.seen.lock().lines
             );
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -325,7 +323,7 @@ impl Client {
     /// Closes stdin and waits for uji to exit; its exit status. Every line
     /// uji wrote must have been a JSON-RPC message.
     pub fn finish(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.lock().unwrap().take());
+        drop(self.stdin.lock().take());
         let deadline = Instant::now() + WAIT;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -337,7 +335,7 @@ impl Client {
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        let not_rpc = &self.seen.lock().unwrap().not_rpc;
+        let not_rpc = &self.seen.lock().not_rpc;
         assert!(
             not_rpc.is_empty(),
             "stdout lines that are not JSON-RPC: {not_rpc:#?}"
@@ -375,17 +373,16 @@ fn connect(
                 async move |n: SessionNotification, _cx| {
                     let mut update = serde_json::to_value(&n.update).unwrap();
                     update["_sessionId"] = n.session_id.to_string().into();
-                    updates.lock().unwrap().updates.push(update);
+                    updates.lock().updates.push(update);
                     Ok(())
                 },
                 agent_client_protocol::on_receive_notification!(),
             )
             .on_receive_request(
                 async move |q: RequestPermissionRequest, responder, _cx| {
-                    let outcome = (chooser.lock().unwrap())(&q);
+                    let outcome = (chooser.lock())(&q);
                     questions
                         .lock()
-                        .unwrap()
                         .questions
                         .push(serde_json::to_value(&q).unwrap());
                     responder.respond(RequestPermissionResponse::new(outcome))
@@ -394,7 +391,7 @@ fn connect(
             )
             .on_receive_request(
                 async move |r: ReadTextFileRequest, responder, _cx| {
-                    let mut seen = reads.lock().unwrap();
+                    let mut seen = reads.lock();
                     seen.reads.push(serde_json::to_value(&r).unwrap());
                     if seen.ignore_reads {
                         seen.held.push(Box::new(responder));
@@ -402,7 +399,7 @@ fn connect(
                     }
                     drop(seen);
                     let path = r.path.to_string_lossy().into_owned();
-                    let buffer = buffers.lock().unwrap().get(&path).cloned();
+                    let buffer = buffers.lock().get(&path).cloned();
                     let text = match buffer {
                         Some(buffer) => buffer,
                         None => std::fs::read_to_string(&r.path).ok(),
@@ -423,7 +420,7 @@ fn connect(
                 // saves it; this editor does not, so the tests see what uji
                 // itself wrote to disk).
                 async move |w: WriteTextFileRequest, responder, _cx| {
-                    let mut seen = writes.lock().unwrap();
+                    let mut seen = writes.lock();
                     seen.writes.push(serde_json::to_value(&w).unwrap());
                     if seen.refuse_writes {
                         return responder.respond_with_error(agent_client_protocol::Error::new(
@@ -433,7 +430,7 @@ fn connect(
                     }
                     drop(seen);
                     let path = w.path.to_string_lossy().into_owned();
-                    written.lock().unwrap().insert(path, Some(w.content));
+                    written.lock().insert(path, Some(w.content));
                     responder.respond(WriteTextFileResponse::new())
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -466,7 +463,7 @@ fn read_stdout(
             let Ok(line) = line else { break };
             let rpc = serde_json::from_str::<Value>(&line)
                 .is_ok_and(|m| m.is_object() && m["jsonrpc"] == "2.0");
-            let mut seen = seen.lock().unwrap();
+            let mut seen = seen.lock();
             if !rpc {
                 seen.not_rpc.push(line.clone());
             }
@@ -485,7 +482,7 @@ fn write_stdin(
 ) -> impl futures::Sink<String, Error = std::io::Error> + Send + 'static {
     futures::sink::unfold(stdin, async |stdin, line: String| {
         {
-            let mut guard = stdin.lock().unwrap();
+            let mut guard = stdin.lock();
             let Some(pipe) = guard.as_mut() else {
                 return Err(std::io::Error::other("stdin closed"));
             };

@@ -33,10 +33,11 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use uji_protocol::keymap::{Key, KeyCode, NamedKey, parse_key};
 
@@ -164,11 +165,8 @@ fn read_into(
         match from.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                parser.lock().expect("parser").process(&buf[..n]);
-                transcript
-                    .lock()
-                    .expect("transcript")
-                    .extend_from_slice(&buf[..n]);
+                parser.lock().process(&buf[..n]);
+                transcript.lock().extend_from_slice(&buf[..n]);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
@@ -268,11 +266,7 @@ impl Tty {
     /// Resizes the terminal (the program gets SIGWINCH).
     pub fn resize(&mut self, rows: u16, cols: u16) {
         let (r, c) = size(rows, cols);
-        self.parser
-            .lock()
-            .expect("parser")
-            .screen_mut()
-            .set_size(r, c);
+        self.parser.lock().screen_mut().set_size(r, c);
         self.master
             .resize(pty_size(rows, cols))
             .expect("resize the pty");
@@ -280,12 +274,12 @@ impl Tty {
 
     /// The visible rows, joined by `\n`.
     pub fn screen(&self) -> String {
-        self.parser.lock().expect("parser").screen().contents()
+        self.parser.lock().screen().contents()
     }
 
     /// Everything the program printed so far, as text.
     pub fn transcript(&self) -> String {
-        String::from_utf8_lossy(&self.transcript.lock().expect("transcript")).into_owned()
+        String::from_utf8_lossy(&self.transcript.lock()).into_owned()
     }
 
     /// Waits until `pred` holds for the screen text; returns that screen.
@@ -376,7 +370,7 @@ impl Tty {
     /// After exit: whether the program left the terminal as it found it
     /// (main screen, cursor shown, no mouse reporting, no bracketed paste).
     pub fn terminal_restored(&self) -> Result<(), String> {
-        let parser = self.parser.lock().expect("parser");
+        let parser = self.parser.lock();
         let screen = parser.screen();
         let mut left = Vec::new();
         if screen.alternate_screen() {

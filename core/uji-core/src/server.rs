@@ -9,12 +9,14 @@
 //! event naming its id.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::mpsc as tmpsc;
+use tokio::sync::watch;
 use uji_host::SessionPort;
 use uji_protocol::frontend::answers::{
     self, Answer, CompactDone, ModelList, ModelSet, ProviderList, SessionList, SessionSwitched,
@@ -28,9 +30,10 @@ use uji_protocol::services::{
 };
 
 use crate::auth::providers::{MODEL_USE_NEEDS, Resolved};
+use crate::gate::Approver;
 use crate::gate::approvals::FrontendApprover;
 use crate::session::service::{Approvals, Sessions, Start};
-use crate::turn::agent::{Agent, TurnOutcome};
+use crate::turn::agent::{Agent, Connection, SessionSnapshot, TurnOutcome};
 use crate::turn::control::{EventSink, MessageQueue, Queued, SessionControl};
 use crate::turn::interrupt::{Interrupter, interrupt_pair};
 
@@ -41,6 +44,8 @@ pub mod launch;
 mod login;
 mod outbox;
 mod shell;
+#[cfg(test)]
+mod tests;
 
 use crate::session::live;
 
@@ -111,7 +116,22 @@ enum Work {
     Wake,
 }
 
-/// What the router and the worker share.
+/// What the router and the worker share. Each piece of session state has
+/// one owner, and only the owner changes it:
+///
+/// - the worker owns the [`Agent`] (the session file, the settings the
+///   running request uses, usage), and through it `snapshot`: what the
+///   router and host services read of the session;
+/// - `control` owns the model choice (the model the next request uses, as
+///   last switched) and the changes waiting for the agent's next safe
+///   point: the router and services write them, the agent takes them;
+/// - `queue` owns the messages waiting for a turn: the router pushes, the
+///   worker pops;
+/// - `current` says whether work runs: the worker sets and clears it, the
+///   router reads it and interrupts through it;
+/// - the router owns the rest: the status-line items, the commands last
+///   told, an interrupt waiting for the next piece of work, `closing`, the
+///   work sender and the running `!cmd`s.
 struct Shared {
     sessions: Sessions,
     events: outbox::Sender,
@@ -125,14 +145,9 @@ struct Shared {
     runtime: tokio::runtime::Handle,
     queue: MessageQueue,
     control: SessionControl,
+    /// The running session as its agent last published it.
+    snapshot: watch::Receiver<SessionSnapshot>,
     work: Mutex<Option<tmpsc::UnboundedSender<Work>>>,
-    /// The model and effort the next request uses (or why there is no
-    /// model).
-    model: Mutex<Result<Resolved, String>>,
-    effort: Mutex<Option<String>>,
-    session_id: Mutex<String>,
-    /// What `session.info` answers, refreshed after each piece of work.
-    info: Mutex<SessionInfo>,
     shells: shell::Shells,
     /// Status-line items plugins set, kept across session switches.
     status: Mutex<BTreeMap<String, String>>,
@@ -167,12 +182,8 @@ impl Shared {
     /// `session_configured` for `agent`, with the status-line items.
     fn configured_event(&self, agent: &Agent, resumed: bool) -> Event {
         let mut configured = self.sessions.configured(agent, resumed);
-        if let Ok(status) = self.status.lock() {
-            configured.status = status.clone();
-        }
-        if let Ok(mut told) = self.commands.lock() {
-            told.clone_from(&configured.commands);
-        }
+        configured.status = self.status.lock().clone();
+        self.commands.lock().clone_from(&configured.commands);
         Event::SessionConfigured(Box::new(configured))
     }
 
@@ -180,9 +191,7 @@ impl Shared {
     /// last told (a command re-added with the same words changes nothing).
     fn commands_changed(&self) {
         let commands = self.sessions.commands();
-        let Ok(mut told) = self.commands.lock() else {
-            return;
-        };
+        let mut told = self.commands.lock();
         if *told == commands {
             return;
         }
@@ -192,12 +201,12 @@ impl Shared {
     }
 
     fn set_status(&self, item: StatusSet) {
-        if let Ok(mut status) = self.status.lock() {
-            match &item.text {
-                Some(text) => status.insert(item.name.clone(), text.clone()),
-                None => status.remove(&item.name),
-            };
-        }
+        let mut status = self.status.lock();
+        match &item.text {
+            Some(text) => status.insert(item.name.clone(), text.clone()),
+            None => status.remove(&item.name),
+        };
+        drop(status);
         self.emit(Event::Status {
             name: item.name,
             text: item.text,
@@ -222,17 +231,12 @@ impl Shared {
     }
 
     fn busy(&self) -> bool {
-        self.current.lock().map(|c| c.is_some()).unwrap_or(false)
+        self.current.lock().is_some()
     }
 
     fn send_work(&self, work: Work) -> Result<(), String> {
-        let sent = self
-            .work
-            .lock()
-            .ok()
-            .and_then(|w| w.as_ref().map(|tx| tx.send(work).is_ok()));
-        match sent {
-            Some(true) => Ok(()),
+        match self.work.lock().as_ref() {
+            Some(tx) if tx.send(work).is_ok() => Ok(()),
             _ => Err("the session is shutting down".to_string()),
         }
     }
@@ -314,10 +318,7 @@ impl Shared {
         }
         // Checked and queued under the lock the worker clears when it goes
         // idle, so a message is never left behind in the queue.
-        let current = self
-            .current
-            .lock()
-            .map_err(|_| "the session is broken".to_string())?;
+        let current = self.current.lock();
         if current.is_some() {
             self.queue.push(message);
         } else {
@@ -328,12 +329,9 @@ impl Shared {
     }
 
     fn interrupt(&self) {
-        match self.current.lock() {
-            Ok(current) => match current.as_ref() {
-                Some(interrupter) => interrupter.interrupt(),
-                None => self.pending_interrupt.store(true, Ordering::SeqCst),
-            },
-            Err(_) => self.pending_interrupt.store(true, Ordering::SeqCst),
+        match self.current.lock().as_ref() {
+            Some(interrupter) => interrupter.interrupt(),
+            None => self.pending_interrupt.store(true, Ordering::SeqCst),
         }
         // After the interrupt is set, so the gate reports "interrupted".
         if let Some(approver) = &self.approver {
@@ -377,25 +375,25 @@ impl Shared {
                 EFFORTS.join(", ")
             ));
         }
-        let broken = || "the session is broken".to_string();
-        let mut current = self.model.lock().map_err(|_| broken())?;
-        let mut current_effort = self.effort.lock().map_err(|_| broken())?;
-        if let Some(choice) = model {
-            *current = Ok(self.sessions.providers.choose(choice)?);
-        }
-        // An effort alone needs a model to apply to.
-        let resolved = current.as_ref().map_err(Clone::clone)?.clone();
-        if effort.is_some() {
-            *current_effort = effort;
-        }
-        let state = ModelState {
-            provider: resolved.provider.id.clone(),
-            model: resolved.model.id.clone(),
-            effort: current_effort.clone(),
-            context_window: resolved.model.context_window,
-        };
-        self.control.set_model(resolved, current_effort.clone());
-        drop((current, current_effort));
+        let model = model
+            .map(|choice| self.sessions.providers.choose(choice))
+            .transpose()?;
+        let state = self.control.switch_model(|chosen| {
+            if let Some(model) = model {
+                chosen.model = Ok(model);
+            }
+            // An effort alone needs a model to apply to.
+            let resolved = chosen.model.as_ref().map_err(Clone::clone)?;
+            if effort.is_some() {
+                chosen.effort = effort;
+            }
+            Ok::<_, String>(ModelState {
+                provider: resolved.provider.id.clone(),
+                model: resolved.model.id.clone(),
+                effort: chosen.effort.clone(),
+                context_window: resolved.model.context_window,
+            })
+        })?;
         self.apply_when_idle();
         self.emit(Event::ModelChanged {
             model: state.clone(),
@@ -419,12 +417,7 @@ impl Shared {
     }
 
     fn delete_session(&self, id: &str) -> Result<Reply, String> {
-        let running = self
-            .session_id
-            .lock()
-            .map(|s| s.clone())
-            .unwrap_or_default();
-        if id == running {
+        if id == self.snapshot.borrow().id {
             return Err(
                 "this session is running: switch to another session before deleting it".to_string(),
             );
@@ -440,9 +433,7 @@ impl Shared {
 
     fn shutdown(&self) {
         self.closing.store(true, Ordering::SeqCst);
-        if let Ok(current) = self.current.lock()
-            && let Some(interrupter) = current.as_ref()
-        {
+        if let Some(interrupter) = self.current.lock().as_ref() {
             interrupter.interrupt();
         }
         if let Some(approver) = &self.approver {
@@ -451,9 +442,7 @@ impl Shared {
         self.shells.stop_all();
         self.queue.clear();
         // Dropping the work sender ends the worker once its work is done.
-        if let Ok(mut work) = self.work.lock() {
-            work.take();
-        }
+        self.work.lock().take();
     }
 }
 
@@ -462,17 +451,25 @@ pub const EFFORTS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhig
 
 /// Starts serving `agent` on the current tokio runtime. The returned join
 /// handle yields the outcome of the last turn when the session shuts down.
-pub fn serve(
+pub fn serve(sessions: Sessions, agent: Agent, resumed: bool) -> (Arc<ServerPort>, Worker) {
+    let (port, worker, _) = serve_shared(sessions, agent, resumed);
+    (port, worker)
+}
+
+/// The worker's task: yields the outcome of the last turn.
+pub type Worker = tokio::task::JoinHandle<Option<TurnOutcome>>;
+
+/// [`serve`], also giving what the router and the worker share (for the
+/// tests).
+fn serve_shared(
     sessions: Sessions,
     mut agent: Agent,
     resumed: bool,
-) -> (
-    Arc<ServerPort>,
-    tokio::task::JoinHandle<Option<TurnOutcome>>,
-) {
+) -> (Arc<ServerPort>, Worker, Arc<Shared>) {
     let (ops_tx, ops_rx) = tmpsc::unbounded_channel::<Submission>();
     let (events_tx, events_rx) = outbox::queue();
     let (work_tx, work_rx) = tmpsc::unbounded_channel::<Work>();
+    let (published, snapshot) = watch::channel(agent.snapshot());
     let shared = Arc::new_cyclic(|weak: &std::sync::Weak<Shared>| {
         let weak = weak.clone();
         let sink: EventSink = Arc::new(move |event| {
@@ -488,13 +485,10 @@ pub fn serve(
             closing: AtomicBool::new(false),
             approver: (approvals == Approvals::Frontend).then(|| FrontendApprover::new(sink)),
             runtime: tokio::runtime::Handle::current(),
-            queue: agent.queue.clone(),
-            control: agent.control.clone(),
+            queue: MessageQueue::default(),
+            control: SessionControl::new(agent.chosen_model()),
+            snapshot,
             work: Mutex::new(Some(work_tx)),
-            model: Mutex::new(agent.settings.model.clone()),
-            effort: Mutex::new(agent.settings.effort.clone()),
-            session_id: Mutex::new(agent.session.id().to_string()),
-            info: Mutex::new(info_of(&agent)),
             shells: shell::Shells::default(),
             status: Mutex::new(BTreeMap::new()),
             commands: Mutex::new(Vec::new()),
@@ -504,7 +498,7 @@ pub fn serve(
     // The session's configuration comes first, always: before any notice
     // kept while plugins loaded.
     configured(&shared, &agent, resumed);
-    connect(&shared, &mut agent);
+    connect(&shared, &mut agent, published.clone());
     install_notices(&shared);
     install_commands(&shared);
     install_services(&shared);
@@ -516,8 +510,14 @@ pub fn serve(
         next_id: AtomicU64::new(1),
     });
     tokio::spawn(route(Arc::clone(&shared), ops_rx));
-    let handle = tokio::spawn(work(shared, agent, work_rx, resumed));
-    (port, handle)
+    let worker = tokio::spawn(work(
+        Arc::clone(&shared),
+        agent,
+        work_rx,
+        resumed,
+        published,
+    ));
+    (port, worker, shared)
 }
 
 /// Tells the frontend which session runs, then (as warnings) what opening
@@ -525,33 +525,41 @@ pub fn serve(
 /// up.
 fn configured(shared: &Shared, agent: &Agent, resumed: bool) {
     shared.emit(shared.configured_event(agent, resumed));
-    for text in &agent.session.notices {
+    for text in agent.damage() {
         shared.emit(Event::notice(NoticeLevel::Warn, text.clone()));
     }
-    if let Err(missing) = &agent.settings.model {
-        shared.emit(Event::notice(NoticeLevel::Warn, missing.clone()));
+    if let Err(missing) = agent.model() {
+        shared.emit(Event::notice(NoticeLevel::Warn, missing));
     }
 }
 
-/// Points the agent's events, approvals and queue at this connection.
-fn connect(shared: &Arc<Shared>, agent: &mut Agent) {
+/// Points the agent's events, approvals, queue, side door and snapshot at
+/// this connection; the model choice starts from the agent's model.
+fn connect(shared: &Arc<Shared>, agent: &mut Agent, snapshot: watch::Sender<SessionSnapshot>) {
     // The session is idle once its turn says it finished: a frontend that
     // switches sessions right after `turn_finished` must not be told a
     // turn is running.
     let sink = shared.sink();
     let idle = Arc::clone(shared);
-    agent.events = Arc::new(move |event| {
+    let events: EventSink = Arc::new(move |event| {
         if matches!(event, Event::TurnFinished { .. }) {
             end(&idle);
         }
         sink(event);
     });
-    agent.queue = shared.queue.clone();
-    agent.control = shared.control.clone();
-    agent.queue.set_sink(shared.sink());
-    if let Some(approver) = &shared.approver {
-        agent.approver = Arc::new(approver.clone());
-    }
+    shared.queue.set_sink(shared.sink());
+    shared.control.restart_on(agent.chosen_model());
+    let approver = shared
+        .approver
+        .clone()
+        .map(|approver| Arc::new(approver) as Arc<dyn Approver>);
+    agent.connect(Connection {
+        events,
+        queue: shared.queue.clone(),
+        control: shared.control.clone(),
+        approver,
+        snapshot,
+    });
 }
 
 /// Notices from plugins and hooks (and those kept while plugins loaded)
@@ -603,11 +611,14 @@ async fn route(shared: Arc<Shared>, mut ops: tmpsc::UnboundedReceiver<Submission
 }
 
 /// Runs the work one piece after another; ends when the router is gone.
+/// The agent publishes its snapshot to `published` (and so does the next
+/// one, after a switch).
 async fn work(
     shared: Arc<Shared>,
     mut agent: Agent,
     mut work_rx: tmpsc::UnboundedReceiver<Work>,
     resumed: bool,
+    published: watch::Sender<SessionSnapshot>,
 ) -> Option<TurnOutcome> {
     // Whatever happens to this task (even a panic), the frontend hears that
     // the session ended and stops waiting.
@@ -622,20 +633,24 @@ async fn work(
             Work::Turn(message) => {
                 last = Some(run_turns(&shared, &mut agent, First::Message(message)).await);
             }
-            Work::Wake if agent.control.has_messages() => {
+            Work::Wake if shared.control.has_messages() => {
                 last = Some(run_turns(&shared, &mut agent, First::Wake).await);
             }
             // What woke it was taken by a turn meanwhile.
             Work::Wake => {}
             Work::Compact(op_id) => compact(&shared, &mut agent, &op_id).await,
-            Work::Switch(op_id, start) => switch(&shared, &mut agent, &op_id, &start),
-            Work::Apply => agent.apply_control(),
-        }
-        if let Ok(mut info) = shared.info.lock() {
-            *info = info_of(&agent);
+            Work::Switch(op_id, start) => {
+                let to = Switch {
+                    op_id: &op_id,
+                    start: &start,
+                    published: &published,
+                };
+                switch(&shared, &mut agent, to);
+            }
+            Work::Apply => agent.apply_changes(),
         }
     }
-    live::remove(&shared.sessions, agent.session.id());
+    live::remove(&shared.sessions, agent.id());
     last
 }
 
@@ -645,9 +660,7 @@ fn emit_session_event(agent: &Agent, resumed: bool) {
     } else {
         "session_created"
     };
-    agent
-        .registry
-        .emit(event, json!({"id": agent.session.id()}));
+    agent.notify_plugins(event, json!({"id": agent.id()}));
 }
 
 /// Marks the worker busy with a fresh interrupter (set at once if an
@@ -657,16 +670,12 @@ fn begin(shared: &Shared) -> crate::turn::interrupt::Interrupt {
     if shared.pending_interrupt.swap(false, Ordering::SeqCst) {
         interrupter.interrupt();
     }
-    if let Ok(mut slot) = shared.current.lock() {
-        *slot = Some(interrupter);
-    }
+    *shared.current.lock() = Some(interrupter);
     interrupt
 }
 
 fn end(shared: &Shared) {
-    if let Ok(mut slot) = shared.current.lock() {
-        *slot = None;
-    }
+    *shared.current.lock() = None;
 }
 
 /// What starts a run of turns.
@@ -715,12 +724,21 @@ async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
     shared.reply(Some(op_id), result);
 }
 
+/// A switch to another session, as the worker runs it.
+struct Switch<'a> {
+    op_id: &'a str,
+    start: &'a Start,
+    /// Where the next agent publishes its snapshot.
+    published: &'a watch::Sender<SessionSnapshot>,
+}
+
 /// Replaces the agent with one for another session.
-fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
+fn switch(shared: &Arc<Shared>, agent: &mut Agent, to: Switch<'_>) {
+    let Switch { op_id, start, .. } = to;
     // This process holds the running session's lock: opening it again
     // would be refused, and it is already open.
     if let Start::Resume(id) = start
-        && id == agent.session.id()
+        && id == agent.id()
     {
         configured(shared, agent, true);
         shared.reply(Some(op_id), answered(&SessionSwitched { id: id.clone() }));
@@ -730,25 +748,13 @@ fn switch(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, start: &Start) {
         Ok((mut next, resumed)) => {
             // Jobs belong to the session that started them.
             jobs::stop_all(&shared.sessions.registry);
-            live::remove(&shared.sessions, agent.session.id());
+            live::remove(&shared.sessions, agent.id());
             shared.queue.clear();
-            connect(shared, &mut next);
-            if let Ok(mut model) = shared.model.lock() {
-                *model = next.settings.model.clone();
-            }
-            if let Ok(mut effort) = shared.effort.lock() {
-                *effort = next.settings.effort.clone();
-            }
-            if let Ok(mut id) = shared.session_id.lock() {
-                *id = next.session.id().to_string();
-            }
+            connect(shared, &mut next, to.published.clone());
             *agent = next;
-            if let Ok(mut info) = shared.info.lock() {
-                *info = info_of(agent);
-            }
             configured(shared, agent, resumed);
             emit_session_event(agent, resumed);
-            let id = agent.session.id().to_string();
+            let id = agent.id().to_string();
             shared.reply(Some(op_id), answered(&SessionSwitched { id }));
         }
         Err(e) => shared.reply(Some(op_id), Err(e.to_string())),
@@ -770,30 +776,21 @@ fn label_of(model: &Result<Resolved, String>) -> String {
     model.as_ref().map(Resolved::label).unwrap_or_default()
 }
 
-/// What `uji.session.info()` returns about `agent`'s session.
-fn info_of(agent: &Agent) -> SessionInfo {
-    SessionInfo {
-        id: agent.session.id().to_string(),
-        title: agent.session.header.title.clone(),
-        cwd: agent.session.header.cwd.clone(),
-        model: label_of(&agent.settings.model),
-        effort: agent.settings.effort.clone(),
-        messages: agent.session.messages.len() as u64,
-        usage: agent.usage,
-        extra: Default::default(),
-    }
-}
-
-/// The last snapshot, with the model as switched since and whether a turn
-/// runs now.
+/// What `uji.session.info()` returns: the agent's last snapshot, the
+/// model the next request uses, and whether a turn runs now.
 fn session_info(shared: &Shared) -> SessionInfo {
-    let mut info = shared.info.lock().map(|i| i.clone()).unwrap_or_default();
-    if let Ok(model) = shared.model.lock() {
-        info.model = label_of(&model);
-    }
-    if let Ok(effort) = shared.effort.lock() {
-        info.effort = effort.clone();
-    }
+    let snapshot = shared.snapshot.borrow().clone();
+    let chosen = shared.control.model();
+    let mut info = SessionInfo {
+        id: snapshot.id,
+        title: snapshot.title,
+        cwd: snapshot.cwd,
+        model: label_of(&chosen.model),
+        effort: chosen.effort,
+        messages: snapshot.messages,
+        usage: snapshot.usage,
+        extra: Default::default(),
+    };
     info.extra
         .insert("busy".to_string(), Value::Bool(shared.busy()));
     info

@@ -5,9 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uji_core::{
@@ -41,7 +42,7 @@ impl Plugin for TestPlugin {
         host.register_tool(Shell)?;
         host.register_tool(Reader)?;
         host.register_tool(Slow)?;
-        let setup = NEXT_SETUP.lock().unwrap().take();
+        let setup = NEXT_SETUP.lock().take();
         match setup {
             Some(setup) => setup(host),
             None => Ok(()),
@@ -52,11 +53,11 @@ impl Plugin for TestPlugin {
 /// A gate over the test plugin; `setup` runs inside the plugin's init with
 /// its Host (to add hooks or call host services).
 fn gate_with(setup: impl FnOnce(&Host) -> Result<(), String> + Send + 'static) -> Gate {
-    let _serial = LOADING.lock().unwrap();
+    let _serial = LOADING.lock();
     let registry = Registry::new();
     let gate = Gate::new(registry.clone());
     gate.install_services();
-    *NEXT_SETUP.lock().unwrap() = Some(Box::new(setup));
+    *NEXT_SETUP.lock() = Some(Box::new(setup));
     load_module(
         uji_sdk::in_process_module::<TestPlugin>(),
         "test",
@@ -182,13 +183,13 @@ impl Scripted {
         }
     }
     fn asked(&self) -> Vec<ApprovalRequest> {
-        self.asked.lock().unwrap().clone()
+        self.asked.lock().clone()
     }
 }
 
 impl Approver for Scripted {
     fn ask(&self, request: ApprovalRequest) -> oneshot::Receiver<Approval> {
-        self.asked.lock().unwrap().push(request);
+        self.asked.lock().push(request);
         let (tx, rx) = oneshot::channel();
         let _ = tx.send(self.answer.clone());
         rx
@@ -661,7 +662,7 @@ fn policy_services_reach_the_gate_from_a_plugin() {
     let answers = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&answers);
     let gate = gate_with(move |host| {
-        let mut out = seen.lock().unwrap();
+        let mut out = seen.lock();
         out.push(host.call(
             "tool.policy",
             &json!({"rules": {"probe": {"allow": ["*.md"], "deny": ["/[/"]}}}),
@@ -672,7 +673,7 @@ fn policy_services_reach_the_gate_from_a_plugin() {
         host.call("tool.disable", &json!({"names": ["slow"]}))?;
         Ok(())
     });
-    let answers = answers.lock().unwrap();
+    let answers = answers.lock();
     let problems = answers[0]["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 1);
     assert!(

@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::{Value, json};
 use uji_core::Gate;
@@ -273,7 +275,7 @@ impl Plugin for TypedCaller {
         host.disable_tools(&["write_file", "edit_file"])?;
         host.enable_tools(&["edit_file"])?;
         let missing = host.session_info().unwrap_err();
-        let mut results = RESULTS.lock().unwrap();
+        let mut results = RESULTS.lock();
         results.push(format!(
             "{}/{} {}",
             chosen.provider,
@@ -299,7 +301,7 @@ fn the_sdk_wrappers_reach_core_through_the_plugin_abi() {
     )
     .unwrap();
     assert_eq!(
-        *RESULTS.lock().unwrap(),
+        *RESULTS.lock(),
         [
             "echo/shout 0".to_string(),
             "true | session.info is not available: uji has no host service named \"session.info\""

@@ -14,10 +14,10 @@
 //! is fast enough; being able to stop it matters more.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use mlua::{HookTriggers, Lua, VmState};
+use parking_lot::Mutex;
 
 use crate::runtime::current;
 
@@ -43,30 +43,27 @@ pub struct Interrupts {
 impl Interrupts {
     /// Marks `token`: its Lua code stops at the hook's next look.
     pub fn request(&self, token: u64) {
-        if let Ok(mut marked) = self.marked.lock() {
-            marked.insert(token);
-            self.pending.store(true, Ordering::SeqCst);
-        }
+        let mut marked = self.marked.lock();
+        marked.insert(token);
+        self.pending.store(true, Ordering::SeqCst);
     }
 
     pub fn is_requested(&self, token: u64) -> bool {
-        self.pending.load(Ordering::SeqCst) && self.marked.lock().is_ok_and(|m| m.contains(&token))
+        self.pending.load(Ordering::SeqCst) && self.marked.lock().contains(&token)
     }
 
     /// Forgets `token` once its call has been ended.
     pub fn clear(&self, token: u64) {
-        if let Ok(mut marked) = self.marked.lock() {
-            marked.remove(&token);
-            self.pending.store(!marked.is_empty(), Ordering::SeqCst);
-        }
+        let mut marked = self.marked.lock();
+        marked.remove(&token);
+        self.pending.store(!marked.is_empty(), Ordering::SeqCst);
     }
 
     fn any_requested(&self, tokens: &[u64]) -> bool {
-        self.pending.load(Ordering::SeqCst)
-            && self
-                .marked
-                .lock()
-                .is_ok_and(|m| tokens.iter().any(|t| m.contains(t)))
+        self.pending.load(Ordering::SeqCst) && {
+            let marked = self.marked.lock();
+            tokens.iter().any(|t| marked.contains(t))
+        }
     }
 }
 

@@ -2,9 +2,10 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mlua::{Function, Lua, Table, Value};
+use parking_lot::Mutex;
 use serde_json::{Value as Json, json};
 use uji_sdk::services::{
     PluginsAllowReplace, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove,
@@ -56,13 +57,11 @@ pub struct LuaTool {
 
 impl LuaTool {
     fn record_failure(&self, args: &Json, message: String) {
-        if let Ok(mut slot) = self.subject_failure.lock() {
-            *slot = Some((args.clone(), message));
-        }
+        *self.subject_failure.lock() = Some((args.clone(), message));
     }
 
     fn take_failure(&self, args: &Json) -> Option<String> {
-        let mut slot = self.subject_failure.lock().ok()?;
+        let mut slot = self.subject_failure.lock();
         match slot.take() {
             Some((failed, message)) if &failed == args => Some(message),
             other => {

@@ -169,7 +169,7 @@ fn session_functions_send_the_typed_session_requests() {
     use uji_sdk::services::{
         SessionCompact, SessionInfo, SessionInfoRequest, SessionInterrupt, SessionSetTitle,
     };
-    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::<String>::new()));
     let env = boot_with(
         r#"
 uji.session.set_title("Refactor the parser")
@@ -181,17 +181,17 @@ uji.notify(info.title .. " " .. info.model .. " " .. info.messages .. " " .. inf
         |registry| {
             let log = Arc::clone(&seen);
             registry.serve(move |r: SessionSetTitle| {
-                log.lock().unwrap().push(format!("title {}", r.title));
+                log.lock().push(format!("title {}", r.title));
                 Ok(())
             });
             let log = Arc::clone(&seen);
             registry.serve(move |_: SessionCompact| {
-                log.lock().unwrap().push("compact".into());
+                log.lock().push("compact".into());
                 Ok(())
             });
             let log = Arc::clone(&seen);
             registry.serve(move |_: SessionInterrupt| {
-                log.lock().unwrap().push("interrupt".into());
+                log.lock().push("interrupt".into());
                 Ok(())
             });
             registry.serve(|_: SessionInfoRequest| {
@@ -210,7 +210,7 @@ uji.notify(info.title .. " " .. info.model .. " " .. info.messages .. " " .. inf
     let notices = notice_texts(&env.registry);
     assert_eq!(notices, ["Refactor the parser echo/parrot 2 7 kept"]);
     assert_eq!(
-        *seen.lock().unwrap(),
+        *seen.lock(),
         ["title Refactor the parser", "compact", "interrupt"]
     );
 }
@@ -243,12 +243,12 @@ uji.notify(r == nil and "ok" or "not ok")"#,
         "config_dir",
         Value::from(config.path().to_string_lossy().into_owned()),
     );
-    let seen = Arc::new(std::sync::Mutex::new(Value::Null));
+    let seen = Arc::new(parking_lot::Mutex::new(Value::Null));
     let sink = Arc::clone(&seen);
     registry.add_service(
         "provider.add",
         Arc::new(move |_plugin, params| {
-            *sink.lock().unwrap() = params;
+            *sink.lock() = params;
             Ok(Value::Null)
         }),
     );
@@ -259,7 +259,7 @@ uji.notify(r == nil and "ok" or "not ok")"#,
     )
     .unwrap();
     assert_eq!(
-        *seen.lock().unwrap(),
+        *seen.lock(),
         json!({"id": "p", "wire": "w", "base_url": "http://x", "models": [{"id": "a", "context_window": 128000}, {"id": "b", "context_window": 10}]})
     );
     let notices = notice_texts(&registry);

@@ -224,6 +224,7 @@ fn tool_result(call_id: &str, name: &str, content: &str, subject: Option<&str>) 
         summary: None,
         diff: None,
         subject: subject.map(str::to_string),
+        error_kind: None,
     }
 }
 

@@ -5,9 +5,10 @@
 //! its own (one worker thread) and one HTTP client (connection pool) on
 //! first use. Everything here runs on that runtime.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
@@ -398,9 +399,7 @@ pub fn spawn_stream<P: StreamParser>(
     });
     let cancel_tx = Mutex::new(Some(cancel_tx));
     Some(Box::new(move || {
-        if let Ok(mut slot) = cancel_tx.lock()
-            && let Some(tx) = slot.take()
-        {
+        if let Some(tx) = cancel_tx.lock().take() {
             let _ = tx.send(());
         }
     }))

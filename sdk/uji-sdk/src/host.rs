@@ -282,19 +282,6 @@ impl FrontendSession {
         }
     }
 
-    /// The next event as a JSON value. Transitional: frontends move to
-    /// [`FrontendSession::next_event`]; removed before the release.
-    #[doc(hidden)]
-    pub fn next_event_value(&self, timeout_ms: u64) -> Result<Option<Value>, String> {
-        match self.next_event_json(Duration::from_millis(timeout_ms)) {
-            Ok(Some(json)) => serde_json::from_str(&json)
-                .map(Some)
-                .map_err(|e| format!("bad event from uji: {e}")),
-            Ok(None) => Ok(None),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
     fn submit_raw(&self, json: &str) -> Result<(), FrontendError> {
         self.inner
             .submit(RStr::from(json))

@@ -1,11 +1,12 @@
 //! Run a plugin's tools in unit tests without uji: a stand-in for the host's
 //! side of a call that records progress lines and the result.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::Value;
 use uji_abi::__private::TD_Opaque;
 use uji_abi::{Fault, RResult, RStr, RString, ToolCallBox};
@@ -40,9 +41,7 @@ struct TestHandle {
 
 impl TestHandle {
     fn send(&self, finished: Finished) {
-        if let Ok(mut slot) = self.done.lock()
-            && let Some(tx) = slot.take()
-        {
+        if let Some(tx) = self.done.lock().take() {
             let _ = tx.send(finished);
         }
     }
@@ -50,9 +49,7 @@ impl TestHandle {
 
 impl uji_abi::ToolCallHandle for TestHandle {
     fn progress(&self, line: RStr<'_>) {
-        if let Ok(mut lines) = self.progress.lock() {
-            lines.push(line.as_str().to_string());
-        }
+        self.progress.lock().push(line.as_str().to_string());
     }
 
     fn is_cancelled(&self) -> bool {
@@ -129,7 +126,7 @@ impl TestCall {
 
     /// Progress lines so far.
     pub fn progress_lines(&self) -> Vec<String> {
-        self.progress.lock().map(|l| l.clone()).unwrap_or_default()
+        self.progress.lock().clone()
     }
 }
 

@@ -32,11 +32,12 @@ pub use script::{DEFAULT_STALL_LIMIT, Script};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use script::{End, Kind};
 use serde_json::Value;
 
@@ -80,12 +81,6 @@ struct Shared {
     stop: AtomicBool,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// The running server. Dropping it stops it.
 pub struct FakeModel {
     addr: SocketAddr,
@@ -127,24 +122,26 @@ impl FakeModel {
     /// Queues the answer to a future request (first in, first out). A
     /// request with no script left gets a 500 saying so.
     pub fn push(&self, script: Script) -> &FakeModel {
-        lock(&self.shared.scripts).push_back(script);
+        self.shared.scripts.lock().push_back(script);
         self
     }
 
     /// Scripts not used yet.
     pub fn pending(&self) -> usize {
-        lock(&self.shared.scripts).len()
+        self.shared.scripts.lock().len()
     }
 
     /// Every request received so far, in order of arrival.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.shared.requests).clone()
+        self.shared.requests.lock().clone()
     }
 
     /// The last request received. Panics when there was none.
     #[allow(clippy::expect_used)]
     pub fn last_request(&self) -> RecordedRequest {
-        lock(&self.shared.requests)
+        self.shared
+            .requests
+            .lock()
             .last()
             .cloned()
             .expect("the fake model received no request")
@@ -168,7 +165,7 @@ impl FakeModel {
 
     /// Waits until at least `count` requests arrived; false on timeout.
     pub fn wait_for_requests(&self, count: usize, timeout: Duration) -> bool {
-        wait_until(timeout, || lock(&self.shared.requests).len() >= count)
+        wait_until(timeout, || self.shared.requests.lock().len() >= count)
     }
 }
 
@@ -218,8 +215,8 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
     let Some(request) = read_request(&mut stream) else {
         return;
     };
-    lock(&shared.requests).push(request);
-    let script = lock(&shared.scripts).pop_front().unwrap_or_else(|| {
+    shared.requests.lock().push(request);
+    let script = shared.scripts.lock().pop_front().unwrap_or_else(|| {
         Script::status(
             500,
             "{\"error\":\"fake-model: no scripted response left\"}",

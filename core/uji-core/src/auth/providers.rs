@@ -7,7 +7,9 @@
 //! ([`crate::auth::keys`]).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use uji_host::Registry;
 use uji_protocol::frontend::{KeyOrigin, ModelEntry, NoticeLevel, ProviderEntry};
@@ -99,23 +101,17 @@ impl Providers {
 
     /// The keys `uji login` saved; an environment variable still wins.
     pub fn set_stored_keys(&self, keys: BTreeMap<String, String>) {
-        if let Ok(mut stored) = self.stored.write() {
-            *stored = keys;
-        }
+        *self.stored.write() = keys;
     }
 
     /// A key `uji login` (or the `login` operation) just saved.
     pub fn remember_key(&self, id: &str, key: &str) {
-        if let Ok(mut stored) = self.stored.write() {
-            stored.insert(id.to_string(), key.to_string());
-        }
+        self.stored.write().insert(id.to_string(), key.to_string());
     }
 
     /// A saved key `uji logout` removed.
     pub fn forget_key(&self, id: &str) {
-        if let Ok(mut stored) = self.stored.write() {
-            stored.remove(id);
-        }
+        self.stored.write().remove(id);
     }
 
     /// Every provider and where its key comes from, for a login picker.
@@ -143,12 +139,8 @@ impl Providers {
 
     /// The provider's key: its variables in order, else a saved key.
     pub fn key_of(&self, provider: &Provider) -> Option<String> {
-        self.key_from_env(provider).or_else(|| {
-            self.stored
-                .read()
-                .ok()
-                .and_then(|s| s.get(&provider.id).cloned())
-        })
+        self.key_from_env(provider)
+            .or_else(|| self.stored.read().get(&provider.id).cloned())
     }
 
     fn key_from_env(&self, provider: &Provider) -> Option<String> {
@@ -170,10 +162,7 @@ impl Providers {
         {
             return KeySource::Env(var.clone());
         }
-        let stored = self
-            .stored
-            .read()
-            .is_ok_and(|s| s.contains_key(&provider.id));
+        let stored = self.stored.read().contains_key(&provider.id);
         match (stored, &provider.key_env) {
             (true, _) => KeySource::Stored,
             (false, None) => KeySource::NotNeeded,
@@ -187,16 +176,14 @@ impl Providers {
     }
 
     pub fn list(&self) -> Vec<Provider> {
-        self.list.read().map(|l| l.clone()).unwrap_or_default()
+        self.list.read().clone()
     }
 
     /// Adds a provider, or merges into the one with the same id: fields
     /// given replace, fields left out keep the shipped value, models are
     /// added or replaced by id.
     pub fn add(&self, provider: Provider) {
-        let Ok(mut list) = self.list.write() else {
-            return;
-        };
+        let mut list = self.list.write();
         match list.iter_mut().find(|p| p.id == provider.id) {
             Some(existing) => merge(existing, provider),
             None => list.push(provider),
@@ -212,9 +199,13 @@ impl Providers {
             .flat_map(|p| p.key_env.iter().chain(&p.key_env_alt))
             .filter_map(|var| self.env.get(var))
             .collect();
-        if let Ok(stored) = self.stored.read() {
-            values.extend(stored.values().filter(|k| !k.is_empty()).cloned());
-        }
+        values.extend(
+            self.stored
+                .read()
+                .values()
+                .filter(|k| !k.is_empty())
+                .cloned(),
+        );
         values.sort();
         values.dedup();
         values
@@ -224,22 +215,18 @@ impl Providers {
     /// just `provider`.
     pub fn choose(&self, choice: &str) -> Result<Resolved, String> {
         let resolved = self.resolve(Some(choice))?;
-        if let Ok(mut chosen) = self.chosen.write() {
-            *chosen = Some(choice.to_string());
-        }
+        *self.chosen.write() = Some(choice.to_string());
         Ok(resolved)
     }
 
     /// The reasoning effort given with the last `model.use` (none when it
     /// gave none).
     pub fn chosen_effort(&self) -> Option<String> {
-        self.effort.read().ok().and_then(|e| e.clone())
+        self.effort.read().clone()
     }
 
     fn set_effort(&self, effort: Option<String>) {
-        if let Ok(mut slot) = self.effort.write() {
-            *slot = effort;
-        }
+        *self.effort.write() = effort;
     }
 
     /// Every model of every provider, with whether its key is set (or
@@ -259,7 +246,7 @@ impl Providers {
     }
 
     pub fn chosen(&self) -> Option<String> {
-        self.chosen.read().ok().and_then(|c| c.clone())
+        self.chosen.read().clone()
     }
 
     /// What a request will use: `flag` (`--model`), else the configured

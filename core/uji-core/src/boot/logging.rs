@@ -5,7 +5,9 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
@@ -134,11 +136,7 @@ impl Write for CappedFile {
     /// The formatter hands over one whole line per call, so rotation never
     /// splits a line.
     fn write(&mut self, line: &[u8]) -> io::Result<usize> {
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| io::Error::other("log writer poisoned"))?;
-        state.append(line)?;
+        self.state.lock().append(line)?;
         Ok(line.len())
     }
 
@@ -227,7 +225,7 @@ mod tests {
             tracing::debug!(target: "plugin", "x");
             tracing::warn!(target: "plugin", "x");
         });
-        let seen = seen.lock().unwrap().clone();
+        let seen = seen.lock().clone();
         (seen, warning)
     }
 
@@ -242,7 +240,6 @@ mod tests {
             let meta = event.metadata();
             self.0
                 .lock()
-                .unwrap()
                 .push(format!("{} {}", meta.level(), meta.target()));
         }
     }

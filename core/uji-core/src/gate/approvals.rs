@@ -3,7 +3,9 @@
 //! event however the question ended (answered, timed out, withdrawn).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -50,7 +52,7 @@ impl FrontendApprover {
         decision: ApprovalDecision,
         guidance: Option<String>,
     ) -> Result<(), String> {
-        let sender = self.pending.lock().ok().and_then(|mut p| p.remove(call_id));
+        let sender = self.pending.lock().remove(call_id);
         let Some(sender) = sender else {
             return Err(format!(
                 "no approval question is open for call {call_id:?} (it was answered, timed out or withdrawn)"
@@ -74,11 +76,7 @@ impl FrontendApprover {
     /// after the interrupt is set: the gate then reports the call as
     /// interrupted, not denied.
     pub fn withdraw_all(&self) {
-        let withdrawn: Vec<String> = self
-            .pending
-            .lock()
-            .map(|mut p| p.drain().map(|(id, _)| id).collect())
-            .unwrap_or_default();
+        let withdrawn: Vec<String> = self.pending.lock().drain().map(|(id, _)| id).collect();
         for call_id in withdrawn {
             (self.events)(Event::ApprovalResolved {
                 call_id,
@@ -95,7 +93,7 @@ impl FrontendApprover {
         let timeout = self.timeout;
         tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
-            let sender = pending.lock().ok().and_then(|mut p| p.remove(&call_id));
+            let sender = pending.lock().remove(&call_id);
             if let Some(sender) = sender {
                 let _ = sender.send(Approval::Deny {
                     guidance: Some(TIMED_OUT.to_string()),
@@ -138,9 +136,7 @@ pub fn decision_name(approval: Option<Approval>) -> Option<String> {
 impl Approver for FrontendApprover {
     fn ask(&self, request: ApprovalRequest) -> oneshot::Receiver<Approval> {
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(request.call_id.clone(), tx);
-        }
+        self.pending.lock().insert(request.call_id.clone(), tx);
         let answers = offered(&request.labels);
         (self.events)(Event::ApprovalRequest {
             call_id: request.call_id.clone(),

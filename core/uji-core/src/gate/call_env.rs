@@ -72,9 +72,7 @@ impl Gate {
     /// `uji.tool.sandbox{…}` and `--sandbox`: changes what `change` sets
     /// and answers the settings.
     pub fn sandbox(&self, change: ToolSandbox) -> SandboxSettings {
-        let Ok(mut settings) = self.sandbox.write() else {
-            return SandboxSettings::default();
-        };
+        let mut settings = self.sandbox.write();
         if let Some(mode) = change.mode {
             settings.mode = Some(mode);
         }
@@ -96,7 +94,7 @@ impl Gate {
         if kind != SubjectKind::Command {
             return None;
         }
-        let settings = self.sandbox.read().ok()?.clone();
+        let settings = self.sandbox.read().clone();
         let mode = settings.mode.unwrap_or(SandboxMode::WorkspaceWrite);
         let roots = self.workspace_roots(cwd);
         let mut writable = roots.clone();
@@ -121,7 +119,7 @@ impl Gate {
     /// no sandbox: only while the user set no mode (a mode set applies to
     /// every command).
     pub fn lifted_by_allow_once(&self) -> bool {
-        self.sandbox.read().is_ok_and(|s| s.mode.is_none())
+        self.sandbox.read().mode.is_none()
     }
 
     /// What a sandboxed command may not change even beneath a writable

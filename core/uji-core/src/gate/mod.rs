@@ -10,10 +10,11 @@
 //! refuse. They are switched off explicitly (`confine(false)`, `enable`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use parking_lot::RwLock;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uji_host::{ProgressSink, Registry};
@@ -200,7 +201,8 @@ pub struct SessionRule {
 impl SessionRules {
     /// Starts over for `session` (a new or resumed session asks again).
     pub fn reset(&self, session: &str) {
-        if let Ok(mut inner) = self.0.write() {
+        {
+            let mut inner = self.0.write();
             inner.session = session.to_string();
             inner.rules.clear();
         }
@@ -208,40 +210,38 @@ impl SessionRules {
     }
 
     pub fn set_observer(&self, observer: Option<RulesObserver>) {
-        if let Ok(mut inner) = self.0.write() {
-            inner.observer = observer;
-        }
+        self.0.write().observer = observer;
     }
 
     /// Records that `tool` may act on `subject` for the rest of the session.
     pub fn allow(&self, tool: &str, subject: &str) {
-        if let Ok(mut inner) = self.0.write()
-            && !inner
+        {
+            let mut inner = self.0.write();
+            if !inner
                 .rules
                 .iter()
                 .any(|r| r.tool == tool && r.subject == subject)
-        {
-            let session = inner.session.clone();
-            inner.rules.push(SessionRule {
-                tool: tool.to_string(),
-                subject: subject.to_string(),
-                session,
-            });
+            {
+                let session = inner.session.clone();
+                inner.rules.push(SessionRule {
+                    tool: tool.to_string(),
+                    subject: subject.to_string(),
+                    session,
+                });
+            }
         }
         self.notify();
     }
 
     /// Adds rules recorded elsewhere (another process's running session).
     pub fn extend(&self, rules: Vec<SessionRule>) {
-        if let Ok(mut inner) = self.0.write() {
-            inner.rules.extend(rules);
-        }
+        self.0.write().rules.extend(rules);
     }
 
     /// The rule allowing `tool` on `subject`, if any.
     pub fn find(&self, tool: &str, subject: &str) -> Option<SessionRule> {
-        let inner = self.0.read().ok()?;
-        inner
+        self.0
+            .read()
             .rules
             .iter()
             .find(|r| r.tool == tool && r.subject == subject)
@@ -249,9 +249,9 @@ impl SessionRules {
     }
 
     fn notify(&self) {
-        let (observer, rules) = match self.0.read() {
-            Ok(inner) => (inner.observer.clone(), inner.rules.clone()),
-            Err(_) => return,
+        let (observer, rules) = {
+            let inner = self.0.read();
+            (inner.observer.clone(), inner.rules.clone())
         };
         if let Some(observer) = observer {
             observer(&rules);
@@ -339,12 +339,12 @@ impl Gate {
         &self.session_rules
     }
 
-    fn with_policy<R>(&self, f: impl FnOnce(&Policy) -> R) -> Option<R> {
-        self.policy.read().ok().map(|p| f(&p))
+    fn with_policy<R>(&self, f: impl FnOnce(&Policy) -> R) -> R {
+        f(&self.policy.read())
     }
 
-    fn with_policy_mut<R>(&self, f: impl FnOnce(&mut Policy) -> R) -> Option<R> {
-        self.policy.write().ok().map(|mut p| f(&mut p))
+    fn with_policy_mut<R>(&self, f: impl FnOnce(&mut Policy) -> R) -> R {
+        f(&mut self.policy.write())
     }
 
     // ---- the Rust API of uji.tool.* ---------------------------------------------
@@ -352,9 +352,7 @@ impl Gate {
     /// `uji.tool.policy(rules, {name})`: returns the invalid rules (each also
     /// becomes a notice).
     pub fn set_policy(&self, rules: &Value, set: Option<&str>) -> Vec<RuleProblem> {
-        let problems = self
-            .with_policy_mut(|p| p.set_rules(rules, set))
-            .unwrap_or_default();
+        let problems = self.with_policy_mut(|p| p.set_rules(rules, set));
         for problem in &problems {
             self.registry.notify("uji", &problem.to_string());
         }
@@ -370,17 +368,17 @@ impl Gate {
     }
 
     pub fn is_disabled(&self, name: &str) -> bool {
-        self.with_policy(|p| p.is_disabled(name)).unwrap_or(false)
+        self.with_policy(|p| p.is_disabled(name))
     }
 
     /// `uji.tool.confine(enabled)`: whether the file tools are confined.
     pub fn confine(&self, enabled: Option<bool>) -> bool {
-        self.with_policy_mut(|p| p.confine(enabled)).unwrap_or(true)
+        self.with_policy_mut(|p| p.confine(enabled))
     }
 
     /// `uji.tool.roots(paths)`: the extra directories file tools may reach.
     pub fn roots(&self, paths: Option<Vec<String>>) -> Vec<PathBuf> {
-        self.with_policy_mut(|p| p.roots(paths)).unwrap_or_default()
+        self.with_policy_mut(|p| p.roots(paths))
     }
 
     /// Offers the policy to plugins as host services (`Host::call`), which is
@@ -456,7 +454,7 @@ impl Gate {
         }
         if kind == SubjectKind::Path
             && self.own_spill_file(tool, subject, cwd).is_none()
-            && let Some(Err(e)) = self.with_policy(|p| p.check_path(subject, cwd))
+            && let Err(e) = self.with_policy(|p| p.check_path(subject, cwd))
         {
             let mut verdict = Verdict::new(
                 Decision::Deny,
@@ -472,9 +470,7 @@ impl Gate {
             declared: declared_policy,
             cwd,
         };
-        let verdict = self
-            .with_policy(|p| p.decide(&facts))
-            .unwrap_or_else(|| Verdict::new(Decision::Ask, "policy unavailable; fallback ask"));
+        let verdict = self.with_policy(|p| p.decide(&facts));
         let mut verdict = self.with_session_rules(tool, subject, verdict);
         if verdict.decision != Decision::Deny && self.without_bash(kind) {
             verdict.decision = Decision::Ask;
@@ -697,7 +693,7 @@ impl Gate {
             && self
                 .own_spill_file(&request.name, &subject, &request.cwd)
                 .is_none()
-            && let Some(Err(e)) = self.with_policy(|p| p.check_path(&subject, &request.cwd))
+            && let Err(e) = self.with_policy(|p| p.check_path(&subject, &request.cwd))
         {
             let output = denied(e.to_string());
             return Err(refused(output, DecidedBy::Confinement, subject, verb));
@@ -767,9 +763,7 @@ impl Gate {
                     declared: spec.policy.map(declared),
                     cwd: &request.cwd,
                 };
-                let verdict = self
-                    .with_policy(|p| p.decide(&facts))
-                    .unwrap_or_else(|| Verdict::new(Decision::Ask, "fallback ask"));
+                let verdict = self.with_policy(|p| p.decide(&facts));
                 let verdict = self.with_session_rules(&request.name, subject, verdict);
                 Verdicted {
                     decision: verdict.decision,

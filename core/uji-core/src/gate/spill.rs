@@ -39,9 +39,7 @@ impl Gate {
     /// Spill files of the calls from now on go to `dir`, with `secrets`
     /// replaced (a new or resumed session sets its own).
     pub fn set_spill(&self, dir: PathBuf, secrets: Vec<String>) {
-        if let Ok(mut place) = self.spill.write() {
-            *place = SpillPlace { dir, secrets };
-        }
+        *self.spill.write() = SpillPlace { dir, secrets };
     }
 
     /// The directory the running session's spill files go to.
@@ -50,7 +48,7 @@ impl Gate {
     }
 
     fn spill_place(&self) -> SpillPlace {
-        self.spill.read().map(|p| p.clone()).unwrap_or_default()
+        self.spill.read().clone()
     }
 
     /// A spill file name no call had yet.

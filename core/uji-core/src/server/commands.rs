@@ -55,9 +55,7 @@ impl Shared {
         match name {
             "help" => output(self.help()),
             "model" if args.is_empty() => {
-                let model = self.model.lock().map_err(|_| "the session is broken")?;
-                let label = model.as_ref().map_err(Clone::clone)?.label();
-                drop(model);
+                let label = self.control.model().model?.label();
                 output(label)
             }
             "model" => {

@@ -67,14 +67,13 @@ impl Shared {
     /// makes available; one on this provider sends the new key from its
     /// next request on.
     fn use_new_key(&self, id: &str) {
-        let current = self.model.lock().map(|m| m.clone());
-        let choice = match current {
-            Ok(Err(_)) => match self.sessions.providers.resolve(None) {
+        let choice = match self.control.model().model {
+            Err(_) => match self.sessions.providers.resolve(None) {
                 Ok(resolved) => resolved.label(),
                 Err(_) => return,
             },
-            Ok(Ok(resolved)) if resolved.provider.id == id => resolved.label(),
-            _ => return,
+            Ok(resolved) if resolved.provider.id == id => resolved.label(),
+            Ok(_) => return,
         };
         if let Err(e) = self.set_model(Some(&choice), None) {
             tracing::warn!("after a login, {choice} cannot be used: {e}");
@@ -106,25 +105,18 @@ impl Shared {
     /// A session on this provider stops sending the removed key (an
     /// environment variable's key still works).
     fn drop_forgotten_key(&self, id: &str) {
-        let Ok(mut current) = self.model.lock() else {
-            return;
-        };
-        let label = match current.as_ref() {
-            Ok(resolved) if resolved.provider.id == id => resolved.label(),
-            _ => return,
-        };
-        match self.sessions.providers.resolve(Some(&label)) {
-            Ok(resolved) => {
-                let effort = self.effort.lock().ok().and_then(|e| e.clone());
-                self.control.set_model(resolved.clone(), effort);
-                *current = Ok(resolved);
-            }
-            Err(why) => {
-                self.control.unset_model(why.clone());
-                *current = Err(why);
-            }
+        let providers = &self.sessions.providers;
+        let switched = self.control.switch_model(|chosen| {
+            let label = match &chosen.model {
+                Ok(resolved) if resolved.provider.id == id => resolved.label(),
+                _ => return Err(()),
+            };
+            // Without the key the model may be gone: requests say why.
+            chosen.model = providers.resolve(Some(&label));
+            Ok(())
+        });
+        if switched.is_ok() {
+            self.apply_when_idle();
         }
-        drop(current);
-        self.apply_when_idle();
     }
 }

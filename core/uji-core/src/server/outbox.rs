@@ -4,10 +4,12 @@
 //! already paced where it starts (`uji_host::progress`), so what waits here
 //! is mostly streamed text.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use uji_protocol::frontend::Event;
 
@@ -83,7 +85,7 @@ impl Reader {
         if self.closed.load(Ordering::Relaxed) {
             return Err(ENDED.to_string());
         }
-        let events = self.rx.lock().map_err(|_| ENDED.to_string())?;
+        let events = self.rx.lock();
         match events.recv_timeout(timeout) {
             Ok(event) => Ok(Some(event)),
             Err(RecvTimeoutError::Timeout) => Ok(None),

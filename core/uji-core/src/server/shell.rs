@@ -4,10 +4,11 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use uji_host::progress::{self, Paced};
@@ -37,23 +38,17 @@ impl Shells {
     fn start(&self) -> (u64, Interrupt) {
         let (interrupter, interrupt) = interrupt_pair();
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut running) = self.running.lock() {
-            running.insert(id, interrupter);
-        }
+        self.running.lock().insert(id, interrupter);
         (id, interrupt)
     }
 
     fn done(&self, id: u64) {
-        if let Ok(mut running) = self.running.lock() {
-            running.remove(&id);
-        }
+        self.running.lock().remove(&id);
     }
 
     pub(super) fn stop_all(&self) {
-        if let Ok(running) = self.running.lock() {
-            for interrupter in running.values() {
-                interrupter.interrupt();
-            }
+        for interrupter in self.running.lock().values() {
+            interrupter.interrupt();
         }
     }
 }

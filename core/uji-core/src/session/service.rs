@@ -16,8 +16,7 @@ use crate::auth::providers::Providers;
 use crate::boot::Booted;
 use crate::gate::{Approver, Gate, HeadlessApprover};
 use crate::session::store::{SessionFile, SessionSummary, Store, StoreError};
-use crate::turn::agent::{Agent, TurnSettings, offered, saved_usage};
-use crate::turn::control::{MessageQueue, SessionControl};
+use crate::turn::agent::{Agent, TurnSettings, offered};
 
 /// Why a session could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -249,29 +248,24 @@ impl Sessions {
             // The session server installs the frontend's approver.
             Approvals::Frontend => Arc::new(HeadlessApprover { yes: false }),
         };
+        let settings = TurnSettings {
+            idle_timeout: model.as_ref().ok().and_then(|m| m.provider.idle_timeout),
+            model,
+            tools: self.options.tools.clone(),
+            append_prompt: self.options.append_prompt.clone(),
+            effort: self.options.effort.clone(),
+            cwd: self.cwd.clone(),
+            secrets,
+        };
         // Usage is tracked per session: a resumed one starts from what its
         // saved answers used.
-        let usage = saved_usage(&session.messages);
-        let agent = Agent {
-            gate: self.gate.clone(),
-            registry: self.registry.clone(),
+        let agent = Agent::new(
+            self.gate.clone(),
+            self.registry.clone(),
             session,
-            settings: TurnSettings {
-                idle_timeout: model.as_ref().ok().and_then(|m| m.provider.idle_timeout),
-                model,
-                tools: self.options.tools.clone(),
-                append_prompt: self.options.append_prompt.clone(),
-                effort: self.options.effort.clone(),
-                cwd: self.cwd.clone(),
-                secrets,
-            },
+            settings,
             approver,
-            events: Arc::new(|_| {}),
-            usage,
-            context_used: 0,
-            queue: MessageQueue::default(),
-            control: SessionControl::default(),
-        };
+        );
         Ok((agent, resumed))
     }
 
@@ -304,8 +298,7 @@ impl Sessions {
     /// The `session_configured` event for `agent`'s session.
     pub fn configured(&self, agent: &Agent, resumed: bool) -> SessionConfigured {
         let history = agent
-            .session
-            .messages
+            .messages()
             .iter()
             .filter(|m| !matches!(m.body, MessageBody::User { hidden: true, .. }))
             .cloned()
@@ -329,16 +322,16 @@ impl Sessions {
             .unwrap_or_default();
         SessionConfigured {
             protocol: PROTOCOL_VERSION,
-            id: agent.session.id().to_string(),
+            id: agent.id().to_string(),
             resumed,
-            cwd: agent.session.header.cwd.clone(),
-            title: agent.session.header.title.clone(),
-            model: agent.settings.model_state(),
+            cwd: agent.cwd().to_string(),
+            title: agent.title().to_string(),
+            model: agent.model_state(),
             history,
             commands: self.commands(),
             keymap,
             tools,
-            usage: agent.usage,
+            usage: agent.usage(),
             status: Default::default(),
         }
     }

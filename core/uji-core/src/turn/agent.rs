@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use uji_host::{ProgressSink, Registry, StreamError, WireEvents};
 use uji_protocol::frontend::{Event, ModelState, NoticeLevel};
 use uji_protocol::session::{MessageBody, StoredMessage};
@@ -21,7 +22,7 @@ use crate::gate::{Approver, Gate, GateResult, Started, ToolRequest};
 use crate::session::store::{SessionFile, new_call_id};
 use crate::turn::answer_sink::AnswerSink;
 pub use crate::turn::control::EventSink;
-use crate::turn::control::{MessageQueue, SessionControl};
+use crate::turn::control::{ChosenModel, MessageQueue, SessionControl};
 use crate::turn::interrupt::Interrupt;
 use crate::{turn::compaction, turn::prompt, turn::retry};
 
@@ -67,22 +68,55 @@ pub struct TurnOutcome {
     pub usage: Usage,
 }
 
-/// One session's agent.
+/// One session's agent. Whoever runs it (the session server's worker)
+/// owns it and everything in it; what others read of it while it works is
+/// published as a [`SessionSnapshot`], and what they change reaches it
+/// through its [`MessageQueue`] and [`SessionControl`].
 pub struct Agent {
-    pub gate: Gate,
-    pub registry: Registry,
-    pub session: SessionFile,
-    pub settings: TurnSettings,
-    pub approver: Arc<dyn Approver>,
-    pub events: EventSink,
+    gate: Gate,
+    registry: Registry,
+    session: SessionFile,
+    /// `model` and `effort` are what the running request uses: a copy of
+    /// the control's choice, taken at each safe point.
+    settings: TurnSettings,
+    approver: Arc<dyn Approver>,
+    events: EventSink,
+    /// Tokens the whole session used.
+    usage: Usage,
+    /// Tokens the last request read: what the context holds.
+    context_used: u64,
+    /// Messages the user sent while a turn runs.
+    queue: MessageQueue,
+    /// Model, title and `!cmd` results set from outside the turn.
+    control: SessionControl,
+    /// Where the snapshot goes each time it changes.
+    published: watch::Sender<SessionSnapshot>,
+}
+
+/// What others read of a session while its agent works (`session.info`,
+/// whether a session to delete is the running one), published by the
+/// agent whenever it changes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionSnapshot {
+    pub id: String,
+    pub title: String,
+    pub cwd: String,
+    /// Messages in the session so far.
+    pub messages: u64,
     /// Tokens the whole session used.
     pub usage: Usage,
-    /// Tokens the last request read: what the context holds.
-    pub context_used: u64,
-    /// Messages the user sent while a turn runs.
+}
+
+/// Where a session server points an agent: its events, the queue and side
+/// door it takes changes from, who answers its questions, and where its
+/// snapshot goes.
+pub struct Connection {
+    pub events: EventSink,
     pub queue: MessageQueue,
-    /// Model, title and `!cmd` results set from outside the turn.
     pub control: SessionControl,
+    /// `None` keeps the agent's own approver (a headless session's).
+    pub approver: Option<Arc<dyn Approver>>,
+    pub snapshot: watch::Sender<SessionSnapshot>,
 }
 
 impl TurnSettings {
@@ -210,6 +244,123 @@ pub fn decode_arguments(raw: &str) -> Result<Value, String> {
 }
 
 impl Agent {
+    /// The agent of `session`, run with `settings`, its questions answered
+    /// by `approver`. Its usage starts from what the session's saved
+    /// answers used; its events go nowhere until it is connected.
+    pub fn new(
+        gate: Gate,
+        registry: Registry,
+        session: SessionFile,
+        settings: TurnSettings,
+        approver: Arc<dyn Approver>,
+    ) -> Agent {
+        let usage = saved_usage(&session.messages);
+        let control = SessionControl::new(ChosenModel {
+            model: settings.model.clone(),
+            effort: settings.effort.clone(),
+        });
+        Agent {
+            gate,
+            registry,
+            session,
+            settings,
+            approver,
+            events: Arc::new(|_| {}),
+            usage,
+            context_used: 0,
+            queue: MessageQueue::default(),
+            control,
+            // Nobody reads it until the agent is connected.
+            published: watch::Sender::new(SessionSnapshot::default()),
+        }
+    }
+
+    /// Points the agent at a session server's connection, and publishes
+    /// its snapshot there.
+    pub fn connect(&mut self, to: Connection) {
+        self.events = to.events;
+        self.queue = to.queue;
+        self.control = to.control;
+        if let Some(approver) = to.approver {
+            self.approver = approver;
+        }
+        self.published = to.snapshot;
+        self.publish();
+    }
+
+    /// What others may read of the session now.
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            id: self.session.id().to_string(),
+            title: self.session.header.title.clone(),
+            cwd: self.session.header.cwd.clone(),
+            messages: self.session.messages.len() as u64,
+            usage: self.usage,
+        }
+    }
+
+    fn publish(&self) {
+        self.published.send_replace(self.snapshot());
+    }
+
+    pub fn id(&self) -> &str {
+        self.session.id()
+    }
+
+    pub fn title(&self) -> &str {
+        &self.session.header.title
+    }
+
+    /// The directory the session was started in.
+    pub fn cwd(&self) -> &str {
+        &self.session.header.cwd
+    }
+
+    /// Everything saved in the session, oldest first.
+    pub fn messages(&self) -> &[StoredMessage] {
+        &self.session.messages
+    }
+
+    /// What opening the session's file found damaged.
+    pub fn damage(&self) -> &[String] {
+        &self.session.notices
+    }
+
+    /// Tokens the whole session used.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The model as frontends show it; `None` while there is none.
+    pub fn model_state(&self) -> Option<ModelState> {
+        self.settings.model_state()
+    }
+
+    /// The model requests use, or the error that says how to set one up.
+    pub fn model(&self) -> Result<&Resolved, String> {
+        self.settings.resolved()
+    }
+
+    /// The model and effort the agent uses, as a control's choice.
+    pub fn chosen_model(&self) -> ChosenModel {
+        ChosenModel {
+            model: self.settings.model.clone(),
+            effort: self.settings.effort.clone(),
+        }
+    }
+
+    /// Runs the handlers plugins registered for `event` (a session's
+    /// start, a compaction).
+    pub fn notify_plugins(&self, event: &str, payload: Value) {
+        self.registry.emit(event, payload);
+    }
+
+    /// Adds tokens used outside a turn (a summary) to the session's.
+    pub(crate) fn add_usage(&mut self, more: &Usage) {
+        add_usage(&mut self.usage, more);
+        self.publish();
+    }
+
     pub(crate) fn emit(&self, event: Event) {
         (self.events)(event);
     }
@@ -302,6 +453,7 @@ impl Agent {
     pub fn save(&mut self, body: MessageBody) -> StoredMessage {
         let body = self.redact_body(body);
         let (message, written) = self.session.append(body);
+        self.publish();
         if let Err(e) = written {
             self.notice(format!(
                 "could not save to {}: {e}; this message is not in the saved session",
@@ -546,7 +698,7 @@ impl Agent {
         images: Vec<Image>,
         interrupt: &mut Interrupt,
     ) -> TurnOutcome {
-        self.apply_control();
+        self.apply_changes();
         self.title_from(&text);
         self.emit(Event::TurnStarted { text: text.clone() });
         self.save(MessageBody::User {
@@ -560,7 +712,7 @@ impl Agent {
     /// Runs a turn for what waits in the session control (a background
     /// job's report) with no new user message.
     pub async fn wake(&mut self, interrupt: &mut Interrupt) -> TurnOutcome {
-        self.apply_control();
+        self.apply_changes();
         self.emit(Event::TurnStarted {
             text: String::new(),
         });
@@ -575,7 +727,7 @@ impl Agent {
             if interrupt.is_set() {
                 return self.interrupted(usage);
             }
-            self.apply_control();
+            self.apply_changes();
             if let Some(steer) = self.queue.pop_steering() {
                 self.save(MessageBody::User {
                     text: steer.text,
@@ -641,20 +793,20 @@ impl Agent {
         if let Err(e) = self.session.set_title(&title) {
             self.notice(format!("could not save the title: {e}"));
         }
+        self.publish();
         self.emit(Event::TitleChanged { title });
     }
 
     /// Takes what was changed from outside the turn: the model for the
     /// next request, a title, `!cmd` results to save.
-    pub fn apply_control(&mut self) {
+    pub fn apply_changes(&mut self) {
         let pending = self.control.take();
-        if let Some((model, effort)) = pending.model {
-            self.settings.idle_timeout = model.provider.idle_timeout;
-            self.settings.model = Ok(model);
-            self.settings.effort = effort;
-        }
-        if let Some(why) = pending.no_model {
-            self.settings.model = Err(why);
+        if let Some(choice) = pending.model {
+            if let Ok(model) = &choice.model {
+                self.settings.idle_timeout = model.provider.idle_timeout;
+            }
+            self.settings.model = choice.model;
+            self.settings.effort = choice.effort;
         }
         if let Some(secrets) = pending.secrets {
             self.gate.set_spill(self.gate.spill_dir(), secrets.clone());
@@ -690,6 +842,7 @@ impl Agent {
     /// Adds an answer's tokens to the session and tells the frontend.
     fn count_usage(&mut self, answer: &Usage, turn: &Usage) {
         add_usage(&mut self.usage, answer);
+        self.publish();
         self.context_used = answer.context();
         self.emit(Event::Usage {
             turn: *turn,

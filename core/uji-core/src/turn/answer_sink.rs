@@ -2,9 +2,9 @@
 //! (also one split between deltas), and the answer's size counted so a
 //! model that never stops is stopped, whichever wire streams it.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use parking_lot::Mutex;
 use tokio::sync::Notify;
 use uji_host::WireEvents;
 use uji_protocol::frontend::Event;
@@ -50,9 +50,7 @@ impl AnswerSink {
 
     /// The stream ended: shows what was held back in case it began a key.
     pub(crate) fn flush(&self) {
-        let Ok(mut shown) = self.state.lock() else {
-            return;
-        };
+        let mut shown = self.state.lock();
         let text = shown.text.flush();
         let reasoning = shown.reasoning.flush();
         self.emit(text, false);
@@ -64,9 +62,7 @@ impl AnswerSink {
             return;
         }
         // Held while emitting, so deltas keep their order.
-        let Ok(mut shown) = self.state.lock() else {
-            return;
-        };
+        let mut shown = self.state.lock();
         shown.bytes += delta.len();
         if shown.bytes > MAX_ANSWER_BYTES {
             self.over.store(true, Ordering::SeqCst);

@@ -136,7 +136,7 @@ pub async fn compact(
     keep_tokens: usize,
     interrupt: &mut Interrupt,
 ) -> Result<usize, String> {
-    let messages = agent.session.messages.clone();
+    let messages = agent.messages().to_vec();
     let Some(through) = cut_point(&messages, keep_tokens) else {
         return Err("nothing to compact".to_string());
     };
@@ -162,7 +162,7 @@ pub async fn compact(
         .stream_with_retries(&request, interrupt, false)
         .await?
         .ok_or_else(|| "interrupted".to_string())?;
-    crate::turn::agent::add_usage(&mut agent.usage, &answer.usage);
+    agent.add_usage(&answer.usage);
     if answer.text.trim().is_empty() {
         return Err("the model returned an empty summary".to_string());
     }
@@ -188,10 +188,10 @@ pub async fn compact_if_needed(
     system: &str,
     interrupt: &mut Interrupt,
 ) -> Result<(), String> {
-    let model = &agent.settings.resolved()?.model;
+    let model = &agent.model()?.model;
     let window = model.context_window as usize;
     let reserve = (model.max_output.unwrap_or(20_000) as usize).min(window / 4);
-    let messages = wire_messages(&agent.session.messages);
+    let messages = wire_messages(agent.messages());
     let estimate = estimate_tokens(system, &messages);
     let limit = window.saturating_sub(reserve);
     if estimate < limit {
@@ -201,9 +201,7 @@ pub async fn compact_if_needed(
     let keep = 20_000usize.min(limit / 4);
     tracing::info!("context ~{estimate} tokens reaches {limit}: compacting, keeping ~{keep}");
     let count = compact(agent, keep, interrupt).await?;
-    agent
-        .registry
-        .emit("session_compacted", serde_json::json!({"count": count}));
+    agent.notify_plugins("session_compacted", serde_json::json!({"count": count}));
     let text = format!("compacted {count} earlier messages");
     tracing::info!("{text}");
     agent.emit(uji_protocol::frontend::Event::notice(

@@ -21,6 +21,14 @@ struct ToolResult<'a> {
     summary: Option<&'a str>,
     diff: Option<&'a uji_protocol::FileDiff>,
     subject: &'a str,
+    error_kind: Option<uji_protocol::ToolErrorKind>,
+}
+
+/// A denied call in a session file written before tool results carried
+/// their `error_kind`: the gate's refusals were the only results starting
+/// with "denied".
+fn written_before_kinds_denied(result: &ToolResult<'_>) -> bool {
+    result.is_error && result.content.starts_with("denied")
 }
 
 impl App {
@@ -294,6 +302,7 @@ impl App {
                 summary,
                 diff,
                 subject,
+                error_kind,
                 ..
             } => {
                 let result = ToolResult {
@@ -304,6 +313,7 @@ impl App {
                     summary: summary.as_deref(),
                     diff: diff.as_ref(),
                     subject: subject.as_deref().unwrap_or(""),
+                    error_kind,
                 };
                 self.on_tool_result(&result);
             }
@@ -354,7 +364,8 @@ impl App {
         }
         if let Some(tool) = self.transcript.tool_mut(result.call_id) {
             let denied = tool.state() == ToolState::Denied
-                || (result.is_error && result.content.starts_with("denied"));
+                || result.error_kind == Some(uji_protocol::ToolErrorKind::Denied)
+                || (result.error_kind.is_none() && written_before_kinds_denied(result));
             tool.set_output(result.content);
             // A live call was finished by `tool_finished` already; history
             // finishes here.

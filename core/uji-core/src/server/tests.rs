@@ -1,0 +1,265 @@
+//! The session server in process, on a wire that answers at once (model
+//! `unit/quick`) or when the test says so (`unit/held`): what host services
+//! read of the session, and a lock poisoned while a turn runs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use uji_host::PluginSearch;
+use uji_host::paths::Dirs;
+use uji_protocol::services::{ModelInfo, ModelUse, Provider, SessionInfo, SessionInfoRequest};
+use uji_sdk::{Answer, Canceller, Host, Plugin, Reply, Usage, Wire, WireRequest};
+
+use super::*;
+use crate::session::service::SessionOptions;
+
+/// Replies of `unit/held` requests, by session id, until a test answers
+/// them.
+static HELD: Mutex<Vec<(String, Reply)>> = Mutex::new(Vec::new());
+
+struct UnitWire;
+
+impl Wire for UnitWire {
+    fn stream(&self, request: WireRequest, reply: Reply) -> Option<Canceller> {
+        if request.model == "held" {
+            HELD.lock()
+                .push((request.session.unwrap_or_default(), reply));
+        } else {
+            reply.done(answer("quick answer"));
+        }
+        None
+    }
+}
+
+fn answer(text: &str) -> Answer {
+    Answer {
+        text: text.to_string(),
+        usage: Usage {
+            input: 3,
+            output: 2,
+            ..Usage::default()
+        },
+        ..Answer::default()
+    }
+}
+
+struct UnitPlugin;
+
+impl Plugin for UnitPlugin {
+    const NAME: &'static str = "unit-wire";
+    const VERSION: &'static str = "0.0.0";
+
+    fn init(host: &Host) -> Result<(), String> {
+        host.register_wire("unit", UnitWire)?;
+        let provider = Provider::new("unit", "unit")
+            .model(ModelInfo::new("quick"))
+            .model(ModelInfo::new("held"));
+        host.add_provider(provider).map_err(|e| e.to_string())
+    }
+}
+
+struct Running {
+    port: Arc<ServerPort>,
+    shared: Arc<Shared>,
+    id: String,
+    _runtime: tokio::runtime::Runtime,
+    _root: tempfile::TempDir,
+}
+
+/// A session on `model`, served, its `session_configured` read.
+fn start(model: &str) -> Running {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = Dirs {
+        config: root.path().join("config"),
+        data: root.path().join("data"),
+    };
+    let work = root.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let search = PluginSearch {
+        exe_dir: None,
+        plugin_path: None,
+        config_plugins: None,
+    };
+    let unit = uji_sdk::in_process_module::<UnitPlugin>();
+    let builtins = [(unit, "unit-wire")];
+    let booted = crate::boot(
+        crate::BootOptions::new(dirs, &work)
+            .search(search)
+            .builtins(&builtins),
+    );
+    let options = SessionOptions {
+        model: Some(model.to_string()),
+        ..SessionOptions::default()
+    };
+    let sessions = Sessions::new(&booted, options).unwrap();
+    let (agent, resumed) = sessions.start(&Start::New { title: None }).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (port, _worker, shared) = {
+        let _guard = runtime.enter();
+        serve_shared(sessions, agent, resumed)
+    };
+    let id = shared.snapshot.borrow().id.clone();
+    let running = Running {
+        id,
+        port,
+        shared,
+        _runtime: runtime,
+        _root: root,
+    };
+    running.until(|event| matches!(event, Event::SessionConfigured(_)));
+    running
+}
+
+impl Running {
+    /// Reads events until one `wanted` (at most 10 s).
+    fn until(&self, wanted: impl Fn(&Event) -> bool) -> Event {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while Instant::now() < deadline {
+            if let Some(event) = self.port.next(Duration::from_millis(100)).unwrap() {
+                if wanted(&event) {
+                    return event;
+                }
+                seen.push(event);
+            }
+        }
+        panic!("not the event waited for; saw {seen:#?}");
+    }
+
+    fn say(&self, text: &str) {
+        let op = Op::UserMessage {
+            text: text.to_string(),
+            images: Vec::new(),
+            delivery: Delivery::Queue,
+        };
+        self.port.submit_op(op).unwrap();
+    }
+
+    /// What a plugin's `session.info` answers now.
+    fn info(&self) -> SessionInfo {
+        self.shared
+            .sessions
+            .registry
+            .call("test", &SessionInfoRequest {})
+            .unwrap()
+    }
+
+    fn busy(&self) -> bool {
+        self.info().extra.get("busy") == Some(&Value::Bool(true))
+    }
+
+    /// Answers this session's held request, once the wire holds it.
+    fn answer_held(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let reply = {
+                let mut held = HELD.lock();
+                let at = held.iter().position(|(id, _)| *id == self.id);
+                at.map(|at| held.remove(at).1)
+            };
+            if let Some(reply) = reply {
+                reply.done(answer(text));
+                return;
+            }
+            assert!(Instant::now() < deadline, "no request was held");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until the wire holds this session's request.
+    fn wait_held(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !HELD.lock().iter().any(|(id, _)| *id == self.id) {
+            assert!(Instant::now() < deadline, "no request was held");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn turn_finished(event: &Event) -> bool {
+    matches!(event, Event::TurnFinished { .. })
+}
+
+#[test]
+fn session_info_reports_the_switched_model_and_the_finished_turn() {
+    let session = start("unit/quick");
+    let info = session.info();
+    assert_eq!(
+        (info.model.as_str(), info.messages, session.busy()),
+        ("unit/quick", 0, false)
+    );
+    session.say("hello");
+    session.until(turn_finished);
+    // A frontend that reads turn_finished finds the turn in the answer.
+    let info = session.info();
+    assert_eq!((info.messages, session.busy()), (2, false));
+    assert_eq!((info.usage.input, info.usage.output), (3, 2));
+    assert_eq!(info.id, session.id);
+    let switch = ModelUse {
+        effort: Some("high".to_string()),
+        ..ModelUse::new("unit/held")
+    };
+    session
+        .shared
+        .sessions
+        .registry
+        .call("test", &switch)
+        .unwrap();
+    let info = session.info();
+    assert_eq!(info.model, "unit/held");
+    assert_eq!(info.effort.as_deref(), Some("high"));
+    session.say("again");
+    session.wait_held();
+    // The turn runs: its message is counted, the session is busy, and a
+    // switch made meanwhile is the model the next request uses.
+    assert_eq!((session.info().messages, session.busy()), (3, true));
+    session
+        .shared
+        .sessions
+        .registry
+        .call("test", &ModelUse::new("unit/quick"))
+        .unwrap();
+    assert_eq!(session.info().model, "unit/quick");
+    session.answer_held("held answer");
+    session.until(turn_finished);
+    let info = session.info();
+    assert_eq!((info.messages, session.busy()), (4, false));
+    assert_eq!((info.usage.input, info.usage.output), (6, 4));
+}
+
+#[test]
+fn a_poisoned_busy_slot_does_not_lose_a_queued_message() {
+    let session = start("unit/held");
+    session.say("first");
+    session.wait_held();
+    // A thread dies holding the lock that says whether a turn runs.
+    let shared = Arc::clone(&session.shared);
+    let died = std::thread::spawn(move || {
+        let _held = shared.current.lock();
+        panic!("a thread dies holding the busy slot");
+    })
+    .join();
+    assert!(died.is_err());
+    assert!(session.busy(), "a running turn must not be reported idle");
+    session.say("second");
+    let queued = session.until(|event| matches!(event, Event::QueueChanged { .. }));
+    assert!(
+        matches!(&queued, Event::QueueChanged { queued } if queued == &["second".to_string()]),
+        "{queued:?}"
+    );
+    session.answer_held("one");
+    // The queued message is the next turn's, not dropped.
+    let next = session.until(|event| matches!(event, Event::TurnStarted { .. }));
+    assert!(
+        matches!(&next, Event::TurnStarted { text } if text == "second"),
+        "{next:?}"
+    );
+    session.answer_held("two");
+    session.until(turn_finished);
+    assert_eq!((session.info().messages, session.busy()), (4, false));
+}
