@@ -700,6 +700,26 @@ fn policy_services_reach_the_gate_from_a_plugin() {
     assert_eq!(verdict.decision, Decision::Ask);
 }
 
+/// Runs `request` through the gate and interrupts it after `after_ms`.
+async fn run_interrupted(
+    gate: &Gate,
+    request: ToolRequest,
+    approver: &dyn Approver,
+    after_ms: u64,
+) -> uji_core::GateResult {
+    let (interrupter, mut interrupt) = interrupt_pair();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(after_ms)).await;
+        interrupter.interrupt();
+    });
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        gate.run(request, approver, no_progress(), &mut interrupt),
+    )
+    .await
+    .unwrap()
+}
+
 #[test]
 fn interrupting_stops_a_running_tool_and_an_open_question() {
     let (_d, cwd) = work();
@@ -710,23 +730,13 @@ fn interrupting_stops_a_running_tool_and_an_open_question() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let (interrupter, mut interrupt) = interrupt_pair();
-        let trigger = interrupter.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            trigger.interrupt();
-        });
-        let result = tokio::time::timeout(
-            Duration::from_secs(10),
-            gate.run(
-                request("slow", json!({}), &cwd),
-                &HeadlessApprover { yes: true },
-                no_progress(),
-                &mut interrupt,
-            ),
+        let result = run_interrupted(
+            &gate,
+            request("slow", json!({}), &cwd),
+            &HeadlessApprover { yes: true },
+            100,
         )
-        .await
-        .unwrap();
+        .await;
         assert!(result.interrupted && result.ran);
         assert_eq!(
             result.output.text, "error: interrupted by the user while this tool ran",
@@ -734,44 +744,26 @@ fn interrupting_stops_a_running_tool_and_an_open_question() {
         );
         assert_eq!(result.output.error_kind, Some(ToolErrorKind::Interrupted));
 
-        let (interrupter, mut interrupt) = interrupt_pair();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            interrupter.interrupt();
-        });
-        let result = tokio::time::timeout(
-            Duration::from_secs(10),
-            gate.run(
-                request("slow", json!({"kind": true}), &cwd),
-                &HeadlessApprover { yes: true },
-                no_progress(),
-                &mut interrupt,
-            ),
+        let result = run_interrupted(
+            &gate,
+            request("slow", json!({"kind": true}), &cwd),
+            &HeadlessApprover { yes: true },
+            100,
         )
-        .await
-        .unwrap();
+        .await;
         assert!(result.interrupted && result.ran);
         assert_eq!(
             result.output.text, "error: stopped after cleaning up",
             "a tool that stopped for the interrupt keeps its words"
         );
 
-        let (interrupter, mut interrupt) = interrupt_pair();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            interrupter.interrupt();
-        });
-        let result = tokio::time::timeout(
-            Duration::from_secs(10),
-            gate.run(
-                request("probe", json!({"path": "a"}), &cwd),
-                &Silent,
-                no_progress(),
-                &mut interrupt,
-            ),
+        let result = run_interrupted(
+            &gate,
+            request("probe", json!({"path": "a"}), &cwd),
+            &Silent,
+            50,
         )
-        .await
-        .unwrap();
+        .await;
         assert!(result.interrupted && !result.ran);
         assert_eq!(
             result.output.text,
