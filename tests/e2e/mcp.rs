@@ -443,7 +443,7 @@ fn a_plugin_adds_a_server_through_the_mcp_add_host_service() {
     assert!(
         errors[0]
             .to_string()
-            .contains("mcp.add: server bad: give either `command` (a stdio server) or `url`"),
+            .contains("server bad: give either `command` (a stdio server) or `url`"),
         "{errors:?}"
     );
     // The session had started: the added server started at once.

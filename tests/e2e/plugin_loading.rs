@@ -121,7 +121,7 @@ fn a_manifest_claiming_another_abi_is_refused_naming_both_abis() {
 #[test]
 fn a_plugin_for_a_newer_abi_minor_is_refused_by_the_handshake() {
     let reason = refused("uji_fixture_abi_next_minor");
-    assert_eq!(reason.to_string(), refusal("1.1", " or a later 1.x"));
+    assert_eq!(reason.to_string(), refusal("1.2", " or a later 1.x"));
 }
 
 #[test]
@@ -153,6 +153,106 @@ fn an_old_manifest_with_only_sdk_version_is_read_as_its_abi() {
         }
     );
     assert_eq!(reason.to_string(), refusal("0.1", ""));
+}
+
+/// The service-echo fixture (ABI 1.1, serving `fixture.echo` and
+/// `fixture.who`) and the ABI 1.0 fixture, loaded in that order into one
+/// registry with core's own services; and the 1.0 fixture's probe, which
+/// calls `METHOD JSON` through the 1.0 vtable.
+fn echo_and_abi_1_0() -> (Registry, tempfile::TempDir) {
+    let dir = plugin_dir(&["uji_fixture_service_echo", "uji_fixture_abi_1_0"]);
+    let registry = Registry::new();
+    registry.install_services();
+    for lib in [
+        "libuji_fixture_service_echo.so",
+        "libuji_fixture_abi_1_0.so",
+    ] {
+        let loaded = load_plugin_file(&dir.path().join(lib), &registry);
+        assert!(loaded.is_ok(), "{lib}: {:?}", loaded.err());
+    }
+    (registry, dir)
+}
+
+fn probe(registry: &Registry, args: &str) -> String {
+    let command = registry
+        .command("fixture-abi-1-0-probe")
+        .expect("the ABI 1.0 plugin's init called back through the host");
+    command.run(args).unwrap()
+}
+
+#[test]
+fn a_plugin_built_for_abi_1_0_loads_and_calls_a_service_another_plugin_serves() {
+    let (registry, _dir) = echo_and_abi_1_0();
+    assert_eq!(
+        probe(&registry, r#"fixture.echo {"text":"hi"}"#),
+        r#"{"echo":"hi"}"#
+    );
+    assert_eq!(
+        probe(&registry, "fixture.who {}"),
+        r#"{"caller":"fixture-abi-1-0"}"#,
+        "the serving plugin learns who called"
+    );
+    assert!(
+        probe(&registry, "wire.list {}").starts_with('['),
+        "core's services answer as before"
+    );
+    assert_eq!(
+        registry.provided_by("fixture-service-echo").services,
+        ["fixture.echo", "fixture.who"]
+    );
+    assert_eq!(
+        registry.provided_by("fixture-service-echo").kinds(),
+        ["command", "service"]
+    );
+}
+
+#[test]
+fn a_served_service_refuses_a_request_of_another_shape_and_passes_its_errors_as_written() {
+    let (registry, _dir) = echo_and_abi_1_0();
+    assert_eq!(
+        probe(&registry, r#"fixture.echo {"text":"fail"}"#),
+        "error: told to fail; send any other text"
+    );
+    let bad = probe(&registry, r#"fixture.echo {"txt":"hi"}"#);
+    assert!(
+        bad.starts_with(r#"error: fixture.echo expects {"text": string}: missing field `text`"#),
+        "{bad}"
+    );
+    let missing = probe(&registry, "fixture.nothing {}");
+    assert_eq!(
+        missing,
+        r#"error: uji has no host service named "fixture.nothing""#
+    );
+}
+
+#[test]
+fn a_plugin_cannot_serve_a_method_core_serves_but_may_serve_its_own_again() {
+    let (registry, _dir) = echo_and_abi_1_0();
+    let tries = registry.command("fixture-service-echo-tries").unwrap();
+    assert_eq!(
+        tries.run("").unwrap(),
+        "wire.list: refused: uji itself serves \"wire.list\"; a plugin cannot replace a host service of uji's\n\
+         fixture.echo again: ok"
+    );
+    assert!(
+        !probe(&registry, "wire.list {}").contains("fake"),
+        "core's wire.list still answers"
+    );
+}
+
+#[test]
+fn a_service_that_panics_names_its_plugin_and_is_not_called_again() {
+    let (registry, _dir) = echo_and_abi_1_0();
+    let panicked = probe(&registry, r#"fixture.echo {"text":"panic"}"#);
+    assert!(
+        panicked.starts_with("error: plugin fixture-service-echo panicked: told to panic"),
+        "{panicked}"
+    );
+    let after = probe(&registry, r#"fixture.echo {"text":"hi"}"#);
+    assert!(
+        after.starts_with("error: plugin fixture-service-echo is disabled for this session"),
+        "{after}"
+    );
 }
 
 #[test]
@@ -606,7 +706,7 @@ fn uji_plugins_loads_same_abi_plugins_and_names_both_abis_for_the_others() {
     };
     assert_eq!(
         reason("libuji_fixture_abi_next_minor.so"),
-        refusal("1.1", " or a later 1.x")
+        refusal("1.2", " or a later 1.x")
     );
     assert_eq!(
         reason("libuji_fixture_abi_next_major.so"),

@@ -1,9 +1,10 @@
 //! `uji mcp list` and `uji mcp trust`: ask the mcp plugin (through the
-//! `mcp.*` events it handles) after init.lua has configured it.
+//! `mcp.*` host services it serves) after init.lua has configured it.
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use uji_protocol::mcp::{McpList, McpStart, McpTrust, ServerState, ServerStatus};
+use uji_protocol::services::Service;
 
 pub fn list(
     config_dir: Option<PathBuf>,
@@ -12,13 +13,18 @@ pub fn list(
 ) -> Result<(), String> {
     let booted = crate::tool_cmd::boot(config_dir, data_dir)?;
     // Listing starts the servers: their state and tools are the point.
-    let servers = ask(&booted.registry, "mcp.list", json!({ "start": true }))?;
+    let request = McpList {
+        start: true,
+        wait_ms: None,
+    };
+    let servers = ask(&booted.registry, &request)?;
     crate::print_notices(&booted.registry);
     if json {
+        let servers = serde_json::to_string(&servers).map_err(|e| e.to_string())?;
         return crate::out::print(&format!("{servers}\n"));
     }
     let mut out = String::new();
-    for server in servers.as_array().into_iter().flatten() {
+    for server in &servers {
         out.push_str(&line(server));
         out.push('\n');
     }
@@ -28,17 +34,14 @@ pub fn list(
     crate::out::print(&out)
 }
 
-/// The `ok` of the mcp plugin's answer to `event`, or its error.
-fn ask(registry: &uji_host::Registry, event: &str, payload: Value) -> Result<Value, String> {
-    for answer in registry.emit(event, payload) {
-        if let Some(error) = answer.get("error").and_then(Value::as_str) {
-            return Err(error.to_string());
-        }
-        if let Some(ok) = answer.get("ok") {
-            return Ok(ok.clone());
-        }
+/// The mcp plugin's answer to `request`, or its error.
+fn ask<S: Service>(registry: &uji_host::Registry, request: &S) -> Result<S::Answer, String> {
+    if !registry.serves(S::METHOD) {
+        return Err(
+            "the mcp plugin (libuji_plugin_mcp) is not loaded; `uji plugins` says why".to_string(),
+        );
     }
-    Err("the mcp plugin (libuji_plugin_mcp) is not loaded".to_string())
+    registry.call(uji_host::CORE_CALLER, request)
 }
 
 /// `uji mcp trust [--revoke]`: remembers that the current directory's
@@ -49,22 +52,16 @@ pub fn trust(
     revoke: bool,
 ) -> Result<(), String> {
     let booted = crate::tool_cmd::boot(config_dir, data_dir)?;
-    let answer = ask(&booted.registry, "mcp.trust", json!({ "revoke": revoke }))?;
-    let path = answer["path"].as_str().unwrap_or_default();
-    let file = answer["file"].as_str().unwrap_or_default();
-    let text = if revoke && answer["revoked"] == Value::Bool(true) {
+    let answer = ask(&booted.registry, &McpTrust { revoke })?;
+    let (path, file) = (&answer.path, &answer.file);
+    let text = if revoke && answer.revoked == Some(true) {
         format!(
             "uji: forgot the trust decision for {path} (in {file}); the next session asks again\n"
         )
     } else if revoke {
         format!("uji: no trust decision was remembered for {path}\n")
     } else {
-        let names: Vec<&str> = answer["trusted"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let names = answer.trusted.clone().unwrap_or_default();
         format!(
             "uji: trusted {path} as it is now (servers: {}); remembered in {file} until the file changes\n",
             names.join(", ")
@@ -75,40 +72,35 @@ pub fn trust(
 
 /// Servers configured but not started (no session ran), for `uji tool list`.
 pub fn not_started(registry: &uji_host::Registry) -> Vec<String> {
-    let Ok(servers) = ask(registry, "mcp.list", json!({ "wait_ms": 0 })) else {
+    let request = McpList {
+        start: false,
+        wait_ms: Some(0),
+    };
+    let Ok(servers) = ask(registry, &request) else {
         return Vec::new();
     };
     servers
-        .as_array()
         .into_iter()
-        .flatten()
-        .filter(|s| s["state"] == "configured")
-        .filter_map(|s| s["name"].as_str().map(str::to_string))
+        .filter(|s| s.state == ServerState::Configured)
+        .map(|s| s.name)
         .collect()
 }
 
 /// Starts the servers (for `uji tool run` of a tool no server has listed
 /// yet) and waits for them (at most their handshake timeouts).
 pub fn start(registry: &uji_host::Registry) {
-    let _ = ask(registry, "mcp.start", json!({}));
+    let _ = ask(registry, &McpStart {});
 }
 
-fn line(server: &Value) -> String {
-    let s = |key: &str| server[key].as_str().unwrap_or_default().to_string();
-    let tools: Vec<&str> = server["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+fn line(server: &ServerStatus) -> String {
     let mut text = format!(
         "{}\t{}\t{}\t{}",
-        s("name"),
-        s("transport"),
-        s("state"),
-        tools.join(",")
+        server.name,
+        server.transport,
+        server.state.as_str(),
+        server.tools.join(",")
     );
-    if let Some(error) = server["last_error"].as_str() {
+    if let Some(error) = &server.last_error {
         text.push_str(&format!("\tlast error: {error}"));
     }
     text

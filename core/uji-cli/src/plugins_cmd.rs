@@ -29,6 +29,7 @@ fn provides_list(provided: &uji_host::Provided) -> String {
         ("frontends", &provided.frontends),
         ("hooks", &provided.hooks),
         ("commands", &provided.commands),
+        ("services", &provided.services),
     ] {
         if !names.is_empty() {
             parts.push(format!("{label}: {}", names.join(", ")));
@@ -150,6 +151,7 @@ fn render_json(set: &PluginSet, registry: &Registry) -> String {
                 "frontends": provided.frontends,
                 "hooks": provided.hooks,
                 "commands": provided.commands,
+                "services": provided.services,
                 "path": plugin.path,
                 "origin": plugin.origin.as_str(),
                 "load_micros": plugin.load_time.as_micros() as u64,

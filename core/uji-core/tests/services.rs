@@ -314,22 +314,15 @@ fn the_sdk_wrappers_reach_core_through_the_plugin_abi() {
 }
 
 #[test]
-fn mcp_add_says_when_the_mcp_plugin_is_not_loaded() {
-    // The path through the MCP plugin is tests/e2e/mcp.rs's
+fn mcp_add_is_a_service_core_does_not_offer_without_the_mcp_plugin() {
+    // The MCP plugin serves it: tests/e2e/mcp.rs's
     // a_plugin_adds_a_server_through_the_mcp_add_host_service.
     let core = core();
     let request = McpAdd {
         name: "ed".into(),
         spec: json!({"command": "srv"}),
     };
+    assert!(!core.registry.serves("mcp.add"));
     let e = core.registry.call("acp", &request).unwrap_err();
-    assert!(
-        e.starts_with("mcp.add: the MCP plugin (libuji_plugin_mcp.so) is not loaded"),
-        "{e}"
-    );
-    let e = core
-        .registry
-        .call_service("acp", "mcp.add", json!({"spec": {}}))
-        .unwrap_err();
-    assert!(e.starts_with("mcp.add expects {\"name\": server"), "{e}");
+    assert_eq!(e, "uji has no host service named \"mcp.add\"");
 }

@@ -16,6 +16,7 @@ use uji_abi::{
     CancelBox, CommandBox, Fault, FrontendBox, FrontendSessionBox, HookBox, ROption, RResult, RStr,
     RString, ToolBox, ToolCallBox, WireBox, WireReplyBox,
 };
+use uji_protocol::services::ServiceRequest;
 use uji_protocol::wire::{Answer, Failure, WireRequest};
 use uji_protocol::{FileDiff, HookOptions, ToolCall, ToolOutput, ToolSpec};
 
@@ -594,6 +595,58 @@ impl RegisteredCommand {
     pub fn run(&self, args: &str) -> Result<String, CallError> {
         check_health(&self.plugin)?;
         into_call_result(&self.plugin, self.command.run(RStr::from(args))).map(String::from)
+    }
+}
+
+/// A host service some plugin serves (ABI 1.1: a hook registered with
+/// `serve` in its options, called with a `ServiceRequest`).
+pub struct RegisteredService {
+    method: String,
+    plugin: Arc<PluginState>,
+    handler: HookBox,
+}
+
+impl RegisteredService {
+    pub(crate) fn new(
+        method: String,
+        handler: HookBox,
+        plugin: Arc<PluginState>,
+    ) -> RegisteredService {
+        RegisteredService {
+            method,
+            plugin,
+            handler,
+        }
+    }
+
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    pub fn plugin(&self) -> &str {
+        self.plugin.name()
+    }
+
+    /// Answers a request `caller` sent. The plugin's own error is the
+    /// service's error as written (the caller names the method); a panic
+    /// or a broken answer says which plugin is at fault.
+    pub fn call(&self, caller: &str, params: &Value) -> Result<Value, String> {
+        let answer = check_health(&self.plugin).and_then(|()| {
+            let request = ServiceRequest {
+                caller: caller.to_string(),
+                params: params.clone(),
+            };
+            let request = serde_json::to_string(&request)
+                .map_err(|e| bad_output(&self.plugin, format!("{}: {e}", self.method)))?;
+            let handled = self.handler.call(RStr::from(request.as_str()));
+            let json = into_call_result(&self.plugin, handled)?;
+            serde_json::from_str(json.as_str())
+                .map_err(|e| bad_output(&self.plugin, format!("{}: {e}", self.method)))
+        });
+        answer.map_err(|error| match error {
+            CallError::Plugin { message, .. } => message,
+            other => other.to_string(),
+        })
     }
 }
 

@@ -8,9 +8,11 @@ use uji_abi::{
     CommandBox, FrontendBox, HookBox, HostBox, ROption, RResult, RStr, RString, ToolBox, WireBox,
 };
 use uji_protocol::LogLevel;
+use uji_protocol::services::ServeOptions;
 
 use crate::calls::{
-    RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredTool, RegisteredWire,
+    RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredService, RegisteredTool,
+    RegisteredWire,
 };
 use crate::loader::CONFIG_PLUGIN;
 use crate::registry::{PluginState, Registry, parse_hook_options};
@@ -89,7 +91,15 @@ impl uji_abi::Host for PluginHost {
         if let Err(e) = check_name("hook event", &event) {
             return RResult::RErr(e);
         }
+        let serves = serde_json::from_str::<ServeOptions>(&options_json).is_ok_and(|o| o.serve);
         match parse_hook_options(&options_json) {
+            Ok(_) if serves => {
+                let service = RegisteredService::new(event.into(), hook, Arc::clone(&self.plugin));
+                self.registry
+                    .register_service(service)
+                    .map_err(RString::from)
+                    .into()
+            }
             Ok(options) => {
                 self.registry.add_hook(RegisteredHook::new(
                     event.into(),

@@ -26,6 +26,6 @@ pub use loader::{
     load_plugins_keeping, load_session_plugins, version_line,
 };
 pub use registry::{
-    Clash, Need, Notice, Opener, PluginState, Provided, Registry, Service, Snapshot,
+    CORE_CALLER, Clash, Need, Notice, Opener, PluginState, Provided, Registry, Service, Snapshot,
 };
 pub use uji_abi::{ABI_VERSION, LoadError, PluginModuleRef};

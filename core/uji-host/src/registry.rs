@@ -10,13 +10,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 use uji_protocol::frontend::NoticeLevel;
 use uji_protocol::services::{
-    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, McpAdd, PluginsAllowReplace,
-    Service as _, WireList, WireRemove,
+    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, PluginsAllowReplace, Service as _,
+    WireList, WireRemove,
 };
 use uji_protocol::{HookOptions, LogLevel, ToolSpec, keymap};
 
 use crate::calls::{
-    RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredTool, RegisteredWire,
+    RegisteredCommand, RegisteredFrontend, RegisteredHook, RegisteredService, RegisteredTool,
+    RegisteredWire,
 };
 use crate::loader::CONFIG_PLUGIN;
 
@@ -66,6 +67,9 @@ pub struct Notice {
     pub level: NoticeLevel,
 }
 
+/// The caller's name when core itself calls a host service.
+pub const CORE_CALLER: &str = "uji";
+
 /// A host service a plugin can call by name with JSON (`Host::call`).
 pub type Service = Arc<dyn Fn(&str, Value) -> Result<Value, String> + Send + Sync>;
 
@@ -105,6 +109,8 @@ struct Items {
     frontends: BTreeMap<String, Arc<RegisteredFrontend>>,
     hooks: BTreeMap<String, Vec<Arc<RegisteredHook>>>,
     commands: BTreeMap<String, Arc<RegisteredCommand>>,
+    /// Host services plugins serve, by method.
+    services: BTreeMap<String, Arc<RegisteredService>>,
 }
 
 /// The registrations at one moment (see [`Registry::snapshot`]).
@@ -118,6 +124,7 @@ pub struct Provided {
     pub frontends: Vec<String>,
     pub hooks: Vec<String>,
     pub commands: Vec<String>,
+    pub services: Vec<String>,
 }
 
 impl Provided {
@@ -130,6 +137,7 @@ impl Provided {
             (&self.frontends, "frontend"),
             (&self.hooks, "hook"),
             (&self.commands, "command"),
+            (&self.services, "service"),
         ] {
             if !list.is_empty() {
                 kinds.push(kind);
@@ -522,6 +530,7 @@ impl Registry {
             frontends: names(&mut items.frontends.iter().map(|(n, f)| (n, f.plugin()))),
             hooks,
             commands: names(&mut items.commands.iter().map(|(n, c)| (n, c.plugin()))),
+            services: names(&mut items.services.iter().map(|(n, s)| (n, s.plugin()))),
         }
     }
 
@@ -536,6 +545,7 @@ impl Registry {
         items.wires.retain(|_, w| w.plugin() != plugin);
         items.frontends.retain(|_, f| f.plugin() != plugin);
         items.commands.retain(|_, c| c.plugin() != plugin);
+        items.services.retain(|_, s| s.plugin() != plugin);
         for list in items.hooks.values_mut() {
             list.retain(|h| h.plugin() != plugin);
         }
@@ -626,29 +636,7 @@ impl Registry {
             registry.set_config(&request.key, request.value);
             Ok(())
         });
-        let registry = self.clone();
-        self.serve(move |request: McpAdd| registry.add_mcp_server(request));
         self.install_allow_replace();
-    }
-
-    /// `mcp.add` for plugins (the ACP frontend passes an editor's servers):
-    /// routed to the MCP plugin through the `mcp.add` event it handles, as
-    /// `uji.mcp.add` is, so there is one way in.
-    fn add_mcp_server(&self, request: McpAdd) -> Result<bool, String> {
-        let payload = serde_json::json!({"name": request.name, "spec": request.spec});
-        for answer in self.emit(McpAdd::METHOD, payload) {
-            if let Some(error) = answer.get("error").and_then(Value::as_str) {
-                return Err(format!("mcp.add: {error}"));
-            }
-            if answer.get("ok").is_some() {
-                return Ok(true);
-            }
-        }
-        Err(
-            "mcp.add: the MCP plugin (libuji_plugin_mcp.so) is not loaded; \
-             install it next to uji or in <config>/plugins"
-                .to_string(),
-        )
     }
 
     /// `plugins.allow_replace`, for the user's config alone: a plugin must
@@ -743,15 +731,55 @@ impl Registry {
         }
     }
 
-    /// Calls a host service on behalf of `plugin`.
-    pub fn call_service(&self, plugin: &str, method: &str, params: Value) -> Result<Value, String> {
-        let service = self
-            .services
+    /// Serves a plugin's host service. Core's services and another
+    /// plugin's are not replaced; a plugin may serve its own again.
+    pub fn register_service(&self, service: RegisteredService) -> Result<(), String> {
+        let method = service.method().to_string();
+        if self.core_service(&method).is_some() {
+            return Err(format!(
+                "uji itself serves {method:?}; a plugin cannot replace a host service of uji's"
+            ));
+        }
+        let mut items = self.items.write().map_err(|e| e.to_string())?;
+        if let Some(served) = items.services.get(&method)
+            && served.plugin() != service.plugin()
+        {
+            return Err(format!(
+                "{method:?} is already served by plugin {}; one method has one server",
+                served.plugin()
+            ));
+        }
+        items.services.insert(method, Arc::new(service));
+        Ok(())
+    }
+
+    fn core_service(&self, method: &str) -> Option<Service> {
+        self.services
             .read()
             .ok()
-            .and_then(|services| services.get(method).cloned());
-        match service {
-            Some(service) => service(plugin, params),
+            .and_then(|services| services.get(method).cloned())
+    }
+
+    fn plugin_service(&self, method: &str) -> Option<Arc<RegisteredService>> {
+        self.items
+            .read()
+            .ok()
+            .and_then(|items| items.services.get(method).cloned())
+    }
+
+    /// Whether core or a plugin serves `method` now.
+    pub fn serves(&self, method: &str) -> bool {
+        self.core_service(method).is_some() || self.plugin_service(method).is_some()
+    }
+
+    /// Calls a host service on behalf of `plugin`: core's, else the one a
+    /// plugin serves.
+    pub fn call_service(&self, plugin: &str, method: &str, params: Value) -> Result<Value, String> {
+        if let Some(service) = self.core_service(method) {
+            return service(plugin, params);
+        }
+        match self.plugin_service(method) {
+            Some(service) => service.call(plugin, &params),
             None => Err(format!("{} {method:?}", services::NO_SUCH_SERVICE)),
         }
     }

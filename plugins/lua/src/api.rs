@@ -219,6 +219,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::wire::install(lua, &t)?;
     crate::events::install(lua, &t)?;
     crate::session::install(lua, &t)?;
+    crate::served::install(lua, &t)?;
     install_misc(lua, &t)?;
     let config_lua = state.config_dir.as_ref().map(|dir| {
         let lua_dir = dir.join("lua");

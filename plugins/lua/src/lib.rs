@@ -14,6 +14,7 @@ mod interrupt;
 mod limits;
 mod load;
 mod runtime;
+mod served;
 mod session;
 mod tool;
 mod wire;

@@ -99,71 +99,49 @@ uji.plugins = {
 
 uji.version = raw.version
 
--- Some uji.* tables are served by a native plugin through the events it
--- handles: each answers {ok = result} or {error = message}. `events_of`
--- makes the caller for one such table (`name` as in uji.NAME, `library` the
--- plugin that must be loaded).
-local function events_of(name, library)
-  local prefix = "^" .. name .. "%."
-  return function(event, payload)
-    local ok, answers = raw.emit(event, payload)
-    if not ok then
-      error(answers, 3)
-    end
-    for _, answer in ipairs(answers) do
-      if type(answer) == "table" and answer.error ~= nil then
-        error(event:gsub(prefix, "uji." .. name .. ".") .. ": " .. answer.error, 3)
-      elseif type(answer) == "table" and answer.ok ~= nil then
-        return answer.ok
-      end
-    end
-    error("uji." .. name .. ": the " .. library .. " is not loaded", 3)
-  end
-end
-
--- uji.mcp is served by the MCP plugin (plugins/mcp).
-local mcp_call = events_of("mcp", "MCP plugin (libuji_plugin_mcp)")
-
+-- uji.mcp is served by the MCP plugin (plugins/mcp), uji.jobs by the tools
+-- plugin (plugins/tools), which owns the background jobs: host services
+-- they serve (uji_protocol::mcp and ::jobs).
 uji.mcp = {
-  add = function(name, spec)
-    return mcp_call("mcp.add", { name = name, spec = spec })
-  end,
-  remove = function(name)
-    return mcp_call("mcp.remove", { name = name })
-  end,
+  add = wrap(raw.mcp_add),
+  remove = wrap(raw.mcp_remove),
   -- list({ wait = SECONDS }) first waits for servers still starting.
   list = function(options)
     local wait = type(options) == "table" and tonumber(options.wait) or 0
-    return mcp_call("mcp.list", { wait_ms = math.floor(wait * 1000) })
+    local ok, answer = raw.mcp_list(math.max(0, math.floor(wait * 1000)))
+    if not ok then
+      error(answer, 2)
+    end
+    return answer
   end,
-  trust_project = function()
-    return mcp_call("mcp.trust_project", {})
-  end,
+  trust_project = wrap(raw.mcp_trust_project),
 }
-
--- uji.jobs is served by the tools plugin (plugins/tools), which owns the
--- background jobs, through the jobs.* events it answers.
-local jobs_call = events_of("jobs", "tools plugin (libuji_plugin_tools)")
 
 uji.jobs = {
   -- Every job kept (running first): { id, command, state, code?, signal?,
   -- by?, after_secs?, started_ms, elapsed_ms, last_line, lines, log? }.
-  list = function()
-    return jobs_call("jobs.list", {})
-  end,
+  list = wrap(raw.jobs_list),
   -- Stops job `id` and its whole process tree; no report reaches the model.
   stop = function(id)
     if type(id) ~= "number" or id < 1 or id % 1 ~= 0 then
       error("uji.jobs.stop: expects a job number, e.g. uji.jobs.stop(3)", 2)
     end
-    return jobs_call("jobs.stop", { id = id, by = "user" })
+    local ok, answer = raw.jobs_stop(id)
+    if not ok then
+      error(answer, 2)
+    end
+    return answer
   end,
   -- { wake = boolean, max = jobs at once, limit = default lifetime in seconds }
   configure = function(settings)
     if type(settings) ~= "table" then
       error("uji.jobs.configure: expects a table { wake = boolean, max = number, limit = seconds }", 2)
     end
-    return jobs_call("jobs.configure", settings)
+    local ok, answer = raw.jobs_configure(settings)
+    if not ok then
+      error(answer, 2)
+    end
+    return answer
   end,
 }
 

@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use http::{HeaderName, HeaderValue};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
@@ -128,10 +130,9 @@ fn remember_group(pid: u32) {
     let Ok(pid) = i32::try_from(pid) else {
         return;
     };
-    if let Ok(mut groups) = GROUPS.lock() {
-        groups.retain(|&g| alive(g));
-        groups.push(pid);
-    }
+    let mut groups = GROUPS.lock();
+    groups.retain(|&g| alive(g));
+    groups.push(pid);
 }
 
 fn alive(group: i32) -> bool {
@@ -147,7 +148,7 @@ pub fn kill_group(pid: i32) {
 
 extern "C" fn kill_all_at_exit() {
     // try_lock: at exit another thread may hold it forever.
-    if let Ok(groups) = GROUPS.try_lock() {
+    if let Some(groups) = GROUPS.try_lock() {
         groups.iter().copied().for_each(kill_group);
     }
 }

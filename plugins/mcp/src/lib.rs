@@ -2,12 +2,13 @@
 //! become uji tools named `server__tool`, registered through the same Host
 //! interface as every other plugin's, so the gate applies unchanged.
 //!
-//! Configuration arrives as events the Lua prelude's `uji.mcp.*` emit
-//! (`mcp.add`, `mcp.remove`, `mcp.list`, `mcp.trust_project`), since init.lua
-//! runs after every native plugin's `init`; core's `mcp.add` host service
-//! (other plugins) and the CLI (`mcp.start`, `mcp.trust`) send the same
-//! events. Servers start with the first session (`session_created`), never
-//! for commands that run none.
+//! Configuration arrives through the host services the plugin serves
+//! (`uji_protocol::mcp`: `mcp.add`, `mcp.remove`, `mcp.list`,
+//! `mcp.trust_project`, `mcp.start`, `mcp.trust`), called by the Lua
+//! prelude's `uji.mcp.*` (init.lua runs after every native plugin's
+//! `init`), by other plugins (the ACP frontend's editor servers) and by the
+//! CLI. Servers start with the first session (`session_created`), never for
+//! commands that run none.
 
 mod config;
 mod connect;
@@ -19,7 +20,6 @@ mod server;
 mod tool;
 mod trust;
 
-use uji_sdk::protocol::HookOptions;
 use uji_sdk::{Host, Plugin};
 
 struct McpPlugin;
@@ -32,16 +32,7 @@ impl Plugin for McpPlugin {
     fn init(host: &Host) -> Result<(), String> {
         connect::kill_servers_at_exit();
         let manager = manager::Manager::new(host.clone());
-        for event in manager::EVENTS {
-            let manager = manager.clone();
-            let options = HookOptions {
-                name: Some(format!("mcp:{event}")),
-                ..HookOptions::default()
-            };
-            host.on(event, options, move |payload| {
-                Ok(manager.handle(event, &payload))
-            })?;
-        }
+        manager.install(host)?;
         let listing = manager.clone();
         host.register_command("mcp", "MCP servers: state, tools, last error", move |_| {
             Ok(listing.describe())

@@ -1,29 +1,25 @@
-//! The servers configured so far, and the events `uji.mcp.*` sends.
+//! The servers configured so far, the `mcp.*` host services the plugin
+//! serves (ABI 1.1) and the session events it handles.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use parking_lot::Mutex;
+use serde_json::Value;
 use uji_sdk::Host;
+use uji_sdk::protocol::HookOptions;
+use uji_sdk::protocol::mcp::{
+    McpAdd, McpList, McpRemove, McpStart, McpTrust, McpTrustProject, ServerStatus,
+};
 
 use crate::config::ServerConfig;
 use crate::project;
 use crate::server::{self, Server, State};
 
-/// The events the plugin handles: `uji.mcp.*` (the Lua prelude), the CLI's
-/// `mcp.start` and `mcp.trust`, and the start of a session.
-pub const EVENTS: [&str; 8] = [
-    "mcp.add",
-    "mcp.remove",
-    "mcp.list",
-    "mcp.trust_project",
-    "mcp.trust",
-    "mcp.start",
-    "session_created",
-    "session_resumed",
-];
+/// The session events that start the servers.
+const SESSION_EVENTS: [&str; 2] = ["session_created", "session_resumed"];
 
 /// How long an interactive session's first turn waits at most for servers
 /// still starting; slower ones join later, without holding the turn.
@@ -52,55 +48,57 @@ impl Manager {
     }
 
     fn servers(&self) -> Vec<Arc<Server>> {
-        self.servers
-            .lock()
-            .map(|s| s.values().cloned().collect())
-            .unwrap_or_default()
+        self.servers.lock().values().cloned().collect()
     }
 
-    /// Answers one event; failures come back as `{error = "…"}` for the
-    /// prelude (or core's `mcp.add` service) to report to the caller.
-    pub fn handle(&self, event: &str, payload: &Value) -> Value {
-        let result = match event {
-            "mcp.add" => self.add_from(payload),
-            "mcp.remove" => Ok(json!(
-                self.remove(payload["name"].as_str().unwrap_or_default())
-            )),
-            "mcp.list" => {
-                let start = payload["start"].as_bool() == Some(true);
-                if start {
-                    self.start(false);
-                }
-                // Starting them, wait as long as their handshakes may take.
-                let wait = match payload["wait_ms"].as_u64() {
-                    Some(ms) => Some(Duration::from_millis(ms)),
-                    None => start.then(|| self.longest_handshake()),
-                };
-                Ok(self.list(wait))
-            }
-            "mcp.trust_project" => self.trust_project(),
-            "mcp.trust" => project::remember(self, payload["revoke"].as_bool() == Some(true)),
-            "mcp.start" => {
-                self.start(false);
-                Ok(self.list(Some(self.longest_handshake())))
-            }
-            "session_created" | "session_resumed" => {
-                self.on_session();
-                return Value::Null;
-            }
-            _ => Err(format!("unknown event {event}")),
-        };
-        match result {
-            Ok(answer) => json!({ "ok": answer }),
-            Err(error) => json!({ "error": error }),
+    /// Serves `uji.mcp.*` (the Lua prelude), the ACP frontend's editor
+    /// servers and the CLI's `uji mcp list|trust`, and starts the servers
+    /// with the first session.
+    pub fn install(&self, host: &Host) -> Result<(), String> {
+        let manager = self.clone();
+        host.serve(move |request: McpAdd| {
+            let config =
+                ServerConfig::parse(&request.name, &request.spec).map_err(|e| e.to_string())?;
+            manager.add(config).map(|()| true)
+        })?;
+        let manager = self.clone();
+        host.serve(move |request: McpRemove| Ok(manager.remove(&request.name)))?;
+        let manager = self.clone();
+        host.serve(move |request: McpList| Ok(manager.list_for(&request)))?;
+        let manager = self.clone();
+        host.serve(move |_: McpStart| {
+            manager.start(false);
+            Ok(manager.list(Some(manager.longest_handshake())))
+        })?;
+        let manager = self.clone();
+        host.serve(move |_: McpTrustProject| manager.trust_project())?;
+        let manager = self.clone();
+        host.serve(move |request: McpTrust| project::remember(&manager, request.revoke))?;
+        for event in SESSION_EVENTS {
+            let manager = self.clone();
+            let options = HookOptions {
+                name: Some(format!("mcp:{event}")),
+                ..HookOptions::default()
+            };
+            host.on(event, options, move |_| {
+                manager.on_session();
+                Ok(Value::Null)
+            })?;
         }
+        Ok(())
     }
 
-    fn add_from(&self, payload: &Value) -> Result<Value, String> {
-        let name = payload["name"].as_str().unwrap_or_default();
-        let config = ServerConfig::parse(name, &payload["spec"]).map_err(|e| e.to_string())?;
-        self.add(config)?;
-        Ok(Value::Bool(true))
+    /// `mcp.list`: starting them first when asked, and waiting as long as
+    /// their handshakes may take then, unless told how long.
+    fn list_for(&self, request: &McpList) -> Vec<ServerStatus> {
+        if request.start {
+            self.start(false);
+        }
+        let wait = match request.wait_ms {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => request.start.then(|| self.longest_handshake()),
+        };
+        self.list(wait)
     }
 
     /// Keeps a server's configuration; it starts now if a session already
@@ -113,9 +111,7 @@ impl Manager {
         let name = config.name.clone();
         self.remove(&name);
         let server = Server::new(config, self.host.clone());
-        if let Ok(mut servers) = self.servers.lock() {
-            servers.insert(name, Arc::clone(&server));
-        }
+        self.servers.lock().insert(name, Arc::clone(&server));
         if self.started.load(Ordering::SeqCst) {
             server.launch()?;
             let wait = server.config.handshake.min(INTERACTIVE_WAIT);
@@ -125,7 +121,7 @@ impl Manager {
     }
 
     pub fn remove(&self, name: &str) -> bool {
-        let removed = self.servers.lock().ok().and_then(|mut s| s.remove(name));
+        let removed = self.servers.lock().remove(name);
         match removed {
             Some(server) => {
                 server.stop();
@@ -185,10 +181,10 @@ impl Manager {
 
     /// Every server's status. With `wait`, first waits (at most that long)
     /// for the servers still starting, so `uji mcp list` shows results.
-    pub fn list(&self, wait: Option<Duration>) -> Value {
+    pub fn list(&self, wait: Option<Duration>) -> Vec<ServerStatus> {
         let servers = self.servers();
         wait_while_starting(&servers, wait.unwrap_or_default());
-        server::statuses_json(&self.servers())
+        server::statuses(&self.servers())
     }
 
     /// The `/mcp` listing.
@@ -206,10 +202,10 @@ impl Manager {
 
     /// `uji.mcp.trust_project()`: the config trusts `.mcp.json` of the
     /// current directory for this process (nothing is remembered).
-    fn trust_project(&self) -> Result<Value, String> {
+    fn trust_project(&self) -> Result<Vec<String>, String> {
         self.project_done.store(true, Ordering::SeqCst);
         let Some(file) = project::read(self)? else {
-            return Ok(json!([]));
+            return Ok(Vec::new());
         };
         project::add_servers(self, &file)
     }
@@ -224,9 +220,8 @@ impl Manager {
     }
 }
 
-fn describe_one(s: &server::Status) -> String {
-    let state = serde_json::to_value(s.state).unwrap_or_default();
-    let state = state.as_str().unwrap_or("?");
+fn describe_one(s: &ServerStatus) -> String {
+    let state = s.state.as_str();
     let mut line = format!(
         "{} ({}) {state}: {} tools",
         s.name,

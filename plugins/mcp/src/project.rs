@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use uji_sdk::LogLevel;
+use uji_sdk::protocol::mcp::TrustDecision;
 use uji_sdk::services::SessionAsk;
 
 use crate::config::{self, ServerConfig, Transport};
@@ -53,13 +54,13 @@ fn servers_of(file: &ProjectFile) -> Result<Vec<ServerConfig>, String> {
 }
 
 /// Adds the file's servers; answers their names.
-pub fn add_servers(manager: &Manager, file: &ProjectFile) -> Result<Value, String> {
+pub fn add_servers(manager: &Manager, file: &ProjectFile) -> Result<Vec<String>, String> {
     let configs = servers_of(file)?;
     let names: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
     for config in configs {
         manager.add(config)?;
     }
-    Ok(json!(names))
+    Ok(names)
 }
 
 /// When servers start: a remembered trust applies, an undecided file is
@@ -191,7 +192,7 @@ fn ask(manager: &Manager, file: &ProjectFile) {
 
 /// `uji mcp trust [--revoke]`: remembers trust of the current directory's
 /// `.mcp.json` as it is now, or forgets the decision.
-pub fn remember(manager: &Manager, revoke: bool) -> Result<Value, String> {
+pub fn remember(manager: &Manager, revoke: bool) -> Result<TrustDecision, String> {
     let file = read(manager)?.ok_or_else(|| {
         format!(
             "there is no .mcp.json in {}; run this in the project's directory",
@@ -202,9 +203,19 @@ pub fn remember(manager: &Manager, revoke: bool) -> Result<Value, String> {
     let path = file.path.display().to_string();
     if revoke {
         let had = store.forget(&file.path).map_err(|e| e.to_string())?;
-        return Ok(json!({"path": path, "revoked": had, "file": store.path()}));
+        return Ok(TrustDecision {
+            path,
+            file: store.path().display().to_string(),
+            trusted: None,
+            revoked: Some(had),
+        });
     }
     let names: Vec<String> = servers_of(&file)?.into_iter().map(|c| c.name).collect();
     store.decide(&file, true).map_err(|e| e.to_string())?;
-    Ok(json!({"path": path, "trusted": names, "file": store.path()}))
+    Ok(TrustDecision {
+        path,
+        file: store.path().display().to_string(),
+        trusted: Some(names),
+        revoked: None,
+    })
 }

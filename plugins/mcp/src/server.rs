@@ -3,15 +3,15 @@
 //! with backoff when it dies.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::{ClientHandler, RoleClient};
-use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 use uji_sdk::services::ToolRemove;
 use uji_sdk::{Host, LogLevel};
@@ -23,27 +23,9 @@ use crate::tool::McpTool;
 const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum State {
-    /// Configured; it starts with the first session (or `uji mcp list`).
-    Configured,
-    Starting,
-    Running,
-    Failed,
-    Stopped,
-}
-
-/// What `uji mcp list`, `/mcp` and `uji.mcp.list()` show of a server.
-#[derive(Debug, Clone, Serialize)]
-pub struct Status {
-    pub name: String,
-    pub transport: &'static str,
-    pub state: State,
-    pub tools: Vec<String>,
-    pub last_error: Option<String>,
-    pub restarts: u32,
-}
+/// Where a server is and what `uji mcp list`, `/mcp` and `uji.mcp.list()`
+/// show of it: the protocol's types, so the CLI reads what the plugin wrote.
+pub use uji_sdk::protocol::mcp::{ServerState as State, ServerStatus as Status};
 
 pub type Client = RunningService<RoleClient, Handler>;
 
@@ -63,11 +45,6 @@ pub struct Server {
     launched: AtomicBool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding one of these leaves plain data behind; keep going.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 fn token_key(token: &ProgressToken) -> String {
     serde_json::to_string(token).unwrap_or_default()
 }
@@ -81,7 +58,7 @@ impl Server {
         Arc::new(Server {
             status: Mutex::new(Status {
                 name: config.name.clone(),
-                transport,
+                transport: transport.to_string(),
                 state: State::Configured,
                 tools: Vec::new(),
                 last_error: None,
@@ -113,7 +90,7 @@ impl Server {
     pub async fn ready_peer(&self) -> Result<Peer<RoleClient>, String> {
         let deadline = tokio::time::Instant::now() + self.config.handshake;
         while self.status().state == State::Starting && tokio::time::Instant::now() < deadline {
-            if let Some(peer) = lock(&self.peer).clone() {
+            if let Some(peer) = self.peer.lock().clone() {
                 return Ok(peer);
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -126,7 +103,7 @@ impl Server {
     }
 
     pub fn status(&self) -> Status {
-        lock(&self.status).clone()
+        self.status.lock().clone()
     }
 
     pub fn log(&self, level: LogLevel, message: &str) {
@@ -136,7 +113,7 @@ impl Server {
 
     /// The connection, or why there is none, in words for the model.
     pub fn peer(&self) -> Result<Peer<RoleClient>, String> {
-        if let Some(peer) = lock(&self.peer).clone() {
+        if let Some(peer) = self.peer.lock().clone() {
             return Ok(peer);
         }
         let status = self.status();
@@ -160,16 +137,16 @@ impl Server {
 
     pub fn watch_progress(&self, token: &ProgressToken) -> mpsc::UnboundedReceiver<String> {
         let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.progress).insert(token_key(token), tx);
+        self.progress.lock().insert(token_key(token), tx);
         rx
     }
 
     pub fn unwatch_progress(&self, token: &ProgressToken) {
-        lock(&self.progress).remove(&token_key(token));
+        self.progress.lock().remove(&token_key(token));
     }
 
     fn set(&self, state: State, error: Option<String>) {
-        let mut status = lock(&self.status);
+        let mut status = self.status.lock();
         status.state = state;
         if error.is_some() {
             status.last_error = error;
@@ -180,7 +157,7 @@ impl Server {
     /// supervisor connects again with backoff.
     pub fn reconnect(&self, why: &str) {
         self.log(LogLevel::Warn, &format!("reconnecting: {why}"));
-        lock(&self.status).last_error = Some(why.to_string());
+        self.status.lock().last_error = Some(why.to_string());
         self.reconnect.notify_one();
     }
 
@@ -211,7 +188,7 @@ impl Server {
                     self.set(State::Failed, Some(e));
                 }
             }
-            lock(&self.status).restarts += 1;
+            self.status.lock().restarts += 1;
             tokio::select! {
                 _ = tokio::time::sleep(backoff) => {}
                 _ = self.stop.notified() => break,
@@ -235,7 +212,7 @@ impl Server {
     /// Serves one connection until it ends; true when stopped on purpose.
     async fn serve(self: &Arc<Self>, client: Client) -> bool {
         let peer = client.peer().clone();
-        *lock(&self.peer) = Some(peer.clone());
+        *self.peer.lock() = Some(peer.clone());
         // Running only once its tools are registered, so a listing that
         // waited for the start sees them.
         self.refresh_tools(&peer).await;
@@ -250,7 +227,7 @@ impl Server {
                 _ = self.reconnect.notified() => {
                     cancel.cancel();
                     let _ = ended.await;
-                    *lock(&self.peer) = None;
+                    *self.peer.lock() = None;
                     self.set(State::Failed, None);
                     return false;
                 }
@@ -261,7 +238,7 @@ impl Server {
                 }
             }
         };
-        *lock(&self.peer) = None;
+        *self.peer.lock() = None;
         if !stopped {
             let message = "the server closed the connection (exited?)".to_string();
             self.log(LogLevel::Warn, &message);
@@ -281,7 +258,7 @@ impl Server {
             Ok(Err(e)) => {
                 let message = format!("tools/list failed: {e}");
                 self.log(LogLevel::Warn, &message);
-                lock(&self.status).last_error = Some(message);
+                self.status.lock().last_error = Some(message);
                 return;
             }
             Err(_) => {
@@ -290,7 +267,7 @@ impl Server {
                     timeout.as_secs_f64()
                 );
                 self.log(LogLevel::Warn, &message);
-                lock(&self.status).last_error = Some(message);
+                self.status.lock().last_error = Some(message);
                 return;
             }
         };
@@ -306,7 +283,7 @@ impl Server {
                 Err(e) => self.log(LogLevel::Warn, &format!("tool {name} not registered: {e}")),
             }
         }
-        let old = std::mem::replace(&mut lock(&self.status).tools, names.clone());
+        let old = std::mem::replace(&mut self.status.lock().tools, names.clone());
         for gone in old.iter().filter(|n| !names.contains(n)) {
             let _ = self.host.service(&ToolRemove { name: gone.clone() });
         }
@@ -317,7 +294,7 @@ impl Server {
     }
 
     fn forget_tools(&self) {
-        let tools = std::mem::take(&mut lock(&self.status).tools);
+        let tools = std::mem::take(&mut self.status.lock().tools);
         for name in tools {
             let _ = self.host.service(&ToolRemove { name });
         }
@@ -335,7 +312,11 @@ impl ClientHandler for Handler {
     ) -> impl Future<Output = ()> + Send + '_ {
         if let Some(server) = self.0.upgrade() {
             let line = progress_line(&params);
-            if let Some(tx) = lock(&server.progress).get(&token_key(&params.progress_token)) {
+            if let Some(tx) = server
+                .progress
+                .lock()
+                .get(&token_key(&params.progress_token))
+            {
                 let _ = tx.send(line);
             }
         }
@@ -365,7 +346,6 @@ fn progress_line(p: &ProgressNotificationParam) -> String {
 }
 
 /// Statuses as JSON for `uji.mcp.list()` and `uji mcp list --json`.
-pub fn statuses_json(servers: &[Arc<Server>]) -> Value {
-    serde_json::to_value(servers.iter().map(|s| s.status()).collect::<Vec<_>>())
-        .unwrap_or(Value::Null)
+pub fn statuses(servers: &[Arc<Server>]) -> Vec<Status> {
+    servers.iter().map(|s| s.status()).collect()
 }

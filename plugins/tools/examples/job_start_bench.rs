@@ -18,8 +18,22 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use uji_plugin_tools::{RunCommand, StopJob};
+use uji_plugin_tools::{Jobs, RunCommand, StopJob};
 use uji_sdk::testing::{TestCall, run_tool};
+
+/// One jobs table for this file, as the plugin has one for its session.
+fn jobs() -> &'static Jobs {
+    static JOBS: std::sync::OnceLock<Jobs> = std::sync::OnceLock::new();
+    JOBS.get_or_init(Jobs::default)
+}
+
+fn run_command() -> RunCommand {
+    RunCommand::new(jobs())
+}
+
+fn stop_job() -> StopJob {
+    StopJob::new(jobs())
+}
 
 const RUNS: usize = 60;
 
@@ -30,7 +44,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn timed(args: Value, cwd: &std::path::Path) -> (Duration, String) {
     let started = Instant::now();
-    let output = run_tool(RunCommand, args, cwd);
+    let output = run_tool(run_command(), args, cwd);
     (started.elapsed(), output.text)
 }
 
@@ -59,7 +73,7 @@ fn plain_first_line() -> Duration {
 fn foreground_first_line(cwd: &std::path::Path) -> Duration {
     let started = Instant::now();
     let call = TestCall::start(
-        Arc::new(RunCommand),
+        Arc::new(run_command()),
         json!({"command": "echo ready; sleep 30"}),
         cwd,
     );
@@ -92,7 +106,7 @@ fn main() {
             .unwrap()
             .parse()
             .unwrap();
-        run_tool(StopJob, json!({"id": id}), cwd);
+        run_tool(stop_job(), json!({"id": id}), cwd);
     }
     // The fastest runs too: on a loaded machine noise only adds.
     let fastest = |times: &[Duration]| times.iter().min().unwrap().as_secs_f64() * 1000.0;

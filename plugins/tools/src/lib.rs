@@ -21,6 +21,7 @@ mod spawner;
 mod write_file;
 
 pub use edit_file::EditFile;
+pub use jobs::Jobs;
 pub use jobs::tools::{JobOutput, StopJob};
 pub use read_file::ReadFile;
 pub use run_command::RunCommand;
@@ -50,14 +51,14 @@ impl Plugin for ToolsPlugin {
             });
         }
         sandbox::set_host(host);
-        jobs::set_host(host);
-        jobs::events::install(host)?;
+        let jobs = Jobs::new(Some(host.clone()));
+        jobs::services::install(host, &jobs)?;
         host.register_tool(ReadFile)?;
         host.register_tool(EditFile)?;
         host.register_tool(WriteFile)?;
-        host.register_tool(RunCommand)?;
-        host.register_tool(JobOutput)?;
-        host.register_tool(StopJob)?;
+        host.register_tool(RunCommand::new(&jobs))?;
+        host.register_tool(JobOutput::new(&jobs))?;
+        host.register_tool(StopJob::new(&jobs))?;
         Ok(())
     }
 }

@@ -16,8 +16,10 @@
 //! them, and repeats until nothing is left.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+
+use parking_lot::Mutex;
 
 use libc::pid_t;
 
@@ -105,11 +107,10 @@ fn tree(root: pid_t, mark: &str) -> HashSet<pid_t> {
 }
 
 fn adopt(pids: &[pid_t]) {
-    if let Ok(mut adopted) = ADOPTED.lock() {
-        for &pid in pids {
-            if !adopted.contains(&pid) {
-                adopted.push(pid);
-            }
+    let mut adopted = ADOPTED.lock();
+    for &pid in pids {
+        if !adopted.contains(&pid) {
+            adopted.push(pid);
         }
     }
 }
@@ -142,10 +143,7 @@ pub fn note_survivors(root: pid_t, mark: &str) {
 
 /// Reaps adopted orphans that have exited; keeps the others for later.
 pub fn reap_adopted() {
-    let Ok(mut adopted) = ADOPTED.lock() else {
-        return;
-    };
-    adopted.retain(|&pid| {
+    ADOPTED.lock().retain(|&pid| {
         let mut status = 0;
         // SAFETY: waitpid on a pid this process adopted; WNOHANG never blocks.
         let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };

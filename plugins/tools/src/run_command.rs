@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -16,7 +15,7 @@ use uji_sdk::protocol::spill::{Capture, temp_spill_path};
 use uji_sdk::{SubjectKind, Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
 use crate::args::{self, os_error};
-use crate::jobs::{self, BACKGROUND_REQUESTS, FOREGROUND, Refused};
+use crate::jobs::{Jobs, Refused};
 use crate::process::{Pumped, Running};
 use crate::sandbox;
 
@@ -44,9 +43,17 @@ returns at once with the job's number and its first output; read more with job_o
 it with stop_job, and when it ends its exit status and last lines come with your next \
 request. A background job lives `timeout` seconds (default 1800, at most 7200).";
 
-/// The `run_command` tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunCommand;
+/// The `run_command` tool; its background jobs go into a [`Jobs`] table.
+#[derive(Clone, Default)]
+pub struct RunCommand {
+    jobs: Jobs,
+}
+
+impl RunCommand {
+    pub fn new(jobs: &Jobs) -> RunCommand {
+        RunCommand { jobs: jobs.clone() }
+    }
+}
 
 impl Tool for RunCommand {
     fn spec(&self) -> ToolSpec {
@@ -92,11 +99,13 @@ impl Tool for RunCommand {
             .as_ref()
             .map(PathBuf::from)
             .unwrap_or_else(temp_spill_path);
-        match start(&request, &call) {
+        let jobs = &self.jobs;
+        match start(jobs, &request, &call) {
             Ok(running) if request.background => {
-                background::start(&request.command, request.lifetime(), running, spill, ctx)
+                let lifetime = request.lifetime(jobs);
+                background::start(jobs, &request.command, lifetime, running, spill, ctx)
             }
-            Ok(running) => foreground(&request, running, spill, ctx),
+            Ok(running) => foreground(jobs, &request, running, spill, ctx),
             Err(message) => ToolOutput::error(message),
         }
     }
@@ -117,10 +126,10 @@ impl Request {
             .min(MAX_TIMEOUT_SECS)
     }
 
-    fn lifetime(&self) -> Duration {
+    fn lifetime(&self, jobs: &Jobs) -> Duration {
         match self.timeout {
             Some(secs) => Duration::from_secs(secs.min(MAX_LIFETIME_SECS)),
-            None => jobs::default_lifetime(),
+            None => jobs.default_lifetime(),
         }
     }
 }
@@ -139,7 +148,7 @@ fn parse(args: &Value) -> Result<Request, String> {
 }
 
 /// Checks the working directory and the job limit, and starts the command.
-fn start(request: &Request, call: &ToolCall) -> Result<Running, String> {
+fn start(jobs: &Jobs, request: &Request, call: &ToolCall) -> Result<Running, String> {
     let cwd = Path::new(&call.cwd);
     if !cwd.is_dir() {
         return Err(format!(
@@ -148,7 +157,7 @@ fn start(request: &Request, call: &ToolCall) -> Result<Running, String> {
         ));
     }
     if request.background {
-        jobs::has_room()
+        jobs.has_room()
             .map_err(|full| format!("cannot start a background job: {}", full.describe()))?;
     }
     let sandbox = sandbox::prepare(call.sandbox.as_ref())
@@ -159,37 +168,22 @@ fn start(request: &Request, call: &ToolCall) -> Result<Running, String> {
     })
 }
 
-/// Counts the foreground commands running, for Ctrl+Z's answer.
-struct InForeground;
-
-impl InForeground {
-    fn enter() -> InForeground {
-        FOREGROUND.fetch_add(1, Ordering::SeqCst);
-        InForeground
-    }
-}
-
-impl Drop for InForeground {
-    fn drop(&mut self) {
-        FOREGROUND.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 /// Runs the command to its end, its timeout, an interrupt or a move to
 /// the background.
 fn foreground(
+    jobs: &Jobs,
     request: &Request,
     mut running: Running,
     spill: PathBuf,
     ctx: &ToolContext,
 ) -> ToolOutput {
-    let _counted = InForeground::enter();
+    let _counted = jobs.enter_foreground();
     let timeout_secs = request.foreground_timeout();
     let deadline = running.started + Duration::from_secs(timeout_secs);
     let mut capture = Capture::new(Some(spill.clone()));
     let mut progress = |head: &[u8]| ctx.progress(&String::from_utf8_lossy(head));
     loop {
-        let end = wait(&mut running, deadline, ctx, &mut |chunk| {
+        let end = wait(jobs, &mut running, deadline, ctx, &mut |chunk| {
             capture.push(chunk, &mut progress)
         });
         let moved = match end {
@@ -201,6 +195,7 @@ fn foreground(
             return finish(running, capture, end, timeout_secs, ctx);
         };
         match background::adopt(
+            jobs,
             &request.command,
             running,
             capture,
@@ -231,17 +226,18 @@ fn foreground(
 
 /// Pumps the command until something ends the wait.
 fn wait(
+    jobs: &Jobs,
     running: &mut Running,
     deadline: Instant,
     ctx: &ToolContext,
     sink: &mut dyn FnMut(&[u8]),
 ) -> End {
-    let asked = BACKGROUND_REQUESTS.load(Ordering::SeqCst);
+    let asked = jobs.background_requests();
     loop {
         if ctx.is_cancelled() {
             return End::Interrupted;
         }
-        if BACKGROUND_REQUESTS.load(Ordering::SeqCst) != asked {
+        if jobs.background_requests() != asked {
             return End::MoveAsked;
         }
         let now = Instant::now();

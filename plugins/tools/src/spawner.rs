@@ -8,8 +8,10 @@
 
 use std::io;
 use std::process::{Child, Command};
+use std::sync::OnceLock;
 use std::sync::mpsc::{Sender, channel};
-use std::sync::{Mutex, OnceLock};
+
+use parking_lot::Mutex;
 
 type Request = (Command, Sender<io::Result<Child>>);
 
@@ -35,10 +37,7 @@ fn spawner() -> &'static Mutex<Sender<Request>> {
 /// that thread could not start).
 pub fn spawn(command: Command) -> io::Result<Child> {
     let (reply, answer) = channel();
-    let sent = match spawner().lock() {
-        Ok(tx) => tx.send((command, reply)),
-        Err(_) => return Err(io::Error::other("the command spawner is broken")),
-    };
+    let sent = spawner().lock().send((command, reply));
     match sent {
         Ok(()) => answer
             .recv()

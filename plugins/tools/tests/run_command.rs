@@ -10,17 +10,35 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::json;
-use uji_plugin_tools::{JobOutput, RunCommand, StopJob};
+use uji_plugin_tools::{JobOutput, Jobs, RunCommand, StopJob};
 use uji_sdk::testing::TestCall;
 use uji_sdk::{DeclaredPolicy, SubjectKind, Tool, ToolOutput};
 
+/// One jobs table for this file, as the plugin has one for its session.
+fn jobs() -> &'static Jobs {
+    static JOBS: std::sync::OnceLock<Jobs> = std::sync::OnceLock::new();
+    JOBS.get_or_init(Jobs::default)
+}
+
+fn run_command() -> RunCommand {
+    RunCommand::new(jobs())
+}
+
+fn job_output() -> JobOutput {
+    JobOutput::new(jobs())
+}
+
+fn stop_job() -> StopJob {
+    StopJob::new(jobs())
+}
+
 fn sh(dir: &Path, command: &str) -> ToolOutput {
-    run(RunCommand, json!({"command": command}), dir)
+    run(run_command(), json!({"command": command}), dir)
 }
 
 fn sh_timeout(dir: &Path, command: &str, timeout: u64) -> ToolOutput {
     run(
-        RunCommand,
+        run_command(),
         json!({"command": command, "timeout": timeout}),
         dir,
     )
@@ -57,7 +75,7 @@ fn wait_for(mut condition: impl FnMut() -> bool, limit: Duration) -> bool {
 
 #[test]
 fn spec_declares_policy_subject_and_display() {
-    let spec = RunCommand.spec();
+    let spec = run_command().spec();
     assert_eq!(spec.name, "run_command");
     assert_eq!(spec.policy, Some(DeclaredPolicy::Ask));
     assert_eq!(spec.subject, SubjectKind::Command);
@@ -70,12 +88,12 @@ fn spec_declares_policy_subject_and_display() {
 #[test]
 fn subject_is_the_command_line_or_the_tool_name() {
     assert_eq!(
-        RunCommand.subject(&json!({"command": "git status && ls"})),
+        run_command().subject(&json!({"command": "git status && ls"})),
         "git status && ls"
     );
-    assert_eq!(RunCommand.subject(&json!({})), "run_command");
+    assert_eq!(run_command().subject(&json!({})), "run_command");
     assert_eq!(
-        RunCommand.subject(&json!({"command": false})),
+        run_command().subject(&json!({"command": false})),
         "run_command"
     );
 }
@@ -182,7 +200,7 @@ fn a_missing_working_directory_is_an_error() {
 fn progress_gets_each_line_cut_to_1000_bytes() {
     let dir = tmp();
     let call = TestCall::start(
-        Arc::new(RunCommand),
+        Arc::new(run_command()),
         json!({"command": "echo one; echo two >&2; head -c 3000 /dev/zero | tr '\\0' p; echo; printf last"}),
         dir.path(),
     );
@@ -227,7 +245,7 @@ fn at_its_timeout_a_command_moves_to_the_background_and_stop_job_kills_its_tree(
     let pid = read(dir.path(), "bg.pid");
     let pid = pid.trim();
     assert!(!process_gone(pid), "the job runs on");
-    let stopped = run(StopJob, json!({"id": id}), dir.path());
+    let stopped = run(stop_job(), json!({"id": id}), dir.path());
     assert!(
         stopped
             .text
@@ -255,7 +273,7 @@ fn a_background_process_holding_the_output_goes_on_as_a_job_at_the_timeout() {
     let dir = tmp();
     let out = sh_timeout(dir.path(), "sleep 30 & echo $! > bg.pid; echo started", 1);
     let id = moved_job(&out.text);
-    let read_back = run(JobOutput, json!({"id": id}), dir.path());
+    let read_back = run(job_output(), json!({"id": id}), dir.path());
     assert!(
         read_back
             .text
@@ -263,7 +281,7 @@ fn a_background_process_holding_the_output_goes_on_as_a_job_at_the_timeout() {
         "{}",
         read_back.text
     );
-    run(StopJob, json!({"id": id}), dir.path());
+    run(stop_job(), json!({"id": id}), dir.path());
     let pid = read(dir.path(), "bg.pid");
     assert!(wait_for(
         || process_gone(pid.trim()),
@@ -290,7 +308,7 @@ fn a_background_process_with_redirected_output_does_not_hold_the_call() {
 fn cancellation_returns_promptly_and_kills_the_command() {
     let dir = tmp();
     let call = TestCall::start(
-        Arc::new(RunCommand),
+        Arc::new(run_command()),
         json!({"command": "echo $$ > sh.pid; echo started; sleep 30"}),
         dir.path(),
     );
@@ -429,7 +447,7 @@ fn timeout_argument() {
     let dir = tmp();
     for bad in [json!(0), json!(-5), json!(1.5), json!("10"), json!([])] {
         let out = run(
-            RunCommand,
+            run_command(),
             json!({"command": "echo hi", "timeout": bad}),
             dir.path(),
         );
@@ -443,7 +461,7 @@ fn timeout_argument() {
     let out = sh_timeout(dir.path(), "echo ok", 100_000);
     assert_eq!(out.text, "ok");
     let out = run(
-        RunCommand,
+        run_command(),
         json!({"command": "echo ok", "timeout": null}),
         dir.path(),
     );
@@ -454,7 +472,7 @@ fn timeout_argument() {
 fn bad_arguments_get_one_line_errors() {
     let dir = tmp();
     for args in non_objects() {
-        let out = run(RunCommand, args, dir.path());
+        let out = run(run_command(), args, dir.path());
         assert_eq!(out.text, "error: arguments must be a JSON object");
         assert!(out.is_error);
     }
@@ -465,7 +483,7 @@ fn bad_arguments_get_one_line_errors() {
         json!({"command": 3}),
         json!({"cmd": "ls"}),
     ] {
-        let out = run(RunCommand, args, dir.path());
+        let out = run(run_command(), args, dir.path());
         assert_eq!(
             out.text,
             "error: `command` is required and must be a non-empty string"

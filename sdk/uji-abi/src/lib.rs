@@ -12,13 +12,20 @@
 //! use the host's tokio runtime (a cdylib has its own copy of tokio's statics),
 //! so plugins that need async I/O run their own.
 //!
-//! Evolution rules: only append methods after the `#[sabi(last_prefix_field)]`
-//! ones, never reorder or remove. This crate's version *is* the plugin ABI
-//! version ([`ABI_VERSION`]), kept apart from uji's release version: appending
-//! bumps the minor (older plugins keep loading), anything else bumps the major.
-//! abi_stable stamps this crate's version into the root module's layout and
-//! version check, so a uji release that leaves the ABI alone must leave this
-//! version alone too.
+//! Evolution rules: the layout of every type here is frozen for the whole
+//! 1.x series. abi_stable's load-time check lets a library whose prefix types
+//! have *more* fields than the loader's through, never fewer, and a plugin
+//! is the library: a method appended to any trait here (even after
+//! `#[sabi(last_prefix_field)]`) would make every plugin built before it
+//! fail to load with "too many fields" (tests/fixtures/plugins/abi-1-0
+//! holds that line). New capabilities therefore travel as JSON, through
+//! the calls that already exist: host services (`Host::call`), options
+//! (`register_hook`'s options serve a service since ABI 1.1). This crate's
+//! version *is* the plugin ABI version ([`ABI_VERSION`]), kept apart from
+//! uji's release version: a new meaning plugins may rely on bumps the
+//! minor (the handshake then refuses such a plugin on an older uji instead
+//! of letting it fail quietly), any layout change bumps the major. A uji
+//! release that does neither leaves this version alone.
 //!
 //! Plugin authors use `uji-sdk`, which implements these traits for plain Rust
 //! types and catches every panic before it can reach an `extern "C"` boundary.
@@ -132,6 +139,9 @@ pub trait Host: Send + Sync {
     /// Registers a user interface under `name` (e.g. `tui`).
     fn register_frontend(&self, name: RString, frontend: FrontendBox) -> RResult<(), RString>;
     /// Registers a handler for `event`; `options_json` is a `HookOptions`.
+    /// Since ABI 1.1, options with `"serve": true` make the handler the
+    /// host service named `event` (`ServeOptions`, called with a
+    /// `ServiceRequest`).
     fn register_hook(
         &self,
         event: RString,

@@ -5,13 +5,14 @@
 //! reports to the model. They talk in these shapes:
 //! - plugin → host: the service [`JobReport`] (`jobs.report`) for every
 //!   start, output line (paced) and end;
-//! - host or Lua → plugin: the events named here ([`LIST`], [`STOP`],
-//!   [`CONFIGURE`], [`BACKGROUND`], [`STOP_ALL`]); the plugin's handler
-//!   answers `{"ok": result}` or `{"error": message}`.
+//! - host or Lua → plugin: the services the tools plugin serves (ABI 1.1):
+//!   [`JobsList`], [`StopRequest`], [`Settings`], [`JobsBackground`] and
+//!   [`JobsStopAll`]. Without the tools plugin they fail as services uji
+//!   does not offer.
 
 use serde::{Deserialize, Serialize};
 
-use crate::services::Service;
+use crate::services::{Service, service};
 
 /// A job lives this long unless its call gives a timeout.
 pub const DEFAULT_LIFETIME_SECS: u64 = 30 * 60;
@@ -24,18 +25,22 @@ pub const MAX_MAX_JOBS: usize = 64;
 /// Lines of a finished job's output its report to the model carries.
 pub const REPORT_LINES: usize = 20;
 
-/// Event: the jobs, running first (answer `{"ok": [JobInfo…]}`).
-pub const LIST: &str = "jobs.list";
-/// Event: stops one job, payload [`StopRequest`] (answer `{"ok": JobInfo}`).
-pub const STOP: &str = "jobs.stop";
-/// Event: payload [`Settings`] with what changes (answer `{"ok": Settings}`,
-/// the settings now in force).
-pub const CONFIGURE: &str = "jobs.configure";
-/// Event: moves the running foreground commands to the background (the
-/// TUI's Ctrl+Z); answers `{"ok": n}`, how many commands were running.
-pub const BACKGROUND: &str = "jobs.background";
-/// Event: stops every job (quit, end of `uji run`, a session switch).
-pub const STOP_ALL: &str = "jobs.stop_all";
+/// `jobs.list`: the jobs kept, running first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobsList {}
+service!(JobsList, "jobs.list", "{}", Vec<JobInfo>);
+
+/// `jobs.background`: moves the running foreground commands to the
+/// background (the TUI's Ctrl+Z); answers how many were running.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobsBackground {}
+service!(JobsBackground, "jobs.background", "{}", u64);
+
+/// `jobs.stop_all`: stops every job (quit, end of `uji run`, a session
+/// switch); answers how many were running.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobsStopAll {}
+service!(JobsStopAll, "jobs.stop_all", "{}", u64);
 
 /// Config key: whether a job's report starts a turn when the session is
 /// idle (set by `uji.jobs.configure({ wake })`).
@@ -149,20 +154,28 @@ pub enum JobEvent {
 /// `jobs.report`: the tools plugin tells the running session about a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobReport(pub JobEvent);
-impl Service for JobReport {
-    const METHOD: &'static str = "jobs.report";
-    const SHAPE: &'static str = "{\"kind\": started|output|finished, …}";
-    type Answer = ();
-}
+service!(
+    JobReport,
+    "jobs.report",
+    "{\"kind\": started|output|finished, …}",
+    ()
+);
 
-/// The payload of [`STOP`].
+/// `jobs.stop`: stops one job and its process tree; answers the job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StopRequest {
     pub id: u64,
     pub by: StoppedBy,
 }
+service!(
+    StopRequest,
+    "jobs.stop",
+    "{\"id\": job number, \"by\": \"user\"}",
+    JobInfo
+);
 
-/// The payload and answer of [`CONFIGURE`]: what is not given stays.
+/// `jobs.configure`, its request and its answer (the settings now in
+/// force): what is not given stays.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// Start a turn with a finished job's report when the session is idle.
@@ -175,6 +188,12 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
 }
+service!(
+    Settings,
+    "jobs.configure",
+    "{ wake = boolean, max = number, limit = seconds }",
+    Settings
+);
 
 #[cfg(test)]
 mod tests {

@@ -388,6 +388,7 @@ fn default_priority() -> i64 {
 pub mod frontend;
 pub mod jobs;
 pub mod keymap;
+pub mod mcp;
 pub mod services;
 pub mod session;
 pub mod spill;

@@ -51,6 +51,26 @@ pub fn decode_params<S: Service>(params: Value) -> Result<S, ParamsError> {
     })
 }
 
+/// The options `Host::serve` (uji-sdk) registers a handler with: since
+/// plugin ABI 1.1, a handler registered with `{"serve": true}` is not an
+/// event handler but the host service named by the event. It is called with
+/// a [`ServiceRequest`] and answers the service's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServeOptions {
+    #[serde(default)]
+    pub serve: bool,
+}
+
+/// What the handler of a plugin's service receives (see [`ServeOptions`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceRequest {
+    /// The plugin that called (`uji` for core itself).
+    pub caller: String,
+    /// The request, as the caller sent it.
+    #[serde(default)]
+    pub params: Value,
+}
+
 macro_rules! service {
     ($request:ty, $method:literal, $shape:literal, $answer:ty) => {
         impl Service for $request {
@@ -60,6 +80,7 @@ macro_rules! service {
         }
     };
 }
+pub(crate) use service;
 
 // ---- wires, hooks, events, key bindings, config -----------------------------
 
@@ -657,22 +678,8 @@ service!(Quit, "quit", "{}", ());
 
 // ---- MCP servers and questions ---------------------------------------------
 
-/// `mcp.add`: adds (or replaces) an MCP server, exactly as `uji.mcp.add(name,
-/// spec)` does: `spec` is `{command, args?, env?, cwd?}` for a stdio server or
-/// `{url, headers?}` for a streamable-HTTP one (plus `timeout?`, `policy?`).
-/// Core passes it to the MCP plugin; the error says what to fix, or that the
-/// MCP plugin is not loaded. Answers `true`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpAdd {
-    pub name: String,
-    pub spec: Value,
-}
-service!(
-    McpAdd,
-    "mcp.add",
-    "{\"name\": server, \"spec\": {\"command\", \"args\"?, \"env\"?, \"cwd\"?} or {\"url\", \"headers\"?}}",
-    bool
-);
+/// `mcp.add`, served by the MCP plugin (see [`crate::mcp`]).
+pub use crate::mcp::McpAdd;
 
 /// `session.ask`: asks the user of the running session a question that is
 /// not about a tool call, through the frontend's approval question (the

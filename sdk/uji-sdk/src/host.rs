@@ -15,8 +15,8 @@ use uji_protocol::{HookOptions, LogLevel};
 
 use crate::guard::guard_result;
 use crate::services::{
-    ModelChoice, ModelUse, Provider, ProviderAdd, Service, ServiceError, SessionInfo,
-    SessionInfoRequest, ToolDisable, ToolEnable, ToolPolicy,
+    ModelChoice, ModelUse, Provider, ProviderAdd, ServeOptions, Service, ServiceError,
+    ServiceRequest, SessionInfo, SessionInfoRequest, ToolDisable, ToolEnable, ToolPolicy,
 };
 use crate::tool::{Tool, ToolAdapter};
 use crate::wire::{Wire, WireAdapter};
@@ -177,6 +177,59 @@ impl Host {
     /// `session.info`: facts about the running session.
     pub fn session_info(&self) -> Result<SessionInfo, ServiceError> {
         self.service(&SessionInfoRequest {})
+    }
+
+    /// Serves the host service `S` to every plugin (and core), since plugin
+    /// ABI 1.1: a caller's request is decoded into `S` (a request of another
+    /// shape is refused with `S::SHAPE`, naming the method) and `handler`'s
+    /// answer is encoded as `S::Answer`. An `Err` reaches the caller as the
+    /// service's error, so say what to do. The handler runs on the caller's
+    /// thread, perhaps on several at once. Fails when core or another
+    /// plugin serves `S`.
+    pub fn serve<S, F>(&self, handler: F) -> Result<(), String>
+    where
+        S: Service,
+        F: Fn(S) -> Result<S::Answer, String> + Send + Sync + 'static,
+    {
+        self.serve_json(S::METHOD, move |_caller, params| {
+            let request = crate::services::decode_params::<S>(params).map_err(|e| e.to_string())?;
+            let answer = handler(request)?;
+            serde_json::to_value(answer).map_err(|e| format!("cannot encode the answer: {e}"))
+        })
+    }
+
+    /// Serves `method` with JSON in and out; `handler` also learns which
+    /// plugin called (`caller`). Prefer [`Host::serve`], whose request and
+    /// answer types both sides share.
+    pub fn serve_json<F>(&self, method: &str, handler: F) -> Result<(), String>
+    where
+        F: Fn(&str, Value) -> Result<Value, String> + Send + Sync + 'static,
+    {
+        let options = ServeOptions { serve: true };
+        let options = serde_json::to_string(&options).map_err(|e| e.to_string())?;
+        let boxed = HookBox::from_value(ServiceAdapter(Box::new(handler)), TD_Opaque);
+        into_result(
+            self.inner
+                .register_hook(RString::from(method), RString::from(options), boxed),
+        )
+    }
+}
+
+type ServiceFn = Box<dyn Fn(&str, Value) -> Result<Value, String> + Send + Sync>;
+
+/// A service handler as the hook the host calls with a `ServiceRequest`.
+struct ServiceAdapter(ServiceFn);
+
+impl uji_abi::Hook for ServiceAdapter {
+    fn call(&self, request_json: RStr<'_>) -> RResult<RString, Fault> {
+        guard_result(|| {
+            let request: ServiceRequest = serde_json::from_str(request_json.as_str())
+                .map_err(|e| format!("the request is not a service request: {e}"))?;
+            let answer = (self.0)(&request.caller, request.params)?;
+            serde_json::to_string(&answer).map_err(|e| e.to_string())
+        })
+        .map(RString::from)
+        .into()
     }
 }
 

@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
 use uji_host::Registry;
 use uji_protocol::frontend::{Event, NoticeLevel};
 use uji_protocol::jobs::{
-    self, BACKGROUND, JobEvent, JobInfo, JobReport, JobState, LIST, STOP, STOP_ALL, StoppedBy,
-    WAKE_DEFAULT_KEY, WAKE_KEY,
+    JobEvent, JobInfo, JobReport, JobState, JobsBackground, JobsList, JobsStopAll, StopRequest,
+    StoppedBy, WAKE_DEFAULT_KEY, WAKE_KEY,
 };
+use uji_protocol::services::Service;
 use uji_protocol::session::MessageBody;
 
 use super::{Reply, Shared, Work, answered};
@@ -23,24 +23,19 @@ use uji_protocol::frontend::answers::{Backgrounded, JobList, JobStopped};
 const NO_JOBS: &str = "background jobs come with the tools plugin (libuji_plugin_tools), which is \
                        not loaded; `uji plugins` says why";
 
-/// Sends `event` to the tools plugin and reads its `{ok}` or `{error}`.
-pub fn ask(registry: &Registry, event: &str, payload: Value) -> Result<Value, String> {
-    for answer in registry.emit(event, payload) {
-        if let Some(error) = answer.get("error").and_then(Value::as_str) {
-            return Err(error.to_string());
-        }
-        if let Some(ok) = answer.get("ok") {
-            return Ok(ok.clone());
-        }
+/// Calls the tools plugin's service `S`; says so when it is not loaded.
+pub fn ask<S: Service>(registry: &Registry, request: &S) -> Result<S::Answer, String> {
+    if !registry.serves(S::METHOD) {
+        return Err(NO_JOBS.to_string());
     }
-    Err(NO_JOBS.to_string())
+    registry.call(uji_host::CORE_CALLER, request)
 }
 
 /// Stops every job and its process tree (quit, end of `uji run`, a
 /// signal, a session switch). Harmless without the tools plugin.
 pub fn stop_all(registry: &Registry) {
-    if !registry.hooks(STOP_ALL).is_empty() {
-        let _ = ask(registry, STOP_ALL, json!({}));
+    if registry.serves(JobsStopAll::METHOD) {
+        let _ = ask(registry, &JobsStopAll {});
     }
 }
 
@@ -66,8 +61,7 @@ fn notice_text(job: &JobInfo) -> String {
 
 impl Shared {
     pub(super) fn list_jobs(&self) -> Result<Reply, String> {
-        let jobs = ask(&self.sessions.registry, LIST, json!({}))?;
-        let jobs = serde_json::from_value(jobs).map_err(|e| format!("{LIST}: {e}"))?;
+        let jobs = ask(&self.sessions.registry, &JobsList {})?;
         Reply::answer(&JobList { jobs })
     }
 
@@ -81,22 +75,19 @@ impl Shared {
         let shared = Arc::clone(self);
         let op_id = op_id.map(str::to_string);
         tokio::task::spawn_blocking(move || {
-            let payload = json!(jobs::StopRequest {
+            let request = StopRequest {
                 id,
-                by: StoppedBy::User
-            });
-            let result = ask(&shared.sessions.registry, STOP, payload).and_then(|job| {
-                let job = serde_json::from_value(job).map_err(|e| format!("{STOP}: {e}"))?;
-                answered(&JobStopped { job })
-            });
+                by: StoppedBy::User,
+            };
+            let result = ask(&shared.sessions.registry, &request)
+                .and_then(|job| answered(&JobStopped { job }));
             shared.reply(op_id.as_deref(), result);
         });
         Ok(Reply::Later)
     }
 
     pub(super) fn background(&self) -> Result<Reply, String> {
-        let running = ask(&self.sessions.registry, BACKGROUND, json!({}))?;
-        let running = serde_json::from_value(running).map_err(|e| format!("{BACKGROUND}: {e}"))?;
+        let running = ask(&self.sessions.registry, &JobsBackground {})?;
         Reply::answer(&Backgrounded { running })
     }
 

@@ -6,14 +6,20 @@
 //! (`log`, for the report at its end and the full output on disk), and the
 //! part the model has not read yet (`unread`, a window whose note names the
 //! same file), which `job_output` takes. Starts, output lines (about ten a
-//! second) and ends go to the host as `jobs.report`; the host answers the
-//! `jobs.*` events of [`events`].
+//! second) and ends go to the host as `jobs.report`; the plugin serves the
+//! `jobs.*` host services of [`services`].
+//!
+//! The table of jobs is a [`Jobs`] value: the plugin makes one in `init`
+//! and hands it to its tools and services, so nothing lives in statics and
+//! a test's jobs are its own.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use uji_sdk::Host;
 use uji_sdk::protocol::jobs::{
@@ -23,8 +29,8 @@ use uji_sdk::protocol::spill::Capture;
 
 use crate::process::Running;
 
-pub mod events;
 mod report;
+pub mod services;
 mod thread;
 pub mod tools;
 
@@ -64,9 +70,7 @@ pub struct Job {
 
 impl Job {
     pub fn output(&self) -> MutexGuard<'_, Output> {
-        self.out
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.out.lock()
     }
 
     pub fn info(&self) -> JobInfo {
@@ -85,13 +89,11 @@ impl Job {
     }
 
     fn request_stop(&self, by: StoppedBy) {
-        if let Ok(mut stop) = self.stop.lock() {
-            stop.get_or_insert(by);
-        }
+        self.stop.lock().get_or_insert(by);
     }
 
     fn stop_requested(&self) -> Option<StoppedBy> {
-        self.stop.lock().ok().and_then(|s| *s)
+        *self.stop.lock()
     }
 
     /// Waits until the job has ended and the host was told, at most
@@ -104,10 +106,7 @@ impl Job {
             if now >= deadline {
                 return false;
             }
-            out = match self.changed.wait_timeout(out, deadline - now) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
+            self.changed.wait_for(&mut out, deadline - now);
         }
         true
     }
@@ -134,43 +133,90 @@ struct State {
     limits: Limits,
 }
 
-static STATE: Mutex<State> = Mutex::new(State {
-    next_id: 1,
-    jobs: BTreeMap::new(),
-    limits: Limits {
-        max: DEFAULT_MAX_JOBS,
-        lifetime_secs: DEFAULT_LIFETIME_SECS,
-    },
-});
-static HOST: OnceLock<Host> = OnceLock::new();
+/// The plugin's jobs: cheap to clone (one shared table).
+#[derive(Clone)]
+pub struct Jobs(Arc<Table>);
 
-/// Bumped by each request to move the foreground commands to the background.
-pub static BACKGROUND_REQUESTS: AtomicU64 = AtomicU64::new(0);
-/// Foreground commands running now.
-pub static FOREGROUND: AtomicUsize = AtomicUsize::new(0);
-
-fn state() -> MutexGuard<'static, State> {
-    STATE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+struct Table {
+    state: Mutex<State>,
+    /// The host to report to; none for tools used on their own (tests).
+    host: Option<Host>,
+    /// Bumped by each request to move the foreground commands to the
+    /// background.
+    background_requests: AtomicU64,
+    /// Foreground commands running now.
+    foreground: AtomicUsize,
 }
 
-/// Keeps the host to report to.
-pub fn set_host(host: &Host) {
-    let _ = HOST.set(host.clone());
-}
-
-/// Tells the running session about a job. Without one (`uji tool`) there
-/// is nobody to tell.
-fn report(event: JobEvent) {
-    if let Some(host) = HOST.get() {
-        let _ = host.service(&JobReport(event));
+impl Default for Jobs {
+    /// A table of its own that reports to nobody.
+    fn default() -> Jobs {
+        Jobs::new(None)
     }
 }
 
-/// The default lifetime of a job whose call gives none.
-pub fn default_lifetime() -> Duration {
-    Duration::from_secs(state().limits.lifetime_secs)
+impl Jobs {
+    /// A new, empty table reporting to `host`.
+    pub fn new(host: Option<Host>) -> Jobs {
+        Jobs(Arc::new(Table {
+            state: Mutex::new(State {
+                next_id: 1,
+                jobs: BTreeMap::new(),
+                limits: Limits {
+                    max: DEFAULT_MAX_JOBS,
+                    lifetime_secs: DEFAULT_LIFETIME_SECS,
+                },
+            }),
+            host,
+            background_requests: AtomicU64::new(0),
+            foreground: AtomicUsize::new(0),
+        }))
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.0.state.lock()
+    }
+
+    /// Tells the running session about a job. Without one (`uji tool`)
+    /// there is nobody to tell.
+    fn report(&self, event: JobEvent) {
+        if let Some(host) = &self.0.host {
+            let _ = host.service(&JobReport(event));
+        }
+    }
+
+    /// The default lifetime of a job whose call gives none.
+    pub fn default_lifetime(&self) -> Duration {
+        Duration::from_secs(self.state().limits.lifetime_secs)
+    }
+
+    /// Asks every foreground command to move to the background; answers
+    /// how many were running.
+    pub fn ask_background(&self) -> u64 {
+        self.0.background_requests.fetch_add(1, Ordering::SeqCst);
+        self.0.foreground.load(Ordering::SeqCst) as u64
+    }
+
+    /// Changes with every [`Jobs::ask_background`]: a foreground command
+    /// compares it with the value it started with.
+    pub fn background_requests(&self) -> u64 {
+        self.0.background_requests.load(Ordering::SeqCst)
+    }
+
+    /// Counts a foreground command until the guard is dropped.
+    pub fn enter_foreground(&self) -> InForeground {
+        self.0.foreground.fetch_add(1, Ordering::SeqCst);
+        InForeground(self.clone())
+    }
+}
+
+/// A foreground command counted for Ctrl+Z's answer.
+pub struct InForeground(Jobs);
+
+impl Drop for InForeground {
+    fn drop(&mut self) {
+        (self.0).0.foreground.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The running jobs, to tell the model how many there are.
@@ -207,61 +253,121 @@ pub struct Refused {
     pub full: Full,
 }
 
-/// Whether one more job may start now.
-pub fn has_room() -> Result<(), Full> {
-    let state = state();
-    if running_count(&state) >= state.limits.max {
-        Err(Full {
-            max: state.limits.max,
-        })
-    } else {
-        Ok(())
+impl Jobs {
+    /// Whether one more job may start now.
+    pub fn has_room(&self) -> Result<(), Full> {
+        let state = self.state();
+        if running_count(&state) >= state.limits.max {
+            Err(Full {
+                max: state.limits.max,
+            })
+        } else {
+            Ok(())
+        }
     }
-}
 
-/// Makes `running` job N, read by a thread of its own from now on. `log`
-/// holds what it printed so far (for a command moved from the foreground).
-/// Gives the command back when `max` jobs already run.
-pub fn adopt(
-    running: Running,
-    log: Capture,
-    log_path: PathBuf,
-    command: &str,
-    lifetime: Duration,
-) -> Result<Arc<Job>, Box<Refused>> {
-    let mut state = state();
-    if running_count(&state) >= state.limits.max {
-        let full = Full {
-            max: state.limits.max,
-        };
-        return Err(Box::new(Refused { running, log, full }));
+    /// Makes `running` job N, read by a thread of its own from now on. `log`
+    /// holds what it printed so far (for a command moved from the foreground).
+    /// Gives the command back when `max` jobs already run.
+    pub fn adopt(
+        &self,
+        running: Running,
+        log: Capture,
+        log_path: PathBuf,
+        command: &str,
+        lifetime: Duration,
+    ) -> Result<Arc<Job>, Box<Refused>> {
+        let mut state = self.state();
+        if running_count(&state) >= state.limits.max {
+            let full = Full {
+                max: state.limits.max,
+            };
+            return Err(Box::new(Refused { running, log, full }));
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        let last_line = last_line_of(&log);
+        let job = Arc::new(Job {
+            id,
+            command: command.to_string(),
+            started: running.started,
+            started_ms: now_ms().saturating_sub(running.started.elapsed().as_millis() as u64),
+            out: Mutex::new(Output {
+                log,
+                unread: Capture::window(log_path.clone()),
+                last_line,
+                state: JobState::Running,
+                ended: None,
+                told: false,
+            }),
+            log_path,
+            changed: Condvar::new(),
+            stop: Mutex::new(None),
+        });
+        state.jobs.insert(id, Arc::clone(&job));
+        forget_old(&mut state);
+        drop(state);
+        self.report(JobEvent::Started { job: job.info() });
+        thread::start(self.clone(), Arc::clone(&job), running, lifetime);
+        Ok(job)
     }
-    let id = state.next_id;
-    state.next_id += 1;
-    let last_line = last_line_of(&log);
-    let job = Arc::new(Job {
-        id,
-        command: command.to_string(),
-        started: running.started,
-        started_ms: now_ms().saturating_sub(running.started.elapsed().as_millis() as u64),
-        out: Mutex::new(Output {
-            log,
-            unread: Capture::window(log_path.clone()),
-            last_line,
-            state: JobState::Running,
-            ended: None,
-            told: false,
-        }),
-        log_path,
-        changed: Condvar::new(),
-        stop: Mutex::new(None),
-    });
-    state.jobs.insert(id, Arc::clone(&job));
-    forget_old(&mut state);
-    drop(state);
-    report(JobEvent::Started { job: job.info() });
-    thread::start(Arc::clone(&job), running, lifetime);
-    Ok(job)
+
+    pub fn get(&self, id: u64) -> Option<Arc<Job>> {
+        self.state().jobs.get(&id).cloned()
+    }
+
+    /// Every job kept, running first, then newest first.
+    pub fn list(&self) -> Vec<Arc<Job>> {
+        let mut jobs: Vec<Arc<Job>> = self.state().jobs.values().cloned().collect();
+        jobs.sort_by_key(|job| (!job.output().state.is_running(), std::cmp::Reverse(job.id)));
+        jobs
+    }
+
+    /// Stops job `id` and its whole tree; waits (briefly) for its end.
+    pub fn stop(&self, id: u64, by: StoppedBy) -> Result<Arc<Job>, String> {
+        let job = self.get(id).ok_or_else(|| self.no_such_job(id))?;
+        job.request_stop(by);
+        job.wait_end(Duration::from_secs(5));
+        Ok(job)
+    }
+
+    /// Stops every running job (uji quits, `uji run` ends).
+    pub fn stop_all(&self) -> usize {
+        let jobs: Vec<Arc<Job>> = self
+            .list()
+            .into_iter()
+            .filter(|job| job.output().state.is_running())
+            .collect();
+        for job in &jobs {
+            job.request_stop(StoppedBy::Uji);
+        }
+        for job in &jobs {
+            job.wait_end(Duration::from_secs(5));
+        }
+        jobs.len()
+    }
+
+    pub fn no_such_job(&self, id: u64) -> String {
+        let ids: Vec<String> = self.list().iter().map(|job| job.id.to_string()).collect();
+        if ids.is_empty() {
+            format!("there is no job {id}: no background job was started in this session")
+        } else {
+            format!("there is no job {id}; the jobs are {}", ids.join(", "))
+        }
+    }
+
+    /// Sets `max` (jobs at once) and `limit` (default lifetime in seconds);
+    /// answers both as they are now.
+    pub fn configure(&self, max: Option<usize>, limit: Option<u64>) -> (usize, u64) {
+        let mut state = self.state();
+        if let Some(max) = max {
+            state.limits.max = max;
+        }
+        if let Some(limit) = limit {
+            state.limits.lifetime_secs = limit;
+        }
+        (state.limits.max, state.limits.lifetime_secs)
+    }
 }
 
 /// The last line read so far (before the job's thread took over).
@@ -293,60 +399,4 @@ fn forget_old(state: &mut State) {
     {
         state.jobs.remove(id);
     }
-}
-
-pub fn get(id: u64) -> Option<Arc<Job>> {
-    state().jobs.get(&id).cloned()
-}
-
-/// Every job kept, running first, then newest first.
-pub fn list() -> Vec<Arc<Job>> {
-    let mut jobs: Vec<Arc<Job>> = state().jobs.values().cloned().collect();
-    jobs.sort_by_key(|job| (!job.output().state.is_running(), std::cmp::Reverse(job.id)));
-    jobs
-}
-
-/// Stops job `id` and its whole tree; waits (briefly) for its end.
-pub fn stop(id: u64, by: StoppedBy) -> Result<Arc<Job>, String> {
-    let job = get(id).ok_or_else(|| no_such_job(id))?;
-    job.request_stop(by);
-    job.wait_end(Duration::from_secs(5));
-    Ok(job)
-}
-
-/// Stops every running job (uji quits, `uji run` ends).
-pub fn stop_all() -> usize {
-    let jobs: Vec<Arc<Job>> = list()
-        .into_iter()
-        .filter(|job| job.output().state.is_running())
-        .collect();
-    for job in &jobs {
-        job.request_stop(StoppedBy::Uji);
-    }
-    for job in &jobs {
-        job.wait_end(Duration::from_secs(5));
-    }
-    jobs.len()
-}
-
-pub fn no_such_job(id: u64) -> String {
-    let ids: Vec<String> = list().iter().map(|job| job.id.to_string()).collect();
-    if ids.is_empty() {
-        format!("there is no job {id}: no background job was started in this session")
-    } else {
-        format!("there is no job {id}; the jobs are {}", ids.join(", "))
-    }
-}
-
-/// Sets `max` (jobs at once) and `limit` (default lifetime in seconds);
-/// answers both as they are now.
-pub fn configure(max: Option<usize>, limit: Option<u64>) -> (usize, u64) {
-    let mut state = state();
-    if let Some(max) = max {
-        state.limits.max = max;
-    }
-    if let Some(limit) = limit {
-        state.limits.lifetime_secs = limit;
-    }
-    (state.limits.max, state.limits.lifetime_secs)
 }

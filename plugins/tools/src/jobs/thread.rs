@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use uji_sdk::protocol::jobs::{JobEvent, JobState};
 
-use super::{Job, finished_report, report};
+use super::{Job, Jobs, finished_report};
 use crate::process::{Pumped, Running};
 
 /// How often a stop request and the lifetime are checked.
@@ -17,17 +17,19 @@ const POLL: Duration = Duration::from_millis(50);
 /// At most one output line goes to the host per job in this time.
 const OUTPUT_EVERY: Duration = Duration::from_millis(100);
 
-pub fn start(job: Arc<Job>, running: Running, lifetime: Duration) {
+pub fn start(jobs: Jobs, job: Arc<Job>, running: Running, lifetime: Duration) {
     let spawned = std::thread::Builder::new()
         .name(format!("uji-job-{}", job.id))
         .spawn({
             let job = Arc::clone(&job);
-            move || run(&job, running, lifetime)
+            let jobs = jobs.clone();
+            move || run(&jobs, &job, running, lifetime)
         });
     if spawned.is_err() {
         // The closure (and the command in it, whose guard kills its tree)
         // is gone: the job ended before it began.
         end(
+            &jobs,
             &job,
             JobState::Stopped {
                 by: uji_sdk::protocol::jobs::StoppedBy::Uji,
@@ -36,7 +38,7 @@ pub fn start(job: Arc<Job>, running: Running, lifetime: Duration) {
     }
 }
 
-fn run(job: &Job, mut running: Running, lifetime: Duration) {
+fn run(jobs: &Jobs, job: &Job, mut running: Running, lifetime: Duration) {
     let deadline = running.started + lifetime;
     let mut sent = String::new();
     let mut last_sent = Instant::now() - OUTPUT_EVERY;
@@ -57,12 +59,12 @@ fn run(job: &Job, mut running: Running, lifetime: Duration) {
             break state_of(status);
         }
         if last_sent.elapsed() >= OUTPUT_EVERY {
-            send_latest(job, &mut sent);
+            send_latest(jobs, job, &mut sent);
             last_sent = Instant::now();
         }
     };
-    send_latest(job, &mut sent);
-    end(job, state);
+    send_latest(jobs, job, &mut sent);
+    end(jobs, job, state);
 }
 
 /// Passes a chunk to both captures and keeps the latest complete line.
@@ -80,10 +82,10 @@ fn take_output(job: &Job, chunk: &[u8]) {
     job.changed.notify_all();
 }
 
-fn send_latest(job: &Job, sent: &mut String) {
+fn send_latest(jobs: &Jobs, job: &Job, sent: &mut String) {
     let line = job.output().last_line.clone();
     if line != *sent {
-        report(JobEvent::Output {
+        jobs.report(JobEvent::Output {
             id: job.id,
             line: line.clone(),
         });
@@ -100,7 +102,7 @@ fn state_of(status: Option<ExitStatus>) -> JobState {
 }
 
 /// Records the end, wakes whoever waits for it and tells the host.
-fn end(job: &Job, state: JobState) {
+fn end(jobs: &Jobs, job: &Job, state: JobState) {
     let mut out = job.output();
     let mut latest: Option<String> = None;
     out.log.finish(&mut |line| {
@@ -116,7 +118,7 @@ fn end(job: &Job, state: JobState) {
     job.changed.notify_all();
     let info = job.info();
     let report_text = (!matches!(state, JobState::Stopped { .. })).then(|| finished_report(job));
-    report(JobEvent::Finished {
+    jobs.report(JobEvent::Finished {
         job: info,
         report: report_text,
     });

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use uji_sdk::protocol::jobs::StoppedBy;
 use uji_sdk::{Tool, ToolCall, ToolContext, ToolOutput, ToolSpec};
 
-use super::{Job, status_line};
+use super::{Job, Jobs, status_line};
 
 const ID_SCHEMA_DESCRIPTION: &str = "The job's number, as in `job 3`";
 
@@ -55,9 +55,17 @@ fn unread_and_status(job: &Job) -> String {
     }
 }
 
-/// `job_output { id }`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct JobOutput;
+/// `job_output { id }` over the jobs of a [`Jobs`] table.
+#[derive(Clone, Default)]
+pub struct JobOutput {
+    jobs: Jobs,
+}
+
+impl JobOutput {
+    pub fn new(jobs: &Jobs) -> JobOutput {
+        JobOutput { jobs: jobs.clone() }
+    }
+}
 
 impl Tool for JobOutput {
     fn spec(&self) -> ToolSpec {
@@ -82,7 +90,7 @@ impl Tool for JobOutput {
             Ok(id) => id,
             Err(e) => return ToolOutput::error(e),
         };
-        match super::get(id) {
+        match self.jobs.get(id) {
             Some(job) => {
                 let text = unread_and_status(&job);
                 let summary = status_line(&job.info());
@@ -92,14 +100,22 @@ impl Tool for JobOutput {
                     ..Default::default()
                 }
             }
-            None => ToolOutput::error(super::no_such_job(id)),
+            None => ToolOutput::error(self.jobs.no_such_job(id)),
         }
     }
 }
 
-/// `stop_job { id }`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct StopJob;
+/// `stop_job { id }` over the jobs of a [`Jobs`] table.
+#[derive(Clone, Default)]
+pub struct StopJob {
+    jobs: Jobs,
+}
+
+impl StopJob {
+    pub fn new(jobs: &Jobs) -> StopJob {
+        StopJob { jobs: jobs.clone() }
+    }
+}
 
 impl Tool for StopJob {
     fn spec(&self) -> ToolSpec {
@@ -123,8 +139,11 @@ impl Tool for StopJob {
             Ok(id) => id,
             Err(e) => return ToolOutput::error(e),
         };
-        let was_running = super::get(id).is_some_and(|job| job.output().state.is_running());
-        match super::stop(id, StoppedBy::Model) {
+        let was_running = self
+            .jobs
+            .get(id)
+            .is_some_and(|job| job.output().state.is_running());
+        match self.jobs.stop(id, StoppedBy::Model) {
             Ok(job) => {
                 let mut text = unread_and_status(&job);
                 if !was_running {

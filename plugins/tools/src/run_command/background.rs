@@ -8,7 +8,7 @@ use uji_sdk::protocol::spill::Capture;
 use uji_sdk::{ToolContext, ToolOutput};
 
 use super::outcome::{End, render};
-use crate::jobs::{self, Refused};
+use crate::jobs::{Jobs, Refused};
 use crate::process::{Pumped, Running};
 
 /// How long a call that starts a job waits for its first line.
@@ -27,6 +27,7 @@ fn how_to_follow(id: u64) -> String {
 /// returns its number and that output. A command that ended by then is no
 /// job: the result is its output and exit status, as in the foreground.
 pub fn start(
+    jobs: &Jobs,
     command: &str,
     lifetime: Duration,
     mut running: Running,
@@ -53,7 +54,7 @@ pub fn start(
         }
     }
     let shown = log.render().with_note();
-    let job = match jobs::adopt(running, log, spill, command, lifetime) {
+    let job = match jobs.adopt(running, log, spill, command, lifetime) {
         Ok(job) => job,
         // The command is dropped with its guard armed: its tree is killed.
         Err(refused) => {
@@ -80,6 +81,7 @@ pub fn start(
 /// Moves a foreground command to the background; the result shows its
 /// output so far. Gives it back when no more jobs may run.
 pub fn adopt(
+    jobs: &Jobs,
     command: &str,
     running: Running,
     capture: Capture,
@@ -90,7 +92,8 @@ pub fn adopt(
     // What the model sees now: the output so far, without cutting the
     // line still being written (the job goes on with it).
     let rendered = capture.render().with_note();
-    let job = jobs::adopt(running, capture, spill, command, jobs::default_lifetime())?;
+    let lifetime = jobs.default_lifetime();
+    let job = jobs.adopt(running, capture, spill, command, lifetime)?;
     let why = if at_timeout {
         format!("It was still running at its {elapsed}s timeout")
     } else {
