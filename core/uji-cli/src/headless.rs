@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use uji_host::PluginModuleRef;
-use uji_protocol::frontend::{Event, NoticeLevel, Op};
+use uji_protocol::frontend::{Event, GateDecision, NoticeLevel, Op};
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::Usage;
 use uji_sdk::{Frontend, FrontendSession, Host, Plugin};
@@ -172,7 +172,7 @@ impl TextMode {
                 decision,
                 because,
             } => {
-                let denied = decision.as_deref() == Some("deny");
+                let denied = *decision == Some(GateDecision::Deny);
                 self.started(Started {
                     call_id,
                     name,

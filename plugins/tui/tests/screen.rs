@@ -21,8 +21,8 @@ use uji_protocol::FileDiff;
 use uji_protocol::frontend::answers::{self, Answer, CommandOutput, ModelList, SessionList};
 use uji_protocol::frontend::answers::{ProviderList, SessionSummary};
 use uji_protocol::frontend::{
-    ApprovalDecision, CommandInfo, Delivery, Event as UjiEvent, KeyOrigin, ModelEntry, ModelState,
-    Op, ProviderEntry, Secret, SessionConfigured, ToolInfo,
+    ApprovalDecision, CommandInfo, Delivery, Event as UjiEvent, GateDecision, KeyOrigin,
+    ModelEntry, ModelState, Op, ProviderEntry, Secret, SessionConfigured, ToolInfo,
 };
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::{ToolCallRequest, Usage};
@@ -261,14 +261,14 @@ fn tool_started(
     call_id: &str,
     (name, verb): (&str, &str),
     subject: &str,
-    (decision, because): (&str, &str),
+    (decision, because): (GateDecision, &str),
 ) -> UjiEvent {
     UjiEvent::ToolStarted {
         call_id: call_id.into(),
         name: name.into(),
         subject: subject.into(),
         verb: Some(verb.into()),
-        decision: Some(decision.into()),
+        decision: Some(decision),
         because: Some(because.into()),
     }
 }
@@ -397,7 +397,7 @@ fn ask_edit(s: &mut Screen) {
             "c1",
             edit,
             "notes.txt",
-            ("ask", "edit_file default ask"),
+            (GateDecision::Ask, "edit_file default ask"),
         ))
         .event(approval_request(
             "c1",
@@ -738,7 +738,7 @@ fn snapshot_of_a_whole_frame() {
             diff,
             is_error: false,
         };
-    let allowed = ("allow", "rule");
+    let allowed = (GateDecision::Allow, "rule");
     let edit = diff("notes.txt", "@@ -1 +1 @@\n-hello world\n+goodbye world\n");
     s.event(message(1, user("fix the greeting")))
         .event(tool_started(

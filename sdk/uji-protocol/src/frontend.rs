@@ -87,6 +87,22 @@ impl ApprovalDecision {
     }
 }
 
+/// What the gate decided for a tool call ([`Event::ToolStarted`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateDecision {
+    /// It runs without a question.
+    Allow,
+    /// The person is asked first (an `approval_request` follows).
+    Ask,
+    /// It does not run; `because` says what denied it.
+    Deny,
+    /// A decision a newer uji reports that this frontend does not know:
+    /// treat it as "wait for what follows" (a question or the result).
+    #[serde(other)]
+    Unknown,
+}
+
 /// What a frontend sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -435,8 +451,8 @@ pub enum Event {
         #[serde(default)]
         reason: String,
     },
-    /// A tool call passed the gate's decision: `decision` is `allow`, `ask`
-    /// or `deny`, `because` names the rule, hook or fallback.
+    /// A tool call passed the gate's decision: `decision` says which,
+    /// `because` names the rule, hook or fallback.
     ToolStarted {
         call_id: String,
         name: String,
@@ -444,7 +460,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verb: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        decision: Option<String>,
+        decision: Option<GateDecision>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         because: Option<String>,
     },
@@ -614,6 +630,30 @@ mod tests {
         };
         assert_eq!(commands[0].name, "deploy");
         assert_eq!(commands[0].source, "lua");
+    }
+
+    #[test]
+    fn a_gate_decision_reads_as_written_and_a_newer_one_is_unknown() {
+        let started = |decision: &str| -> Event {
+            serde_json::from_value(json!({
+                "type": "tool_started", "call_id": "c1", "name": "run_command",
+                "subject": "ls", "decision": decision, "because": "rule"
+            }))
+            .unwrap()
+        };
+        for (text, decision) in [
+            ("allow", GateDecision::Allow),
+            ("ask", GateDecision::Ask),
+            ("deny", GateDecision::Deny),
+            ("defer", GateDecision::Unknown),
+        ] {
+            let Event::ToolStarted { decision: read, .. } = started(text) else {
+                panic!("{text}: not tool_started");
+            };
+            assert_eq!(read, Some(decision), "{text}");
+        }
+        let written = serde_json::to_value(started("deny")).unwrap();
+        assert_eq!(written["decision"], "deny");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uji_host::{ProgressSink, Registry};
 use uji_policy::{Decision, Policy, RuleProblem, ToolFacts, Verdict};
+use uji_protocol::frontend::GateDecision;
 use uji_protocol::services::{
     PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy,
     ToolRemove, ToolRoots, ToolSandbox,
@@ -169,6 +170,15 @@ pub struct Started<'a> {
     pub decision: Decision,
     /// The rule, hook or fallback that decided.
     pub because: String,
+}
+
+/// The decision as frontends read it (`tool_started`'s `decision`).
+pub fn reported(decision: Decision) -> GateDecision {
+    match decision {
+        Decision::Allow => GateDecision::Allow,
+        Decision::Ask => GateDecision::Ask,
+        Decision::Deny => GateDecision::Deny,
+    }
 }
 
 /// Calls the user allowed "for this session": the same tool on the same

@@ -975,7 +975,7 @@ impl Agent {
             name: call.name.clone(),
             subject: redact(started.subject, &self.settings.secrets),
             verb: started.verb.map(str::to_string),
-            decision: Some(started.decision.as_str().to_string()),
+            decision: Some(crate::gate::reported(started.decision)),
             because: Some(started.because.clone()),
         });
         if !self.registry.hooks("tool_started").is_empty() {

@@ -6,7 +6,7 @@ use uji_protocol::frontend::answers::{
     self, Answer, CommandOutput, ModelList, ModelSet, SessionList,
 };
 use uji_protocol::frontend::{
-    ApprovalDecision, CommandInfo, Event, ModelState, Op, SessionConfigured,
+    ApprovalDecision, CommandInfo, Event, GateDecision, ModelState, Op, SessionConfigured,
 };
 use uji_protocol::session::{MessageBody, StoredMessage};
 
@@ -51,7 +51,7 @@ impl Agent<'_> {
                 &name,
                 verb.as_deref().unwrap_or(""),
                 &subject,
-                decision.as_deref() == Some("allow"),
+                decision == Some(GateDecision::Allow),
             ),
             Event::ApprovalRequest {
                 call_id,

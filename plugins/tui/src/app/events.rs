@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 use uji_protocol::frontend::answers::{self, Answer, CommandOutput};
-use uji_protocol::frontend::{CommandInfo, Event, NoticeLevel, Resolution, SessionConfigured};
+use uji_protocol::frontend::{
+    CommandInfo, Event, GateDecision, NoticeLevel, Resolution, SessionConfigured,
+};
 use uji_protocol::session::{MessageBody, StoredMessage};
 
 use super::state::{App, Pending};
@@ -384,21 +386,21 @@ impl App {
         name: &str,
         subject: &str,
         verb: Option<String>,
-        decision: Option<String>,
+        decision: Option<GateDecision>,
         because: Option<String>,
     ) {
         let verb = verb
             .or_else(|| self.verbs.get(name).cloned())
             .unwrap_or_else(|| name.to_string());
         let mut block = ToolBlock::new(call_id, name, &verb, subject);
-        match decision.as_deref() {
-            Some("deny") => {
+        match decision {
+            Some(GateDecision::Deny) => {
                 block.set_state(ToolState::Denied);
                 if let Some(because) = because {
                     block.set_output(&format!("denied by {because}"));
                 }
             }
-            Some("ask") => block.set_state(ToolState::Asking),
+            Some(GateDecision::Ask) => block.set_state(ToolState::Asking),
             _ => block.set_state(ToolState::Running),
         }
         self.transcript.push(Block::Tool(block));
