@@ -6,9 +6,10 @@
 //! channels: a completion the plugin drops without finishing still wakes the
 //! waiting side, with an error, so a call can never hang on a lost callback.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
+use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use uji_abi::__private::TD_Opaque;
@@ -285,9 +286,7 @@ struct ToolCallSlot {
 
 impl ToolCallSlot {
     fn complete(&self, result: Result<ToolOutput, CallError>) {
-        if let Ok(mut done) = self.done.lock()
-            && let Some(tx) = done.take()
-        {
+        if let Some(tx) = self.done.lock().take() {
             let _ = tx.send(result);
         }
     }
@@ -453,9 +452,7 @@ struct WireReplySlot {
 
 impl WireReplySlot {
     fn complete(&self, result: Result<Answer, StreamError>) {
-        if let Ok(mut done) = self.done.lock()
-            && let Some(tx) = done.take()
-        {
+        if let Some(tx) = self.done.lock().take() {
             let _ = tx.send(result);
         }
     }
@@ -463,10 +460,7 @@ impl WireReplySlot {
     /// Still wanted: not finished, and the caller still waiting (after an
     /// interrupt the receiver is gone and late deltas are dropped).
     fn is_open(&self) -> bool {
-        self.done
-            .lock()
-            .map(|d| d.as_ref().is_some_and(|tx| !tx.is_closed()))
-            .unwrap_or(false)
+        self.done.lock().as_ref().is_some_and(|tx| !tx.is_closed())
     }
 }
 

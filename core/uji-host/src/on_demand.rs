@@ -13,7 +13,9 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use uji_protocol::frontend::NoticeLevel;
 
@@ -96,14 +98,14 @@ impl OnDemand {
                 registry.undefer(*need);
             }
         }
-        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        let mut opened = self.opened.lock();
         opened.names.extend(claimed);
     }
 
     /// Opens the first copy of the plugin providing `need` that loads (the
     /// one next to the binary, else the installed one).
     fn open(&self, registry: &Registry, need: Need<'_>) {
-        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        let mut opened = self.opened.lock();
         let mut failed = Vec::new();
         for (_, path) in self.plugins.iter().filter(|(listed, _)| *listed == need) {
             let candidate = Candidate {

@@ -8,7 +8,7 @@
 //! always ends on the newest line. Lines are cut to [`HOLD_CHARS`] before
 //! they are kept.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::calls::ProgressSink;
@@ -54,9 +54,7 @@ impl Paced {
 
     /// A new line from the tool.
     pub fn line(&self, line: &str) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
+        let mut state = self.state.lock();
         let line = shorten(line, HOLD_CHARS);
         let now = Instant::now();
         if state.last_sent.is_some_and(|t| now - t < INTERVAL) {
@@ -73,9 +71,7 @@ impl Paced {
 
     /// Sends the waiting line once its interval is over (`force`: now).
     pub fn flush(&self, force: bool) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
+        let mut state = self.state.lock();
         let now = Instant::now();
         let due = force || state.last_sent.is_none_or(|t| now - t >= INTERVAL);
         if due && let Some(line) = state.waiting.take() {
@@ -94,11 +90,7 @@ mod tests {
     fn recorder() -> (Arc<Mutex<Vec<String>>>, ProgressSink) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = Arc::clone(&seen);
-        let sink: ProgressSink = Arc::new(move |line: &str| {
-            if let Ok(mut seen) = record.lock() {
-                seen.push(line.to_string());
-            }
-        });
+        let sink: ProgressSink = Arc::new(move |line: &str| record.lock().push(line.to_string()));
         (seen, sink)
     }
 
@@ -113,19 +105,15 @@ mod tests {
         paced.flush(false);
         // One line per interval at most, however slow the machine is.
         let intervals = started.elapsed().as_millis() / INTERVAL.as_millis() + 1;
-        let during = seen.lock().unwrap().clone();
+        let during = seen.lock().clone();
         assert_eq!(during.first().map(String::as_str), Some("0"));
         assert!(during.len() as u128 <= intervals, "{} lines", during.len());
         std::thread::sleep(INTERVAL);
         paced.flush(false);
-        let after = seen.lock().unwrap().clone();
+        let after = seen.lock().clone();
         assert_eq!(after.last().map(String::as_str), Some("99999"));
         paced.flush(true);
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            after.len(),
-            "nothing waits any more"
-        );
+        assert_eq!(seen.lock().len(), after.len(), "nothing waits any more");
     }
 
     #[test]
@@ -134,6 +122,6 @@ mod tests {
         assert_eq!(shorten("héllo", 5), "héllo");
         let (seen, sink) = recorder();
         Paced::new(sink).line(&"é".repeat(5000));
-        assert_eq!(seen.lock().unwrap()[0].chars().count(), HOLD_CHARS + 1);
+        assert_eq!(seen.lock()[0].chars().count(), HOLD_CHARS + 1);
     }
 }
