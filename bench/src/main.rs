@@ -82,6 +82,10 @@ pub fn uji(home: &Path) -> Command {
         .env("HOME", home)
         .env("UJI_CONFIG_DIR", home.join("config"))
         .env("UJI_DATA_DIR", home.join("data"))
+        // Not the bench's own directory: the tools plugin looks through the
+        // working directory at start (leftover temporary files), and a
+        // checkout with its target/ would make every start slower.
+        .current_dir(home)
         .stdin(Stdio::null());
     cmd
 }
