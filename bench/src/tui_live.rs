@@ -40,6 +40,7 @@ pub(crate) fn screen_cmd(home: &Path, args: &[&str]) -> TtyCommand {
 
 fn quit(tty: &mut Tty) {
     tty.press("<C-c>");
+    tty.press("<C-c>");
     tty.wait_exit(Duration::from_secs(10));
 }
 

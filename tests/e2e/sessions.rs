@@ -266,3 +266,33 @@ fn the_screen_shows_the_damaged_line_notice() {
     tty.wait_for_text("skipped 1 damaged line");
     tty.quit_with_ctrl_c();
 }
+
+#[test]
+fn a_resumed_session_comes_back_on_the_model_and_effort_it_last_used() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(answer("first answer"));
+    let first = run(
+        &sandbox,
+        &model,
+        &["--json", "--effort", "high", "first question"],
+    );
+    assert!(first.status.success(), "{}", text(&first).1);
+    let stdout = text(&first).0;
+    let configured: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    let id = configured["id"].as_str().unwrap().to_string();
+    // No --model and no --effort now: the session's own choice comes back.
+    model.push(answer("second answer"));
+    let second = sandbox
+        .uji()
+        .env("OPENROUTER_API_KEY", "sk-test")
+        .env("OPENROUTER_BASE_URL", model.base_url())
+        .args(["run", "--resume", &id, "second question"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "{}", text(&second).1);
+    let body: Value = serde_json::from_slice(&model.requests()[1].body).unwrap();
+    assert_eq!(body["model"], "test-model", "{body}");
+    assert_eq!(body["reasoning_effort"], "high", "{body}");
+}

@@ -75,8 +75,9 @@ fn open(sandbox: &Sandbox, args: &[&str]) -> Tty {
     tty
 }
 
-/// Ctrl+C, then the terminal must be back in the state uji found it.
+/// Ctrl+C twice, then the terminal must be back in the state uji found it.
 fn quit(tty: &mut Tty) {
+    tty.press("<C-c>");
     tty.press("<C-c>");
     assert_eq!(tty.wait_exit(EXIT), Some(0), "{}", tty.screen());
     tty.terminal_restored().unwrap();
@@ -436,4 +437,110 @@ fn a_key_bound_to_a_lua_function_runs_it() {
     tty.press("<C-s>");
     tty.wait_for_text("sent with ctrl-s");
     quit(&mut tty);
+}
+
+/// The roles of the messages a chat request carried, system prompt left out.
+fn roles(request: &uji_fake_model::RecordedRequest) -> Vec<(String, String)> {
+    let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            let content = m["content"].as_str().unwrap_or_default().to_string();
+            (m["role"].as_str().unwrap_or_default().to_string(), content)
+        })
+        .collect()
+}
+
+#[test]
+fn esc_during_an_answer_keeps_what_streamed_and_the_next_request_carries_it() {
+    let model = FakeModel::start();
+    model
+        .push(Script::stall_after(
+            ChatEvents::new("m1").text("Half of the answer", 3).build(),
+        ))
+        .push(answer("The second answer."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("explain it");
+    tty.press("<CR>");
+    tty.wait_for_text("Half of the answer");
+    tty.press("<Esc>");
+    let screen = tty.wait_for("the turn to end, interrupted", |s| {
+        s.contains("interrupted") && !s.contains("esc to interrupt")
+    });
+    assert!(
+        screen.contains("Half of the answer"),
+        "kept on screen: {screen}"
+    );
+    tty.type_text("go on");
+    tty.press("<CR>");
+    tty.wait_for_text("The second answer.");
+    let sent = roles(&model.requests()[1]);
+    let expected: Vec<(String, String)> = [
+        ("user", "explain it"),
+        ("assistant", "Half of the answer"),
+        ("user", "go on"),
+    ]
+    .iter()
+    .map(|(r, t)| (r.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(sent, expected);
+    quit(&mut tty);
+}
+
+#[test]
+fn esc_on_a_running_shell_command_carries_nothing_into_the_next_prompt() {
+    let model = FakeModel::start();
+    model.push(answer("Sent as usual."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("!sleep 29.5");
+    tty.press("<CR>");
+    assert!(wait_until(|| sleeping() == 1), "the command runs");
+    tty.press("<Esc>");
+    assert!(wait_until(|| sleeping() == 0), "Esc stopped the command");
+    tty.wait_for_text("the command was stopped");
+    tty.type_text("hello");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("Sent as usual.");
+    assert_eq!(model.requests().len(), 1, "{screen}");
+    quit(&mut tty);
+}
+
+#[test]
+fn ctrl_c_clears_a_draft_into_history_and_only_a_second_press_quits_saying_how_to_resume() {
+    let model = FakeModel::start();
+    model.push(answer("Hello there."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("hi");
+    tty.press("<CR>");
+    tty.wait_for_text("Hello there.");
+    tty.type_text("a draft worth keeping");
+    tty.press("<C-c>");
+    let screen = tty.wait_for_text("Ctrl+C again to quit");
+    assert!(!screen.contains("a draft worth keeping"), "{screen}");
+    // The hint goes; uji is still there, and ↑ brings the draft back.
+    tty.wait_for("the hint to go", |s| !s.contains("Ctrl+C again to quit"));
+    tty.press("<Up>");
+    tty.wait_for_text("a draft worth keeping");
+    tty.press("<C-c>");
+    tty.wait_for_text("Ctrl+C again to quit");
+    tty.press("<C-c>");
+    assert_eq!(tty.wait_exit(EXIT), Some(0), "{}", tty.screen());
+    let id = std::fs::read_dir(sandbox.root.path().join("data/sessions"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find_map(|name| name.strip_suffix(".jsonl").map(str::to_string))
+        .expect("the session file");
+    let screen = tty.screen();
+    assert!(
+        screen.contains(&format!("Resume this session with: uji resume --id {id}")),
+        "{screen}"
+    );
+    assert!(screen.contains("Tokens used: 1.0k in"), "{screen}");
+    tty.terminal_restored().unwrap();
 }

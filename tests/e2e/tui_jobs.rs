@@ -121,6 +121,7 @@ fn the_footer_shows_jobs_ctrl_z_moves_a_command_and_slash_jobs_stops_one() {
     assert!(!gone(&sandbox, "server.pid"), "job 1 runs on");
 
     tty.press("<C-c>");
+    tty.press("<C-c>");
     assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
     tty.terminal_restored().unwrap();
     assert!(gone(&sandbox, "server.pid"), "quitting stopped job 1");
@@ -144,6 +145,7 @@ fn a_job_ending_while_the_screen_is_idle_wakes_the_session() {
     assert!(screen.contains("exited with code 0"), "{screen}");
     let report = model.requests()[2].body_text();
     assert!(report.contains("[Background job 1"), "{report}");
+    tty.press("<C-c>");
     tty.press("<C-c>");
     assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
 }

@@ -325,9 +325,11 @@ impl Tty {
         })
     }
 
-    /// Quits with Ctrl+C, as a person would, and asserts a clean exit
-    /// (status 0 within 15 s), showing the screen otherwise.
+    /// Quits with Ctrl+C twice (one press never quits), as a person
+    /// would, and asserts a clean exit (status 0 within 15 s), showing the
+    /// screen otherwise.
     pub fn quit_with_ctrl_c(&mut self) {
+        self.press("<C-c>");
         self.press("<C-c>");
         assert_eq!(
             self.wait_exit(Duration::from_secs(15)),

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -116,6 +116,14 @@ enum Work {
     Wake,
 }
 
+impl Work {
+    /// Whether it may begin interruptible work (a turn or a compaction),
+    /// which an interrupt sent before it begins applies to.
+    fn may_begin(&self) -> bool {
+        matches!(self, Work::Turn(_) | Work::Wake | Work::Compact(_))
+    }
+}
+
 /// What the router and the worker share. Each piece of session state has
 /// one owner, and only the owner changes it:
 ///
@@ -139,6 +147,11 @@ struct Shared {
     current: Mutex<Option<Interrupter>>,
     /// An interrupt between two pieces of work applies to the next one.
     pending_interrupt: AtomicBool,
+    /// Pieces of work sent that may begin a turn or a compaction and have
+    /// not begun: only while there are some does an interrupt that finds
+    /// the session idle wait for the next one (an Esc that stopped a `!cmd`
+    /// must not interrupt the message the person sends next).
+    starting: AtomicUsize,
     closing: AtomicBool,
     approver: Option<FrontendApprover>,
     /// The session's runtime, for questions asked from plugins' threads.
@@ -235,9 +248,18 @@ impl Shared {
     }
 
     fn send_work(&self, work: Work) -> Result<(), String> {
+        let counted = work.may_begin();
+        if counted {
+            self.starting.fetch_add(1, Ordering::SeqCst);
+        }
         match self.work.lock().as_ref() {
             Some(tx) if tx.send(work).is_ok() => Ok(()),
-            _ => Err("the session is shutting down".to_string()),
+            _ => {
+                if counted {
+                    self.starting.fetch_sub(1, Ordering::SeqCst);
+                }
+                Err("the session is shutting down".to_string())
+            }
         }
     }
 
@@ -331,7 +353,10 @@ impl Shared {
     fn interrupt(&self) {
         match self.current.lock().as_ref() {
             Some(interrupter) => interrupter.interrupt(),
-            None => self.pending_interrupt.store(true, Ordering::SeqCst),
+            None if self.starting.load(Ordering::SeqCst) > 0 || !self.queue.is_empty() => {
+                self.pending_interrupt.store(true, Ordering::SeqCst)
+            }
+            None => {}
         }
         // After the interrupt is set, so the gate reports "interrupted".
         if let Some(approver) = &self.approver {
@@ -482,6 +507,7 @@ fn serve_shared(
             events: events_tx,
             current: Mutex::new(None),
             pending_interrupt: AtomicBool::new(false),
+            starting: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
             approver: (approvals == Approvals::Frontend).then(|| FrontendApprover::new(sink)),
             runtime: tokio::runtime::Handle::current(),
@@ -637,7 +663,12 @@ async fn work(
                 last = Some(run_turns(&shared, &mut agent, First::Wake).await);
             }
             // What woke it was taken by a turn meanwhile.
-            Work::Wake => {}
+            Work::Wake => {
+                let _current = shared.current.lock();
+                if shared.starting.fetch_sub(1, Ordering::SeqCst) == 1 && shared.queue.is_empty() {
+                    shared.pending_interrupt.store(false, Ordering::SeqCst);
+                }
+            }
             Work::Compact(op_id) => compact(&shared, &mut agent, &op_id).await,
             Work::Switch(op_id, start) => {
                 let to = Switch {
@@ -665,13 +696,25 @@ fn emit_session_event(agent: &Agent, resumed: bool) {
 
 /// Marks the worker busy with a fresh interrupter (set at once if an
 /// interrupt came while it was idle).
-fn begin(shared: &Shared) -> crate::turn::interrupt::Interrupt {
+fn begin(shared: &Shared, sent: Begins) -> crate::turn::interrupt::Interrupt {
     let (interrupter, interrupt) = interrupt_pair();
+    let mut current = shared.current.lock();
+    if sent == Begins::SentWork {
+        shared.starting.fetch_sub(1, Ordering::SeqCst);
+    }
     if shared.pending_interrupt.swap(false, Ordering::SeqCst) {
         interrupter.interrupt();
     }
-    *shared.current.lock() = Some(interrupter);
+    *current = Some(interrupter);
     interrupt
+}
+
+/// What a [`begin`] begins: the work that was sent (counted in
+/// `starting`), or a message that waited in the queue behind a turn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Begins {
+    SentWork,
+    Queued,
 }
 
 fn end(shared: &Shared) {
@@ -688,8 +731,10 @@ enum First {
 /// Runs a turn, then one for each message that waited for it.
 async fn run_turns(shared: &Shared, agent: &mut Agent, first: First) -> TurnOutcome {
     let mut next = first;
+    let mut begins = Begins::SentWork;
     loop {
-        let mut interrupt = begin(shared);
+        let mut interrupt = begin(shared, begins);
+        begins = Begins::Queued;
         let outcome = match next {
             First::Message(message) => {
                 agent
@@ -711,7 +756,7 @@ async fn run_turns(shared: &Shared, agent: &mut Agent, first: First) -> TurnOutc
 }
 
 async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
-    let mut interrupt = begin(shared);
+    let mut interrupt = begin(shared, Begins::SentWork);
     // Asked for: fold everything before the latest exchange.
     let result = crate::turn::compaction::compact(agent, 0, &mut interrupt).await;
     end(shared);

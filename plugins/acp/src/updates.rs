@@ -309,6 +309,7 @@ mod tests {
             }],
             usage: None,
             model: None,
+            effort: None,
             replay: None,
         });
         let kinds: Vec<Value> = replay(&answer)

@@ -61,7 +61,10 @@ pub fn render(status: &Status, area: Rect, buf: &mut Buffer, theme: &Theme) {
         tokens(usage.input),
         tokens(usage.output)
     ));
-    let right = right.join(" · ");
+    let right = match &status.hint {
+        Some((hint, _)) => hint.clone(),
+        None => right.join(" · "),
+    };
     let left_width: usize = left.iter().map(|s| s.content.width()).sum();
     let gap = usize::from(area.width).saturating_sub(left_width + right.width());
     if gap > 0 {

@@ -210,6 +210,7 @@ fn assistant(text: &str, tool_calls: Vec<ToolCallRequest>) -> MessageBody {
         tool_calls,
         usage: None,
         model: None,
+        effort: None,
         replay: None,
     }
 }
@@ -459,8 +460,12 @@ fn esc_interrupts_a_running_turn_and_does_nothing_when_idle() {
 }
 
 #[test]
-fn ctrl_c_asks_the_session_to_end() {
+fn ctrl_c_twice_asks_the_session_to_end() {
     let mut s = Screen::new(80, 24);
+    s.ctrl('c');
+    assert!(!s.app.quitting(), "one press never quits");
+    assert!(s.sent().is_empty(), "{:?}", s.sent());
+    assert!(s.text().contains("press Ctrl+C again to quit"));
     s.ctrl('c');
     assert_eq!(s.last_sent(), Op::Shutdown);
     assert!(s.app.quitting());
@@ -1040,8 +1045,31 @@ fn esc_and_ctrl_c_work_while_the_question_is_not_ready() {
     s.press(KeyCode::Esc);
     assert_eq!(s.last_sent(), Op::Interrupt);
     s.ctrl('c');
+    s.ctrl('c');
     assert_eq!(s.last_sent(), Op::Shutdown);
     assert!(approvals_sent(&s).is_empty(), "{:?}", s.sent());
+}
+
+#[test]
+fn ctrl_c_clears_a_draft_into_history_and_the_hint_goes_after_two_seconds() {
+    let mut s = Screen::new(80, 24);
+    s.type_text("keep me");
+    s.ctrl('c');
+    let screen = s.text();
+    assert!(!screen.contains("keep me"), "{screen}");
+    assert!(
+        screen.contains("draft cleared (Up brings it back)"),
+        "{screen}"
+    );
+    assert!(!s.app.quitting());
+    s.wait(std::time::Duration::from_millis(2100));
+    let screen = s.text();
+    assert!(!screen.contains("Ctrl+C again"), "{screen}");
+    s.press(KeyCode::Up);
+    assert!(s.text().contains("keep me"));
+    // The window has passed: this press only clears again.
+    s.ctrl('c');
+    assert!(!s.app.quitting());
 }
 
 #[test]

@@ -61,6 +61,10 @@ pub fn canonical_mode(name: &str) -> Option<&'static str> {
 pub const ACTIONS: &[(&str, &str)] = &[
     ("nothing", "Do nothing (binding it unbinds the key)"),
     ("quit", "Leave uji"),
+    (
+        "clear_or_quit",
+        "Clear the draft (kept in history) or stop what runs; pressed again within 2 s, leave uji",
+    ),
     ("interrupt", "Stop the running turn"),
     (
         "background",
@@ -163,7 +167,7 @@ macro_rules! keymap_table {
 /// (lua/uji/planmode.lua, lua/uji/defaults.lua), not here. No key has two
 /// meanings in one mode.
 pub const DEFAULTS: &[(&str, &str, &str)] = keymap_table! {
-    ["normal", "suggest", "select", "confirm"] "<C-c>" => "quit";
+    ["normal", "suggest", "select", "confirm"] "<C-c>" => "clear_or_quit";
     ["normal"] "<CR>" => "submit";
     ["normal"] "<S-CR>" => "insert_newline";
     ["normal"] "<A-CR>" => "insert_newline";

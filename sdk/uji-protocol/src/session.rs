@@ -44,6 +44,9 @@ pub enum MessageBody {
         /// `provider/model` that answered.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// The reasoning effort it was asked for, if one was chosen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        effort: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         replay: Option<Value>,
     },

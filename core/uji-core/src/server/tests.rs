@@ -9,24 +9,35 @@ use std::time::{Duration, Instant};
 use uji_host::PluginSearch;
 use uji_host::paths::Dirs;
 use uji_protocol::services::{ModelInfo, ModelUse, Provider, SessionInfo, SessionInfoRequest};
-use uji_sdk::{Answer, Canceller, Host, Plugin, Reply, Usage, Wire, WireRequest};
+use uji_protocol::session::MessageBody;
+use uji_sdk::{Answer, Canceller, Host, Message, Plugin, Reply, Usage, Wire, WireRequest};
 
 use super::*;
 use crate::session::service::SessionOptions;
 
-/// Replies of `unit/held` requests, by session id, until a test answers
-/// them.
+/// Replies of `unit/held` and `unit/partial` requests, by session id,
+/// until a test answers them.
 static HELD: Mutex<Vec<(String, Reply)>> = Mutex::new(Vec::new());
+
+/// Every request's messages, by session id, as the wire got them.
+static SENT: Mutex<Vec<(String, Vec<Message>)>> = Mutex::new(Vec::new());
 
 struct UnitWire;
 
 impl Wire for UnitWire {
     fn stream(&self, request: WireRequest, reply: Reply) -> Option<Canceller> {
-        if request.model == "held" {
-            HELD.lock()
-                .push((request.session.unwrap_or_default(), reply));
-        } else {
-            reply.done(answer("quick answer"));
+        let session = request.session.clone().unwrap_or_default();
+        SENT.lock()
+            .push((session.clone(), request.messages.clone()));
+        match request.model.as_str() {
+            "held" => HELD.lock().push((session, reply)),
+            // Streams half an answer, then waits like `held`.
+            "partial" => {
+                reply.text("half an ");
+                reply.text("answer");
+                HELD.lock().push((session, reply));
+            }
+            _ => reply.done(answer("quick answer")),
         }
         None
     }
@@ -54,7 +65,8 @@ impl Plugin for UnitPlugin {
         host.register_wire("unit", UnitWire)?;
         let provider = Provider::new("unit", "unit")
             .model(ModelInfo::new("quick"))
-            .model(ModelInfo::new("held"));
+            .model(ModelInfo::new("held"))
+            .model(ModelInfo::new("partial"));
         host.add_provider(provider).map_err(|e| e.to_string())
     }
 }
@@ -149,6 +161,24 @@ impl Running {
             .unwrap()
     }
 
+    fn interrupt(&self) {
+        self.port.submit_op(Op::Interrupt).unwrap();
+    }
+
+    /// Switches the model as a plugin's `uji.model.use` does.
+    fn use_model(&self, model: &str) {
+        let registry = &self.shared.sessions.registry;
+        registry.call("test", &ModelUse::new(model)).unwrap();
+    }
+
+    /// The messages of this session's latest request.
+    fn last_sent(&self) -> Vec<Message> {
+        let sent = SENT.lock();
+        let mine = sent.iter().rev().find(|(id, _)| *id == self.id);
+        mine.map(|(_, messages)| messages.clone())
+            .unwrap_or_default()
+    }
+
     fn busy(&self) -> bool {
         self.info().extra.get("busy") == Some(&Value::Bool(true))
     }
@@ -218,12 +248,7 @@ fn session_info_reports_the_switched_model_and_the_finished_turn() {
     // The turn runs: its message is counted, the session is busy, and a
     // switch made meanwhile is the model the next request uses.
     assert_eq!((session.info().messages, session.busy()), (3, true));
-    session
-        .shared
-        .sessions
-        .registry
-        .call("test", &ModelUse::new("unit/quick"))
-        .unwrap();
+    session.use_model("unit/quick");
     assert_eq!(session.info().model, "unit/quick");
     session.answer_held("held answer");
     session.until(turn_finished);
@@ -262,4 +287,65 @@ fn a_poisoned_busy_slot_does_not_lose_a_queued_message() {
     session.answer_held("two");
     session.until(turn_finished);
     assert_eq!((session.info().messages, session.busy()), (4, false));
+}
+
+fn interrupted(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::TurnFinished {
+            interrupted: true,
+            ..
+        }
+    )
+}
+
+#[test]
+fn an_interrupted_answer_keeps_what_streamed_and_the_next_request_carries_it() {
+    let session = start("unit/partial");
+    session.say("explain");
+    session.wait_held();
+    session.interrupt();
+    let kept = session.until(|event| {
+        let answer = matches!(event, Event::Message { message }
+            if matches!(message.body, MessageBody::Assistant { .. }));
+        answer || turn_finished(event)
+    });
+    assert!(
+        matches!(&kept, Event::Message { message } if matches!(
+            &message.body,
+            MessageBody::Assistant { text, .. } if text == "half an answer"
+        )),
+        "the partial answer is saved before the turn ends: {kept:?}"
+    );
+    session.until(interrupted);
+    session.use_model("unit/quick");
+    session.say("go on");
+    session.until(turn_finished);
+    let sent = session.last_sent();
+    let roles: Vec<&str> = sent
+        .iter()
+        .map(|m| match m {
+            Message::User { .. } => "user",
+            Message::Assistant { .. } => "assistant",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "{sent:?}");
+    assert!(
+        matches!(&sent[1], Message::Assistant { text, .. } if text == "half an answer"),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn an_interrupt_while_idle_does_not_interrupt_the_next_message() {
+    let session = start("unit/quick");
+    // Esc on a `!cmd` that already ended, or a second Esc: nothing runs.
+    session.interrupt();
+    session.say("hello");
+    let finished = session.until(turn_finished);
+    assert!(
+        matches!(&finished, Event::TurnFinished { interrupted: false, text: Some(text), .. } if text == "quick answer"),
+        "{finished:?}"
+    );
 }

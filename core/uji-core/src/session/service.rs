@@ -12,7 +12,7 @@ use uji_protocol::frontend::{
 };
 use uji_protocol::session::MessageBody;
 
-use crate::auth::providers::Providers;
+use crate::auth::providers::{Providers, Resolved};
 use crate::boot::Booted;
 use crate::gate::{Approver, Gate, HeadlessApprover};
 use crate::session::store::{SessionFile, SessionSummary, Store, StoreError};
@@ -221,11 +221,19 @@ impl Sessions {
         }
     }
 
-    /// Opens the session `start` names and builds its agent. The model is
-    /// resolved first, so a missing key leaves no empty session behind
-    /// (unless the options open sessions without a model).
+    /// Opens the session `start` names and builds its agent. A new
+    /// session's model is resolved first, so a missing key leaves no empty
+    /// session behind (unless the options open sessions without a model);
+    /// a resumed one comes back on the model and effort it last used.
     pub fn start(&self, start: &Start) -> Result<(Agent, bool), SessionError> {
-        let model = match self.providers.resolve(None) {
+        let opened = match start {
+            Start::New { .. } => None,
+            Start::Resume(_) | Start::Latest => Some(self.open(start)?),
+        };
+        let last = opened
+            .as_ref()
+            .and_then(|(session, _)| last_choice(session));
+        let model = match self.model_for(last.as_ref()) {
             Ok(model) => {
                 if let Some(notice) = model.notice() {
                     self.registry
@@ -236,7 +244,15 @@ impl Sessions {
             Err(missing) if self.options.open_without_model => Err(missing),
             Err(missing) => return Err(SessionError::Model(missing)),
         };
-        let (session, resumed) = self.open(start)?;
+        let effort = self
+            .options
+            .effort
+            .clone()
+            .or_else(|| last.and_then(|choice| choice.effort));
+        let (session, resumed) = match opened {
+            Some(opened) => opened,
+            None => self.open(start)?,
+        };
         self.gate.session_rules().reset(session.id());
         let secrets = self.providers.secret_values();
         self.gate.set_spill(
@@ -253,7 +269,7 @@ impl Sessions {
             model,
             tools: self.options.tools.clone(),
             append_prompt: self.options.append_prompt.clone(),
-            effort: self.options.effort.clone(),
+            effort,
             cwd: self.cwd.clone(),
             secrets,
         };
@@ -267,6 +283,31 @@ impl Sessions {
             approver,
         );
         Ok((agent, resumed))
+    }
+
+    /// The model a session starts on: `--model` when given, else the one a
+    /// resumed session last used while it can still be used, else the
+    /// configured one (with a notice saying why).
+    fn model_for(&self, last: Option<&LastChoice>) -> Result<Resolved, String> {
+        let Some(last) = last.filter(|_| self.options.model.is_none()) else {
+            return self.providers.resolve(None);
+        };
+        match self.providers.resolve(Some(&last.model)) {
+            Ok(model) => Ok(model),
+            Err(why) => {
+                let model = self.providers.resolve(None)?;
+                self.registry.notify_at(
+                    NoticeLevel::Warn,
+                    "providers",
+                    &format!(
+                        "this session last used {}, which cannot be used now ({why}); it goes on with {}",
+                        last.model,
+                        model.label()
+                    ),
+                );
+                Ok(model)
+            }
+        }
     }
 
     /// The slash commands a frontend can offer: built-ins, then plugin
@@ -335,4 +376,24 @@ impl Sessions {
             status: Default::default(),
         }
     }
+}
+
+/// The model and effort a saved session's last answer came from.
+struct LastChoice {
+    model: String,
+    effort: Option<String>,
+}
+
+fn last_choice(session: &SessionFile) -> Option<LastChoice> {
+    session.messages.iter().rev().find_map(|m| match &m.body {
+        MessageBody::Assistant {
+            model: Some(model),
+            effort,
+            ..
+        } => Some(LastChoice {
+            model: model.clone(),
+            effort: effort.clone(),
+        }),
+        _ => None,
+    })
 }

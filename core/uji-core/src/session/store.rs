@@ -806,6 +806,7 @@ mod tests {
                 }],
                 usage: None,
                 model: None,
+                effort: None,
                 replay: None,
             })
             .1

@@ -138,6 +138,15 @@ impl TurnSettings {
 }
 
 const INTERRUPTED: &str = "interrupted";
+
+/// How streaming one request ended, short of a failure.
+pub(crate) enum Streamed {
+    Answer(Answer),
+    /// The user interrupted; `partial` is the text shown so far.
+    Interrupted {
+        partial: String,
+    },
+}
 const BEFORE_RUN: &str = "interrupted by the user before this tool ran";
 
 /// What the saved answers of a session used (a resumed session starts its
@@ -394,6 +403,7 @@ impl Agent {
                 tool_calls,
                 usage,
                 model,
+                effort,
                 replay,
             } => MessageBody::Assistant {
                 text: r(text),
@@ -407,6 +417,7 @@ impl Agent {
                     .collect(),
                 usage,
                 model,
+                effort,
                 replay,
             },
             MessageBody::Tool {
@@ -535,14 +546,14 @@ impl Agent {
         })
     }
 
-    /// Streams one request, retrying failures worth retrying. `Ok(None)`
-    /// means the user interrupted.
+    /// Streams one request, retrying failures worth retrying, until it is
+    /// answered or the user interrupts.
     pub(crate) async fn stream_with_retries(
         &self,
         request: &WireRequest,
         interrupt: &mut Interrupt,
         show: bool,
-    ) -> Result<Option<Answer>, String> {
+    ) -> Result<Streamed, String> {
         let provider = &self.settings.resolved()?.provider;
         let wire_name = &provider.wire;
         let mut attempt = 0;
@@ -572,13 +583,14 @@ impl Agent {
                 }
                 () = interrupt.wait() => {
                     running.cancel();
-                    return Ok(None);
+                    let partial = sink.partial_text();
+                    return Ok(Streamed::Interrupted { partial });
                 }
             };
             let error = match result {
                 Ok(answer) => {
                     sink.flush();
-                    return Ok(Some(answer));
+                    return Ok(Streamed::Answer(answer));
                 }
                 Err(error) => error,
             };
@@ -612,7 +624,7 @@ impl Agent {
             self.notice(retry::notice(&error, wait, attempt));
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
-                () = interrupt.wait() => return Ok(None),
+                () = interrupt.wait() => return Ok(Streamed::Interrupted { partial: String::new() }),
             }
         }
     }
@@ -680,6 +692,25 @@ impl Agent {
     }
 
     fn interrupted(&mut self, usage: Usage) -> TurnOutcome {
+        self.interrupted_with(String::new(), usage)
+    }
+
+    /// Ends an interrupted turn. The text the model had streamed so far
+    /// stays in the conversation as its answer (the person read it; the
+    /// next request carries it, so two user messages never run together),
+    /// then the interruption is noted.
+    fn interrupted_with(&mut self, partial: String, usage: Usage) -> TurnOutcome {
+        if !partial.trim().is_empty() {
+            self.save(MessageBody::Assistant {
+                text: partial,
+                reasoning: None,
+                tool_calls: Vec::new(),
+                usage: None,
+                model: self.settings.model.as_ref().ok().map(Resolved::label),
+                effort: self.settings.effort.clone(),
+                replay: None,
+            });
+        }
         self.save(MessageBody::Error {
             text: INTERRUPTED.to_string(),
         });
@@ -736,8 +767,10 @@ impl Agent {
                 });
             }
             let answer = match self.next_answer(interrupt).await {
-                Ok(Some(answer)) => answer,
-                Ok(None) => return self.interrupted(usage),
+                Ok(Streamed::Answer(answer)) => answer,
+                Ok(Streamed::Interrupted { partial }) => {
+                    return self.interrupted_with(partial, usage);
+                }
                 Err(error) => return self.failed(error, usage),
             };
             add_usage(&mut usage, &answer.usage);
@@ -821,8 +854,7 @@ impl Agent {
     }
 
     /// Builds and streams the next request (compacting first if needed).
-    /// `Ok(None)` means the user interrupted.
-    async fn next_answer(&mut self, interrupt: &mut Interrupt) -> Result<Option<Answer>, String> {
+    async fn next_answer(&mut self, interrupt: &mut Interrupt) -> Result<Streamed, String> {
         // Without a model there is nothing to ask (nor to compact for).
         self.settings.resolved()?;
         let system = self.system_prompt();
@@ -833,7 +865,9 @@ impl Agent {
             self.notice(format!("could not compact; sending the full context ({e})"));
         }
         if interrupt.is_set() {
-            return Ok(None);
+            return Ok(Streamed::Interrupted {
+                partial: String::new(),
+            });
         }
         let request = self.request(system, wire_messages(&self.session.messages), tools)?;
         self.stream_with_retries(&request, interrupt, true).await
@@ -882,6 +916,7 @@ impl Agent {
             tool_calls: tool_calls.clone(),
             usage: Some(answer.usage),
             model: self.settings.model.as_ref().ok().map(Resolved::label),
+            effort: self.settings.effort.clone(),
             replay: answer.replay,
         });
         (final_text, tool_calls)

@@ -25,6 +25,9 @@ struct Shown {
     text: StreamRedactor,
     reasoning: StreamRedactor,
     bytes: usize,
+    /// The answer's text as shown (redacted), kept for an interruption:
+    /// what the person read stays in the conversation.
+    shown_text: String,
 }
 
 impl AnswerSink {
@@ -35,6 +38,7 @@ impl AnswerSink {
                 text: StreamRedactor::new(secrets),
                 reasoning: StreamRedactor::new(secrets),
                 bytes: 0,
+                shown_text: String::new(),
             }),
             over: AtomicBool::new(false),
             too_long: Notify::new(),
@@ -52,9 +56,17 @@ impl AnswerSink {
     pub(crate) fn flush(&self) {
         let mut shown = self.state.lock();
         let text = shown.text.flush();
+        shown.shown_text.push_str(&text);
         let reasoning = shown.reasoning.flush();
         self.emit(text, false);
         self.emit(reasoning, true);
+    }
+
+    /// The stream was cut (an interruption): flushes what was held back and
+    /// answers the whole text shown, redacted as it was shown.
+    pub(crate) fn partial_text(&self) -> String {
+        self.flush();
+        std::mem::take(&mut self.state.lock().shown_text)
     }
 
     fn pass(&self, delta: &str, reasoning: bool) {
@@ -73,7 +85,9 @@ impl AnswerSink {
         let visible = if reasoning {
             shown.reasoning.push(delta)
         } else {
-            shown.text.push(delta)
+            let visible = shown.text.push(delta);
+            shown.shown_text.push_str(&visible);
+            visible
         };
         self.emit(visible, reasoning);
     }

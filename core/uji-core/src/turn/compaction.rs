@@ -5,7 +5,7 @@
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::Message;
 
-use crate::turn::agent::{Agent, wire_messages};
+use crate::turn::agent::{Agent, Streamed, wire_messages};
 use crate::turn::interrupt::Interrupt;
 
 /// Characters per token in the estimate (the usual rough rule).
@@ -158,10 +158,13 @@ pub async fn compact(
         }],
         Vec::new(),
     )?;
-    let answer = agent
+    let answer = match agent
         .stream_with_retries(&request, interrupt, false)
         .await?
-        .ok_or_else(|| "interrupted".to_string())?;
+    {
+        Streamed::Answer(answer) => answer,
+        Streamed::Interrupted { .. } => return Err("interrupted".to_string()),
+    };
     agent.add_usage(&answer.usage);
     if answer.text.trim().is_empty() {
         return Err("the model returned an empty summary".to_string());

@@ -51,6 +51,11 @@ impl MessageQueue {
     }
 
     /// The oldest message, whatever its delivery (between turns).
+    /// Whether no message waits.
+    pub fn is_empty(&self) -> bool {
+        self.items.lock().is_empty()
+    }
+
     pub fn pop(&self) -> Option<Queued> {
         let popped = self.items.lock().pop_front();
         if popped.is_some() {

@@ -13,6 +13,8 @@ use crate::picker::PickerKey;
 
 /// Rows one wheel step scrolls.
 const WHEEL_ROWS: usize = 3;
+/// A second Ctrl+C within this quits.
+const QUIT_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl App {
     pub(super) fn on_terminal(&mut self, event: Event) {
@@ -156,6 +158,7 @@ impl App {
     pub(super) fn act_anywhere(&mut self, action: &str) -> bool {
         match action {
             "quit" => self.quit(),
+            "clear_or_quit" => self.clear_or_quit(),
             "interrupt" => self.interrupt(),
             "background" => self.send_to_background(),
             "toggle_thinking" => {
@@ -271,6 +274,28 @@ impl App {
         self.submit(op, Pending::Other);
         // The question closes now; `approval_resolved` confirms it.
         self.approvals.remove(0);
+    }
+
+    /// Ctrl+C: clears a draft (kept in history), else stops what runs;
+    /// either way it says how to quit, and a second press within
+    /// [`QUIT_WINDOW`] quits. One press never loses typed text or quits.
+    fn clear_or_quit(&mut self) {
+        let now = self.clock.now();
+        if self
+            .quit_armed
+            .is_some_and(|at| now.saturating_duration_since(at) <= QUIT_WINDOW)
+        {
+            return self.quit();
+        }
+        let hint = if self.composer.clear_to_history() {
+            self.draft_changed();
+            "draft cleared (Up brings it back) · Ctrl+C again to quit"
+        } else {
+            self.interrupt();
+            "press Ctrl+C again to quit"
+        };
+        self.quit_armed = Some(now);
+        self.hint(hint, QUIT_WINDOW);
     }
 
     fn interrupt(&mut self) {

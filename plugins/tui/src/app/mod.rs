@@ -66,6 +66,11 @@ pub fn run(session: FrontendSession) -> Result<(), String> {
     let mut app = App::new(outbox, crate::theme::Theme::from_env());
     let result = main_loop(&mut app, &mut guard, &rx);
     drop(guard);
+    // On the terminal again, below the shell prompt's line.
+    if let Some(farewell) = app.farewell() {
+        use std::io::Write;
+        let _ = std::io::stdout().write_all(farewell.as_bytes());
+    }
     result
 }
 

@@ -74,6 +74,9 @@ pub struct Status {
     pub busy_since: Option<Instant>,
     /// Items plugins put in the status line (`uji.status.add`), by name.
     pub items: std::collections::BTreeMap<String, String>,
+    /// A short-lived hint in place of the counters ("press Ctrl+C again
+    /// to quit"), and when it goes.
+    pub hint: Option<(String, Instant)>,
 }
 
 pub struct App {
@@ -109,6 +112,8 @@ pub struct App {
     pub(super) clock: Arc<dyn Clock>,
     /// The event being handled came in a burst ([`Msg::TermBurst`]).
     pub(super) in_burst: bool,
+    /// When Ctrl+C last armed quitting: a second one soon after quits.
+    pub(super) quit_armed: Option<Instant>,
 }
 
 impl App {
@@ -145,6 +150,7 @@ impl App {
             cwd: String::new(),
             clock,
             in_burst: false,
+            quit_armed: None,
         }
     }
 
@@ -184,6 +190,15 @@ impl App {
         if self.question_stale(self.clock.now()) {
             self.dirty = true;
         }
+        if self
+            .status
+            .hint
+            .as_ref()
+            .is_some_and(|(_, until)| self.clock.now() >= *until)
+        {
+            self.status.hint = None;
+            self.dirty = true;
+        }
         let animating = self.busy() || self.transcript.animating();
         if animating && self.last_tick.elapsed() >= TICK {
             self.last_tick = Instant::now();
@@ -203,7 +218,13 @@ impl App {
         let spinner = (self.busy() || self.transcript.animating())
             .then(|| TICK.saturating_sub(self.last_tick.elapsed()));
         let closing = self.quitting.then_some(Duration::from_millis(100));
-        [spinner, closing, self.until_question_ready()]
+        let now = self.clock.now();
+        let hint = self
+            .status
+            .hint
+            .as_ref()
+            .map(|(_, until)| until.saturating_duration_since(now));
+        [spinner, closing, hint, self.until_question_ready()]
             .into_iter()
             .flatten()
             .min()
@@ -228,6 +249,33 @@ impl App {
             text: text.into(),
         });
         self.dirty = true;
+    }
+
+    /// Shows `text` in the status line for `for_how_long`.
+    pub(super) fn hint(&mut self, text: &str, for_how_long: Duration) {
+        let until = self.clock.now() + for_how_long;
+        self.status.hint = Some((text.to_string(), until));
+        self.dirty = true;
+    }
+
+    /// What uji prints when the screen closes: how to come back to this
+    /// session and what it used. None when nothing was said in it.
+    pub fn farewell(&self) -> Option<String> {
+        let usage = &self.status.session_usage;
+        if self.session_id.is_empty() || !self.transcript.has_user_message() {
+            return None;
+        }
+        let mut text = format!(
+            "Resume this session with: uji resume --id {}\n",
+            self.session_id
+        );
+        text.push_str(&format!(
+            "Tokens used: {} in ({} cached), {} out\n",
+            crate::status::tokens(usage.input),
+            crate::status::tokens(usage.cache_read),
+            crate::status::tokens(usage.output),
+        ));
+        Some(text)
     }
 
     pub(super) fn quit(&mut self) {

@@ -134,6 +134,21 @@ impl Composer {
         Some(expanded)
     }
 
+    /// Clears the draft without sending it, keeping it in history (pastes
+    /// expanded) so Up brings it back. False when there was nothing to
+    /// clear.
+    pub fn clear_to_history(&mut self) -> bool {
+        if self.text.trim().is_empty() {
+            self.set_text("");
+            return false;
+        }
+        let raw = std::mem::take(&mut self.text);
+        self.history.push(self.pastes.expand(&raw));
+        self.set_text("");
+        self.forget_unused_pastes();
+        true
+    }
+
     /// Rows the box needs at this width (1..=10), without borders.
     pub fn height(&self, width: u16) -> u16 {
         let columns = view::text_columns(width).1;

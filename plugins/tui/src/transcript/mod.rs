@@ -188,6 +188,13 @@ impl Transcript {
     }
 
     /// Whether the newest block is a notice saying `text`.
+    /// Whether the person said anything in this session (shown or loaded).
+    pub fn has_user_message(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| matches!(e.block, Block::User(..)))
+    }
+
     pub fn ends_with_notice(&self, text: &str) -> bool {
         matches!(self.entries.last(), Some(Entry { block: Block::Notice { text: t, .. }, .. }) if t == text)
     }

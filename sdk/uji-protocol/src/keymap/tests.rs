@@ -132,7 +132,10 @@ fn the_defaults_are_canonical_known_and_unambiguous() {
         assert!(seen.insert((*mode, *key)), "{key} twice in {mode}");
     }
     for mode in MODES {
-        assert!(DEFAULTS.contains(&(mode, "<C-c>", "quit")), "{mode}");
+        assert!(
+            DEFAULTS.contains(&(mode, "<C-c>", "clear_or_quit")),
+            "{mode}"
+        );
     }
     assert!(!DEFAULTS.iter().any(|(_, key, _)| *key == "<C-b>"));
 }
@@ -169,7 +172,7 @@ fn user_bindings_replace_defaults_and_nothing_unbinds() {
     let quit = find(&map, "select", "<C-c>").unwrap();
     assert_eq!(
         (quit.binding.clone(), quit.source.as_str()),
-        (json!("quit"), "default")
+        (json!("clear_or_quit"), "default")
     );
     assert_eq!(
         map.len(),
