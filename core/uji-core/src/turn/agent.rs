@@ -138,6 +138,7 @@ impl TurnSettings {
 }
 
 const INTERRUPTED: &str = "interrupted";
+const BEFORE_RUN: &str = "interrupted by the user before this tool ran";
 
 /// How streaming one request ended, short of a failure.
 pub(crate) enum Streamed {
@@ -147,7 +148,15 @@ pub(crate) enum Streamed {
         partial: String,
     },
 }
-const BEFORE_RUN: &str = "interrupted by the user before this tool ran";
+
+impl Streamed {
+    /// Interrupted before anything was shown.
+    fn interrupted_early() -> Streamed {
+        Streamed::Interrupted {
+            partial: String::new(),
+        }
+    }
+}
 
 /// What the saved answers of a session used (a resumed session starts its
 /// count from here).
@@ -624,7 +633,7 @@ impl Agent {
             self.notice(retry::notice(&error, wait, attempt));
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
-                () = interrupt.wait() => return Ok(Streamed::Interrupted { partial: String::new() }),
+                () = interrupt.wait() => return Ok(Streamed::interrupted_early()),
             }
         }
     }
@@ -691,6 +700,11 @@ impl Agent {
         })
     }
 
+    /// `provider/model` of the request now running, saved with its answer.
+    fn answering_model(&self) -> Option<String> {
+        self.settings.model.as_ref().ok().map(Resolved::label)
+    }
+
     fn interrupted(&mut self, usage: Usage) -> TurnOutcome {
         self.interrupted_with(String::new(), usage)
     }
@@ -706,7 +720,7 @@ impl Agent {
                 reasoning: None,
                 tool_calls: Vec::new(),
                 usage: None,
-                model: self.settings.model.as_ref().ok().map(Resolved::label),
+                model: self.answering_model(),
                 effort: self.settings.effort.clone(),
                 replay: None,
             });
@@ -865,9 +879,7 @@ impl Agent {
             self.notice(format!("could not compact; sending the full context ({e})"));
         }
         if interrupt.is_set() {
-            return Ok(Streamed::Interrupted {
-                partial: String::new(),
-            });
+            return Ok(Streamed::interrupted_early());
         }
         let request = self.request(system, wire_messages(&self.session.messages), tools)?;
         self.stream_with_retries(&request, interrupt, true).await
@@ -915,7 +927,7 @@ impl Agent {
             reasoning: answer.reasoning,
             tool_calls: tool_calls.clone(),
             usage: Some(answer.usage),
-            model: self.settings.model.as_ref().ok().map(Resolved::label),
+            model: self.answering_model(),
             effort: self.settings.effort.clone(),
             replay: answer.replay,
         });

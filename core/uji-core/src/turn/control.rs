@@ -50,12 +50,12 @@ impl MessageQueue {
         self.changed();
     }
 
-    /// The oldest message, whatever its delivery (between turns).
     /// Whether no message waits.
     pub fn is_empty(&self) -> bool {
         self.items.lock().is_empty()
     }
 
+    /// The oldest message, whatever its delivery (between turns).
     pub fn pop(&self) -> Option<Queued> {
         let popped = self.items.lock().pop_front();
         if popped.is_some() {
