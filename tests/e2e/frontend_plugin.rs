@@ -83,7 +83,7 @@ fn the_first_event_configures_the_session_and_every_operation_is_answered() {
     assert_ok(&output, &events);
     let first = &events[0];
     assert_eq!(first["type"], "session_configured", "{events:#?}");
-    assert_eq!(first["protocol"], 5);
+    assert_eq!(first["protocol"], 6);
     assert_eq!(first["resumed"], false);
     assert_eq!(first["model"]["provider"], "fake");
     assert_eq!(first["model"]["model"], "m1");
@@ -228,7 +228,7 @@ fn allow_for_the_session_asks_once_and_policy_check_shows_the_rule_meanwhile() {
     let question = of_type(&events, "approval_request")[0];
     assert_eq!(
         question["answers"],
-        json!(["allow_once", "allow_session", "deny"])
+        json!(["allow_once", "allow_session", "deny", "stop"])
     );
     let resolved = of_type(&events, "approval_resolved")[0];
     assert_eq!(resolved["resolution"], "answered");
@@ -636,4 +636,80 @@ fn plan_mode_sets_a_status_item_that_survives_a_session_switch() {
     assert_eq!(configured.len(), 2);
     assert!(configured[0].get("status").is_none());
     assert_eq!(configured[1]["status"]["plan"], "PLAN", "{}", configured[1]);
+}
+
+#[test]
+fn a_stop_answer_denies_the_call_skips_the_rest_and_ends_the_turn() {
+    let model = FakeModel::start();
+    let first = json!({"command": "touch first.txt"}).to_string();
+    let second = json!({"command": "touch second.txt"}).to_string();
+    model
+        .push(Script::sse(
+            ChatEvents::new("m1")
+                .tool_call(0, "c1", "run_command", &first, 2)
+                .tool_call(1, "c2", "run_command", &second, 2)
+                .finish("tool_calls")
+                .done(),
+        ))
+        .push(answer("understood"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        say("make two files", "a"),
+        wait("approval_request"),
+        {"send": {"id": "s", "type": "approval", "decision": "stop"}, "from_last": ["call_id"]},
+        {"wait": "ack", "where": {"op_id": "s"}},
+        wait("turn_finished"),
+        say("make none", "b"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    assert_eq!(of_type(&events, "approval_request").len(), 1, "{events:#?}");
+    assert_eq!(of_type(&events, "turn_finished")[0]["interrupted"], true);
+    assert_eq!(of_type(&events, "approval_resolved")[0]["decision"], "stop");
+    assert!(!sandbox.work().join("first.txt").exists());
+    assert!(!sandbox.work().join("second.txt").exists());
+    // Nothing went to the model between the stop and the next message,
+    // and that message reads both calls as not run.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let results: Vec<String> = requests[1].json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].contains("the user stopped here"), "{results:?}");
+    assert!(results[1].contains("before this tool ran"), "{results:?}");
+}
+
+#[test]
+fn a_decision_the_question_does_not_offer_is_refused_and_the_question_stays_open() {
+    let model = FakeModel::start();
+    model
+        .push(command_call("c1", "touch later.txt"))
+        .push(answer("done"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        say("do it", "a"),
+        wait("approval_request"),
+        {"send": {"id": "x", "type": "approval", "decision": "maybe"}, "from_last": ["call_id"]},
+        {"wait": "error", "where": {"op_id": "x"}},
+        {"send": {"id": "y", "type": "approval", "call_id": "c1", "decision": "allow_once"}},
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let refused = of_type(&events, "error")
+        .into_iter()
+        .find(|e| e["op_id"] == "x")
+        .unwrap();
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("allow_once, allow_session, deny, stop"),
+        "{message}"
+    );
+    assert!(sandbox.work().join("later.txt").exists());
 }

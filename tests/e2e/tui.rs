@@ -169,6 +169,48 @@ fn a_denial_with_guidance_reaches_the_model_and_leaves_the_file() {
     quit(&mut tty);
 }
 
+/// A sandbox whose model asks to write `made.txt` ("made"), then says
+/// `then`; and where that file would be.
+fn asked_to_make_a_file(model: &FakeModel, then: &str) -> (Sandbox, std::path::PathBuf) {
+    let sandbox = sandbox(model);
+    let made = sandbox.work().join("made.txt");
+    model.push(call(
+        "c1",
+        "write_file",
+        json!({"path": "made.txt", "content": "made\n"}),
+    ));
+    model.push(answer(then));
+    (sandbox, made)
+}
+
+#[test]
+fn esc_at_a_question_denies_and_ends_the_turn() {
+    let model = FakeModel::start();
+    let (sandbox, made) = asked_to_make_a_file(&model, "Fine, nothing written.");
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("make the file");
+    tty.press("<CR>");
+    let question = tty.wait_for_question("Yes, proceed (y)");
+    assert!(question.contains("No, and stop here (esc)"), "{question}");
+    tty.press("<Esc>");
+    let screen = tty.wait_for("the turn to end, interrupted", |s| {
+        s.contains("interrupted") && !s.contains("esc to interrupt") && !s.contains("proceed (y)")
+    });
+    assert!(!made.exists(), "{screen}");
+    // The model heard nothing until the user spoke again; then it reads
+    // the call as stopped.
+    tty.type_text("never mind");
+    tty.press("<CR>");
+    tty.wait_for_text("Fine, nothing written.");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].body_text();
+    assert!(sent.contains("the user stopped here"), "{sent}");
+    assert!(sent.contains("never mind"), "{sent}");
+    assert!(!made.exists());
+    quit(&mut tty);
+}
+
 /// Keys a person types, a key every 25 ms (a fast typist): each one a
 /// separate write, so the screen reads them as separate keys.
 fn type_keys(tty: &mut Tty, text: &str) {
@@ -185,14 +227,7 @@ fn type_keys(tty: &mut Tty, text: &str) {
 #[test]
 fn typing_ahead_while_a_question_arrives_approves_nothing() {
     let model = FakeModel::start();
-    let sandbox = sandbox(&model);
-    let made = sandbox.work().join("made.txt");
-    model.push(call(
-        "c1",
-        "write_file",
-        json!({"path": "made.txt", "content": "made\n"}),
-    ));
-    model.push(answer("Wrote it."));
+    let (sandbox, made) = asked_to_make_a_file(&model, "Wrote it.");
     let mut tty = open(&sandbox, &[]);
     tty.type_text("make the file");
     tty.press("<CR>");

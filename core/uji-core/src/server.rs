@@ -378,7 +378,8 @@ impl Shared {
             (None, Some(false)) => ApprovalDecision::Deny,
             (None, None) => {
                 return Err(
-                    "an approval needs a decision: allow_once, allow_session or deny".to_string(),
+                    "an approval needs a decision: allow_once, allow_session, deny or stop"
+                        .to_string(),
                 );
             }
         };

@@ -42,10 +42,12 @@ pub enum ApprovalAnswer {
     AllowSession,
     /// `guidance` is told to the model; None when the user gave none.
     Deny { guidance: Option<String> },
+    /// Deny, and end the turn here.
+    Stop,
 }
 
 /// The keys the question understands; the app maps terminal keys to them
-/// (`y`, `a`, `n`/Esc to Allow, AllowSession, Deny unless
+/// (`y`, `a`, `n`, Esc to Allow, AllowSession, Deny, Stop unless
 /// [`Approval::is_typing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalKey {
@@ -55,6 +57,7 @@ pub enum ApprovalKey {
     Allow,
     AllowSession,
     Deny,
+    Stop,
     Cancel,
     PageUp,
     PageDown,
@@ -69,16 +72,20 @@ enum Choice {
     Once,
     Session,
     Deny,
+    Stop,
 }
 
 impl Choice {
-    const ALL: [Choice; 3] = [Choice::Once, Choice::Session, Choice::Deny];
+    const ALL: [Choice; 4] = [Choice::Once, Choice::Session, Choice::Deny, Choice::Stop];
+    /// What a question offers when it names nothing: what every uji accepts.
+    const DEFAULT: [Choice; 3] = [Choice::Once, Choice::Session, Choice::Deny];
 
     fn from_name(name: &str) -> Option<Choice> {
         match name {
             "allow_once" => Some(Choice::Once),
             "allow_session" => Some(Choice::Session),
             "deny" => Some(Choice::Deny),
+            "stop" => Some(Choice::Stop),
             _ => None,
         }
     }
@@ -88,6 +95,7 @@ impl Choice {
             Choice::Once => "allow_once",
             Choice::Session => "allow_session",
             Choice::Deny => "deny",
+            Choice::Stop => "stop",
         }
     }
 
@@ -95,7 +103,18 @@ impl Choice {
         match self {
             Choice::Once => "Yes, proceed (y)",
             Choice::Session => "Yes, and don't ask again for this session (a)",
-            Choice::Deny => "No, and tell uji what to do differently (esc)",
+            Choice::Deny => "No, and tell uji what to do differently (n)",
+            Choice::Stop => "No, and stop here (esc)",
+        }
+    }
+
+    /// The answer in a word, for the one-row answers of a low box.
+    fn short(self) -> &'static str {
+        match self {
+            Choice::Once => "y yes",
+            Choice::Session => "a always",
+            Choice::Deny => "n no",
+            Choice::Stop => "esc stop",
         }
     }
 }
@@ -134,7 +153,8 @@ struct BodyRows {
 
 impl Approval {
     /// From the approval_request event's fields. `answers` holds
-    /// `allow_once`, `allow_session` and `deny`; none known offers all three.
+    /// `allow_once`, `allow_session`, `deny` and `stop`; none known offers
+    /// the first three (what every uji accepts).
     pub fn new(
         call_id: &str,
         tool: &str,
@@ -149,7 +169,7 @@ impl Approval {
             .filter(|c| answers.iter().any(|a| Choice::from_name(a) == Some(*c)))
             .collect();
         if choices.is_empty() {
-            choices = Choice::ALL.to_vec();
+            choices = Choice::DEFAULT.to_vec();
         }
         let question = if question.trim().is_empty() {
             format!("Would you like to run `{tool}`?")
@@ -179,7 +199,7 @@ impl Approval {
         if !labels.is_empty() {
             self.choices.retain(|c| labels.contains_key(c.name()));
             if self.choices.is_empty() {
-                self.choices = Choice::ALL.to_vec();
+                self.choices = Choice::DEFAULT.to_vec();
             }
         }
         self.labels = labels;
@@ -235,7 +255,13 @@ impl Approval {
                 return self.choose_offered(Choice::Session);
             }
             ApprovalKey::Deny | ApprovalKey::Char('n') => return self.choose(Some(Choice::Deny)),
-            ApprovalKey::Cancel => return Some(ApprovalAnswer::Deny { guidance: None }),
+            // Where stopping is not offered, Esc denies without a word.
+            ApprovalKey::Stop if self.choices.contains(&Choice::Stop) => {
+                return Some(ApprovalAnswer::Stop);
+            }
+            ApprovalKey::Stop | ApprovalKey::Cancel => {
+                return Some(ApprovalAnswer::Deny { guidance: None });
+            }
             // A digit only moves to its row: Enter takes it. (A digit in a
             // sentence typed at the question must not answer it.)
             ApprovalKey::Char(c) if digit_row(c).is_some_and(|row| row < self.choices.len()) => {
@@ -259,6 +285,7 @@ impl Approval {
         match choice? {
             Choice::Once => Some(ApprovalAnswer::AllowOnce),
             Choice::Session => Some(ApprovalAnswer::AllowSession),
+            Choice::Stop => Some(ApprovalAnswer::Stop),
             Choice::Deny if !self.labels.is_empty() => {
                 Some(ApprovalAnswer::Deny { guidance: None })
             }
@@ -289,7 +316,7 @@ impl Approval {
                 let guidance = (!guidance.is_empty()).then(|| guidance.to_string());
                 return Some(ApprovalAnswer::Deny { guidance });
             }
-            ApprovalKey::Cancel | ApprovalKey::Deny => {
+            ApprovalKey::Cancel | ApprovalKey::Deny | ApprovalKey::Stop => {
                 return Some(ApprovalAnswer::Deny { guidance: None });
             }
             ApprovalKey::Up | ApprovalKey::Down | ApprovalKey::PageUp | ApprovalKey::PageDown => {
@@ -340,7 +367,12 @@ impl Approval {
             return None;
         }
         let question = self.question_lines(inner.width, theme);
-        let controls = self.control_lines(inner.width, theme);
+        let mut controls = self.control_lines(inner.width, theme);
+        // Too low for a row per answer and the question: the answers share
+        // one row, so the question stays in view.
+        if self.guidance.is_none() && usize::from(inner.height) < controls.len() + 1 {
+            controls = vec![self.compact_line(inner.width, theme)];
+        }
         let rows = self.with_body(inner.width, theme, false, |body| {
             let plan = Plan::new(
                 question.len(),
@@ -396,6 +428,36 @@ impl Approval {
         } else {
             self.choices.len()
         }
+    }
+
+    /// Every answer on one row, `❯ y yes · a always · n no · esc stop`, the
+    /// selected one marked.
+    fn compact_line(&self, width: u16, theme: &Theme) -> Line<'static> {
+        let ready = self.guard.shows_ready();
+        let mut spans = Vec::new();
+        for (i, choice) in self.choices.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(" · ", theme.dim));
+            }
+            let selected = ready && i == self.selected;
+            let text = match self.labels.get(choice.name()) {
+                Some(label) => label.clone(),
+                None => choice.short().to_string(),
+            };
+            let style = match (ready, selected) {
+                (true, true) => theme.selected,
+                (true, false) => theme.text,
+                (false, _) => theme.dim,
+            };
+            spans.push(Span::styled(if selected { "❯ " } else { "" }, style));
+            spans.push(Span::styled(text, style));
+        }
+        let line = Line::from(spans);
+        if line.width() <= usize::from(width) {
+            return line;
+        }
+        let plain: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        Line::styled(cut(&plain, usize::from(width)), theme.text)
     }
 
     /// The answer rows, or the guidance prompt and its input row.
@@ -569,7 +631,7 @@ mod tests {
     use serde_json::json;
 
     fn all_answers() -> Vec<String> {
-        ["allow_once", "allow_session", "deny"]
+        ["allow_once", "allow_session", "deny", "stop"]
             .map(String::from)
             .to_vec()
     }
@@ -613,7 +675,8 @@ mod tests {
                 "│                                                  │",
                 "│❯ 1. Yes, proceed (y)                             │",
                 "│  2. Yes, and don't ask again for this session (a)│",
-                "│  3. No, and tell uji what to do differently (esc)│",
+                "│  3. No, and tell uji what to do differently (n)  │",
+                "│  4. No, and stop here (esc)                      │",
                 "╰──────────────────────────────────────────────────╯",
             ]
         );
@@ -645,7 +708,7 @@ mod tests {
         let (rows, _) = draw(&mut approval, 50, 30);
         assert_eq!(
             rows[5],
-            "│  2. No, and tell uji what to do differently (e…│"
+            "│  2. No, and tell uji what to do differently (n)│"
         );
         assert_eq!(approval.handle(ApprovalKey::AllowSession), None);
         assert_eq!(
@@ -692,21 +755,21 @@ mod tests {
         assert_eq!(approval.height(40, 12), 12);
         let (rows, _) = draw(&mut approval, 40, 12);
         assert_eq!(rows[2], "│echo 1                                │");
-        assert_eq!(rows[5], "│echo 4                                │");
-        assert_eq!(rows[6], "│lines 1–4 of 30, PgUp/PgDn to scroll  │");
-        assert_eq!(rows[8], "│❯ 1. Yes, proceed (y)                 │");
+        assert_eq!(rows[4], "│echo 3                                │");
+        assert_eq!(rows[5], "│lines 1–3 of 30, PgUp/PgDn to scroll  │");
+        assert_eq!(rows[7], "│❯ 1. Yes, proceed (y)                 │");
         assert_eq!(approval.handle(ApprovalKey::PageDown), None);
         let (rows, _) = draw(&mut approval, 40, 12);
-        assert_eq!(rows[2], "│echo 5                                │");
-        assert_eq!(rows[6], "│lines 5–8 of 30, PgUp/PgDn to scroll  │");
+        assert_eq!(rows[2], "│echo 4                                │");
+        assert_eq!(rows[5], "│lines 4–6 of 30, PgUp/PgDn to scroll  │");
         for _ in 0..20 {
             approval.handle(ApprovalKey::PageDown);
         }
         let (rows, _) = draw(&mut approval, 40, 12);
-        assert_eq!(rows[6], "│lines 27–30 of 30, PgUp/PgDn to scroll│");
+        assert_eq!(rows[5], "│lines 28–30 of 30, PgUp/PgDn to scroll│");
         approval.handle(ApprovalKey::PageUp);
         let (rows, _) = draw(&mut approval, 40, 12);
-        assert_eq!(rows[2], "│echo 23                               │");
+        assert_eq!(rows[2], "│echo 25                               │");
     }
 
     #[test]
@@ -720,8 +783,81 @@ mod tests {
             Some(ApprovalAnswer::AllowSession)
         );
         assert_eq!(
+            shell("x").handle(ApprovalKey::Stop),
+            Some(ApprovalAnswer::Stop)
+        );
+        assert_eq!(
             shell("x").handle(ApprovalKey::Cancel),
             Some(ApprovalAnswer::Deny { guidance: None })
+        );
+    }
+
+    #[test]
+    fn where_stopping_is_not_offered_esc_denies_without_a_word() {
+        let answers = ["allow_once", "allow_session", "deny"].map(String::from);
+        let mut approval = Approval::new("c", "t", "Q?", "s", &Value::Null, None, &answers);
+        let (rows, _) = draw(&mut approval, 52, 30);
+        assert!(
+            !rows.iter().any(|row| row.contains("stop here")),
+            "{rows:#?}"
+        );
+        assert_eq!(
+            approval.handle(ApprovalKey::Stop),
+            Some(ApprovalAnswer::Deny { guidance: None })
+        );
+    }
+
+    #[test]
+    fn the_stop_row_is_taken_with_enter() {
+        let mut approval = shell("x");
+        for _ in 0..3 {
+            approval.handle(ApprovalKey::Down);
+        }
+        let (rows, _) = draw(&mut approval, 52, 30);
+        assert_eq!(
+            rows[7],
+            "│❯ 4. No, and stop here (esc)                      │"
+        );
+        assert_eq!(
+            approval.handle(ApprovalKey::Accept),
+            Some(ApprovalAnswer::Stop)
+        );
+    }
+
+    #[test]
+    fn while_guidance_is_typed_esc_denies_rather_than_stops() {
+        let mut approval = shell("x");
+        assert_eq!(approval.handle(ApprovalKey::Deny), None);
+        approval.handle(ApprovalKey::Char('w'));
+        assert_eq!(
+            approval.handle(ApprovalKey::Stop),
+            Some(ApprovalAnswer::Deny { guidance: None })
+        );
+    }
+
+    #[test]
+    fn a_low_box_puts_the_answers_on_one_row_and_keeps_the_question() {
+        let mut approval = shell("cargo test");
+        let (rows, _) = draw(&mut approval, 50, 5);
+        assert_eq!(
+            rows,
+            [
+                "╭────────────────────────────────────────────────╮",
+                "│Run this command?                               │",
+                "│cargo test                                      │",
+                "│❯ y yes · a always · n no · esc stop            │",
+                "╰────────────────────────────────────────────────╯",
+            ]
+        );
+        approval.handle(ApprovalKey::Down);
+        let (rows, _) = draw(&mut approval, 50, 5);
+        assert_eq!(
+            rows[3],
+            "│y yes · ❯ a always · n no · esc stop            │"
+        );
+        assert_eq!(
+            approval.handle(ApprovalKey::Accept),
+            Some(ApprovalAnswer::AllowSession)
         );
     }
 
@@ -729,7 +865,8 @@ mod tests {
     fn a_digit_moves_to_its_row_and_enter_takes_it() {
         let mut approval = shell("x");
         assert!(approval.takes_char('2'));
-        assert!(!approval.takes_char('4'), "there are three rows");
+        assert!(approval.takes_char('4'));
+        assert!(!approval.takes_char('5'), "there are four rows");
         assert!(!approval.takes_char('y'), "y is the keymap's");
         assert_eq!(approval.handle(ApprovalKey::Char('2')), None);
         assert_eq!(
@@ -759,7 +896,7 @@ mod tests {
             rows[4],
             format!("│  1. Yes, proceed (y){}│", " ".repeat(57))
         );
-        assert!(rows[7].contains(NOT_READY), "{}", rows[7]);
+        assert!(rows[8].contains(NOT_READY), "{}", rows[8]);
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, approval.height(80, 30)));
         let theme = Theme::colored();
         approval.render(buf.area, &mut buf, &theme);
@@ -767,7 +904,7 @@ mod tests {
         let mut approval = approval;
         let (rows, _) = draw(&mut approval, 80, 30);
         assert!(rows[4].starts_with("│❯ 1. Yes, proceed (y)"), "{}", rows[4]);
-        assert!(!rows[7].contains(NOT_READY), "{}", rows[7]);
+        assert!(!rows[8].contains(NOT_READY), "{}", rows[8]);
     }
 
     #[test]
@@ -796,7 +933,7 @@ mod tests {
     #[test]
     fn denying_asks_for_guidance_and_sends_it() {
         let mut approval = shell("rm -rf build");
-        for _ in 0..5 {
+        for _ in 0..2 {
             approval.handle(ApprovalKey::Down);
         }
         assert_eq!(approval.handle(ApprovalKey::Accept), None);
@@ -858,11 +995,13 @@ mod tests {
         assert_eq!(
             rows[1..4],
             [
-                "│❯ 1. Yes, proceed (y)       │",
-                "│  2. Yes, and don't ask aga…│",
-                "│  3. No, and tell uji what …│",
+                "│Run this command?           │",
+                "│word word word word word    │",
+                "│❯ y yes · a always · n no ·…│",
             ]
         );
+        let (rows, _) = draw(&mut approval, 30, 3);
+        assert_eq!(rows[1], "│❯ y yes · a always · n no ·…│");
         for (width, height) in [(0, 0), (1, 1), (2, 2), (3, 3), (4, 9), (30, 4)] {
             let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
             approval.render(buf.area, &mut buf, &Theme::colored());

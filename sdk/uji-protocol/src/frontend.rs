@@ -30,8 +30,8 @@ use crate::{FileDiff, Image};
 /// events and operations an interactive frontend needs; 4 added
 /// `list_providers`, `login` and `logout`, and background jobs
 /// (`list_jobs`, `stop_job`, `background`; `job_started`, `job_output`,
-/// `job_finished`); 5 added `commands_changed`.
-pub const PROTOCOL_VERSION: u32 = 5;
+/// `job_finished`); 5 added `commands_changed`; 6 added the `stop` decision.
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -75,6 +75,14 @@ pub enum ApprovalDecision {
     AllowSession,
     /// Do not run it; `guidance`, if given, tells the model what to do.
     Deny,
+    /// Do not run it, and end the turn here: the calls after it do not run
+    /// and the model is not asked again until the next message. Offered by
+    /// questions about a tool call (protocol 6).
+    Stop,
+    /// A decision a newer uji offers that this frontend does not know: do
+    /// not show it. uji refuses it as an answer.
+    #[serde(other)]
+    Unknown,
 }
 
 impl ApprovalDecision {
@@ -83,6 +91,8 @@ impl ApprovalDecision {
             ApprovalDecision::AllowOnce => "allow_once",
             ApprovalDecision::AllowSession => "allow_session",
             ApprovalDecision::Deny => "deny",
+            ApprovalDecision::Stop => "stop",
+            ApprovalDecision::Unknown => "unknown",
         }
     }
 }

@@ -110,7 +110,11 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "confirm_allow_session",
         "Allow such calls for the rest of the session",
     ),
-    ("confirm_deny", "Deny this call"),
+    (
+        "confirm_deny",
+        "Deny this call and tell uji what to do instead",
+    ),
+    ("confirm_stop", "Deny this call and end the turn here"),
 ];
 
 /// The action that unbinds a key.
@@ -220,7 +224,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = keymap_table! {
     ["confirm"] "y" => "confirm_allow";
     ["confirm"] "a" => "confirm_allow_session";
     ["confirm"] "n" => "confirm_deny";
-    ["confirm"] "<Esc>" => "confirm_deny";
+    ["confirm"] "<Esc>" => "confirm_stop";
 };
 
 /// One binding of the effective keymap.

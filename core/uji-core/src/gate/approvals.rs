@@ -20,18 +20,25 @@ pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// What an unanswered question tells the model.
 const TIMED_OUT: &str = "timed out waiting for confirmation";
 
-/// The decisions every question accepts.
-const ANSWERS: [ApprovalDecision; 3] = [
+/// The decisions a question about a tool call accepts.
+const ANSWERS: [ApprovalDecision; 4] = [
     ApprovalDecision::AllowOnce,
     ApprovalDecision::AllowSession,
     ApprovalDecision::Deny,
+    ApprovalDecision::Stop,
 ];
+
+/// An open question: where its answer goes, and what it accepts.
+struct Open {
+    answer: oneshot::Sender<Approval>,
+    offered: Vec<ApprovalDecision>,
+}
 
 /// Asks through the frontend. An unanswered question is refused after
 /// [`APPROVAL_TIMEOUT`].
 #[derive(Clone)]
 pub struct FrontendApprover {
-    pending: Arc<Mutex<HashMap<String, oneshot::Sender<Approval>>>>,
+    pending: Arc<Mutex<HashMap<String, Open>>>,
     events: EventSink,
     timeout: Duration,
 }
@@ -45,25 +52,42 @@ impl FrontendApprover {
         }
     }
 
-    /// Answers the open question of `call_id`; `Err` when there is none.
+    /// Answers the open question of `call_id`; `Err` when there is none,
+    /// or when it does not accept `decision` (the question stays open).
     pub fn answer(
         &self,
         call_id: &str,
         decision: ApprovalDecision,
         guidance: Option<String>,
     ) -> Result<(), String> {
-        let sender = self.pending.lock().remove(call_id);
-        let Some(sender) = sender else {
-            return Err(format!(
-                "no approval question is open for call {call_id:?} (it was answered, timed out or withdrawn)"
-            ));
+        let open = {
+            let mut pending = self.pending.lock();
+            let Some(open) = pending.get(call_id) else {
+                return Err(format!(
+                    "no approval question is open for call {call_id:?} (it was answered, timed out or withdrawn)"
+                ));
+            };
+            if !open.offered.contains(&decision) {
+                let names: Vec<&str> = open.offered.iter().map(|d| d.as_str()).collect();
+                return Err(format!(
+                    "the question for call {call_id:?} does not accept {:?}; answer one of {}",
+                    decision.as_str(),
+                    names.join(", ")
+                ));
+            }
+            pending.remove(call_id)
         };
         let approval = match decision {
             ApprovalDecision::AllowOnce => Approval::Allow,
             ApprovalDecision::AllowSession => Approval::AllowSession,
             ApprovalDecision::Deny => Approval::Deny { guidance },
+            ApprovalDecision::Stop => Approval::Stop,
+            // No question offers it, so it was refused above.
+            ApprovalDecision::Unknown => Approval::Deny { guidance: None },
         };
-        let _ = sender.send(approval);
+        if let Some(open) = open {
+            let _ = open.answer.send(approval);
+        }
         (self.events)(Event::ApprovalResolved {
             call_id: call_id.to_string(),
             resolution: Resolution::Answered,
@@ -93,9 +117,9 @@ impl FrontendApprover {
         let timeout = self.timeout;
         tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
-            let sender = pending.lock().remove(&call_id);
-            if let Some(sender) = sender {
-                let _ = sender.send(Approval::Deny {
+            let open = pending.lock().remove(&call_id);
+            if let Some(open) = open {
+                let _ = open.answer.send(Approval::Deny {
                     guidance: Some(TIMED_OUT.to_string()),
                 });
                 events(Event::ApprovalResolved {
@@ -128,6 +152,7 @@ pub fn decision_name(approval: Option<Approval>) -> Option<String> {
         Approval::AllowSession => ApprovalDecision::AllowSession,
         Approval::Deny { guidance } if guidance.as_deref() == Some(TIMED_OUT) => return None,
         Approval::Deny { .. } => ApprovalDecision::Deny,
+        Approval::Stop => ApprovalDecision::Stop,
         Approval::Unavailable => return None,
     };
     Some(decision.as_str().to_string())
@@ -136,8 +161,12 @@ pub fn decision_name(approval: Option<Approval>) -> Option<String> {
 impl Approver for FrontendApprover {
     fn ask(&self, request: ApprovalRequest) -> oneshot::Receiver<Approval> {
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().insert(request.call_id.clone(), tx);
         let answers = offered(&request.labels);
+        let open = Open {
+            answer: tx,
+            offered: answers.clone(),
+        };
+        self.pending.lock().insert(request.call_id.clone(), open);
         (self.events)(Event::ApprovalRequest {
             call_id: request.call_id.clone(),
             tool: request.tool,
@@ -169,6 +198,14 @@ mod tests {
             [ApprovalDecision::AllowSession, ApprovalDecision::Deny]
         );
         assert_eq!(offered(&BTreeMap::new()), ANSWERS.to_vec());
+    }
+
+    #[test]
+    fn a_tool_call_question_offers_stop_and_a_labelled_one_only_if_named() {
+        assert!(offered(&BTreeMap::new()).contains(&ApprovalDecision::Stop));
+        let labels = BTreeMap::from([("allow_once".to_string(), "Trust".to_string())]);
+        assert_eq!(offered(&labels), [ApprovalDecision::AllowOnce]);
+        assert_eq!(decision_name(Some(Approval::Stop)).as_deref(), Some("stop"));
     }
 
     #[test]

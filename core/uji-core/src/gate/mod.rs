@@ -70,6 +70,8 @@ pub enum Approval {
     Deny {
         guidance: Option<String>,
     },
+    /// The user said no, and to end the turn here.
+    Stop,
     /// Nobody can answer (a headless run without `--yes`).
     Unavailable,
 }
@@ -273,6 +275,9 @@ impl SessionRules {
 fn session_because(rule: &SessionRule) -> String {
     format!("session rule: allowed for session {}", rule.session)
 }
+
+/// What the model reads of a call the user stopped the turn at.
+const STOPPED: &str = "the user stopped here, and will say what to do next";
 
 fn denied(text: impl AsRef<str>) -> ToolOutput {
     ToolOutput {
@@ -909,6 +914,15 @@ impl Gate {
                         .push_str(&format!("\nThe user says: {guidance}"));
                 }
                 refuse(output)
+            }
+            Approval::Stop => {
+                let mut result = refusal(
+                    denied(STOPPED),
+                    decided.decided_by.clone(),
+                    decided.subject.clone(),
+                );
+                result.interrupted = true;
+                Err(Box::new(result))
             }
             Approval::Unavailable => refuse(denied(format!(
                 "{} needs approval, and no one can answer in a headless run. Rerun with --yes, or allow it with a policy rule, e.g. uji.tool.policy({{ {} = {{ allow = {{ {:?} }} }} }})",

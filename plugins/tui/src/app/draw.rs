@@ -83,7 +83,9 @@ fn draft_row(app: &App) -> u16 {
 
 /// Rows for the input box, or for the question or picker in its place.
 fn bottom_height(app: &App, area: Rect) -> u16 {
-    let max = area.height.saturating_sub(4).max(3) * 3 / 5;
+    // A question may take three quarters of the screen: what it asks
+    // about matters more than the history above it.
+    let max = area.height.saturating_sub(4).max(3) * 3 / 4;
     if let Some(approval) = app.approvals.first() {
         approval.height(area.width, max.max(5))
     } else if let Some(prompt) = &app.login.prompt {

@@ -225,6 +225,7 @@ impl App {
             "confirm_allow" => ApprovalKey::Allow,
             "confirm_allow_session" => ApprovalKey::AllowSession,
             "confirm_deny" => ApprovalKey::Deny,
+            "confirm_stop" => ApprovalKey::Stop,
             "modal_up" => ApprovalKey::Up,
             "modal_down" => ApprovalKey::Down,
             "modal_accept" | "submit" => ApprovalKey::Accept,
@@ -264,6 +265,7 @@ impl App {
             ApprovalAnswer::AllowOnce => (ApprovalDecision::AllowOnce, None),
             ApprovalAnswer::AllowSession => (ApprovalDecision::AllowSession, None),
             ApprovalAnswer::Deny { guidance } => (ApprovalDecision::Deny, guidance),
+            ApprovalAnswer::Stop => (ApprovalDecision::Stop, None),
         };
         let op = Op::Approval {
             call_id,
