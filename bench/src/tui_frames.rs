@@ -45,6 +45,7 @@ fn new_app() -> App {
             keymap: vec![],
             tools: vec![],
             usage: Default::default(),
+            mode: Default::default(),
             status: Default::default(),
         },
     ))));

@@ -397,6 +397,17 @@ function uji.session.info() end
 ---@param title string
 function uji.session.set_title(title) end
 
+---@alias uji.ApprovalMode "ask"|"accept_edits"|"plan"
+
+--- The approval mode in force (Shift+Tab cycles it in the screen).
+---@return uji.ApprovalMode
+function uji.session.mode() end
+
+--- Switches the approval mode, as Shift+Tab does; returns the mode.
+---@param mode uji.ApprovalMode
+---@return uji.ApprovalMode
+function uji.session.set_mode(mode) end
+
 --- Summarises the current session's history to free context.
 function uji.session.compact() end
 

@@ -9,8 +9,13 @@
 -- Decided on the parsed words: `rm` with -r/-R/--recursive and -f/--force
 -- in any spelling or order, `find … -delete` and `find … -exec rm` all read
 -- as `rm -rf PATHS` to deny rules (docs/policy.md).
+-- Plain commands that only read files read_file may read unasked (cat, ls,
+-- head, tail, wc, grep, rg, find without actions, git status, diff, log,
+-- show and branch listing) run without asking, inside the sandbox
+-- (docs/policy.md, "Read-only commands").
 uji.tool.policy({
   run_command = {
+    read_only = "allow",
     deny = {
       { "rm -rf *", "recursive forced deletion (rm -rf, find -delete, find -exec rm) is "
         .. "refused by uji's defaults; ask the user to run it, or delete single files" },

@@ -1,8 +1,10 @@
 --- Plan mode: read, explore and propose, without editing.
 ---
---- On: edit_file and write_file are switched off (uji denies every call to
---- them) and the system prompt gains a paragraph telling the model it is
---- planning. Off: they are switched back on.
+--- Plan mode is one of uji's approval modes (ask, accept edits, plan), which
+--- core owns: Shift+Tab cycles them in the screen, and this module switches
+--- to and from plan with /plan and Ctrl+B. In plan mode uji denies every
+--- call to a tool that changes files (edit_file, write_file); this module
+--- adds the paragraph that tells the model it is planning.
 ---
 --- local planmode = require("uji.planmode")
 --- planmode.setup({ key = "<C-b>", command = "plan" })
@@ -10,65 +12,65 @@
 
 local M = {}
 
-local state = {
-  active = false,
-  tools = { "edit_file", "write_file" },
-}
-
 M.prompt = table.concat({
-  "You are in plan mode. Do not change any file: edit_file and write_file are switched off.",
+  "You are in plan mode. Do not change any file: uji denies edit_file and write_file until the user leaves plan mode.",
   "Read the code, run read-only commands to explore, and think the task through.",
   "Then propose a plan: the files to change, what to change in each and why, and how to check the result.",
   "Wait for the user to leave plan mode before making any edit.",
 }, " ")
 
---- True while plan mode is on.
+--- True while plan mode is on (false while init.lua loads: no session yet).
 function M.active()
-  return state.active
+  local ok, mode = pcall(uji.session.mode)
+  return ok and mode == "plan"
 end
 
 --- Switches plan mode on.
 function M.enable()
-  if state.active then
+  if M.active() then
     return
   end
-  state.active = true
-  uji.tool.disable(state.tools)
-  uji.status.add("plan", "PLAN")
-  uji.notify("plan mode is on: " .. table.concat(state.tools, " and ") .. " are off until you leave it")
+  uji.session.set_mode("plan")
+  uji.notify("plan mode is on: nothing changes files until you leave it (Shift+Tab or /plan)")
   uji.emit("planmode_changed", { active = true })
 end
 
---- Switches plan mode off.
+--- Switches plan mode off (back to asking).
 function M.disable()
-  if not state.active then
+  if not M.active() then
     return
   end
-  state.active = false
-  uji.tool.enable(state.tools)
-  uji.status.remove("plan")
-  uji.notify("plan mode is off: " .. table.concat(state.tools, " and ") .. " are back on")
+  uji.session.set_mode("ask")
+  uji.notify("plan mode is off: edits and writes ask again")
   uji.emit("planmode_changed", { active = false })
 end
 
 --- Switches plan mode on or off; returns the new state.
 function M.toggle()
-  if state.active then
+  if M.active() then
     M.disable()
   else
     M.enable()
   end
-  return state.active
+  return M.active()
 end
+
+local OPTIONS = { command = true, key = true, mode = true, prompt = true, priority = true }
 
 --- Registers /plan, the key and the system prompt paragraph.
 --- opts: command (default "plan"), key (default "<C-b>", false for none),
---- mode (default "normal"), tools (default { "edit_file", "write_file" }),
---- prompt (replaces M.prompt), priority (of the before_turn handler, default 10).
+--- mode (default "normal"), prompt (replaces M.prompt), priority (of the
+--- before_turn handler, default 10).
 function M.setup(opts)
   opts = opts or {}
-  if opts.tools then
-    state.tools = opts.tools
+  for key in pairs(opts) do
+    if key == "tools" then
+      error("uji.planmode.setup: tools is no longer an option: plan mode denies every tool that "
+        .. "changes files (edit_file, write_file); switch others off with uji.tool.disable", 2)
+    elseif not OPTIONS[key] then
+      error("uji.planmode.setup: unknown option " .. tostring(key)
+        .. " (options: command, key, mode, prompt, priority)", 2)
+    end
   end
   if opts.prompt then
     M.prompt = opts.prompt
@@ -85,7 +87,7 @@ function M.setup(opts)
     uji.keymap.add(opts.mode or "normal", opts.key or "<C-b>", { command = command })
   end
   uji.on("before_turn", function(event)
-    if state.active then
+    if M.active() then
       return (event.system or "") .. "\n\n" .. M.prompt
     end
   end, { name = "planmode", priority = opts.priority or 10 })

@@ -525,6 +525,34 @@ fn in_plan_mode_edits_are_refused() {
     );
 }
 
+#[test]
+fn in_accept_edits_mode_a_write_runs_without_a_question() {
+    let (client, session, _model, sandbox) = open(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "accepted.txt", "content": "x"}),
+        ),
+        answer("Wrote it."),
+    ]);
+    client
+        .request(SetSessionModeRequest::new(session.clone(), "acceptEdits"))
+        .unwrap();
+    assert!(
+        client
+            .updates_of("current_mode_update")
+            .iter()
+            .any(|u| u["currentModeId"] == "acceptEdits")
+    );
+    let answer = client.prompt(&session, "write it").answer().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert!(client.questions().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("accepted.txt")).unwrap(),
+        "x"
+    );
+}
+
 /// The text of the tool result uji sent the model for `call`.
 fn tool_result(model: &FakeModel, call: &str) -> String {
     let body: Value = serde_json::from_str(&model.last_request().body_text()).unwrap();

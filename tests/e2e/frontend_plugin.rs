@@ -607,9 +607,27 @@ fn sessions_are_listed_resumed_and_deleted_and_models_listed() {
 
 /// Plan mode puts `PLAN` in the status line through `uji.status.add`, takes
 /// it away again, and a fresh session keeps the items that are set.
+fn write_call(id: &str, path: &str) -> Script {
+    let args = json!({"path": path, "content": "made\n"}).to_string();
+    Script::sse(
+        ChatEvents::new("m1")
+            .tool_call(0, id, "write_file", &args, 2)
+            .finish("tool_calls")
+            .done(),
+    )
+}
+
+/// Issue 28: the approval modes. Accept edits writes without a question,
+/// plan (from `/plan` too) denies the write and tells the model it plans,
+/// and the mode holds across a session switch.
 #[test]
-fn plan_mode_sets_a_status_item_that_survives_a_session_switch() {
+fn approval_modes_switch_by_set_mode_and_by_plan_and_hold_across_sessions() {
     let model = FakeModel::start();
+    model
+        .push(write_call("w1", "accepted.txt"))
+        .push(answer("wrote it"))
+        .push(write_call("w2", "planned.txt"))
+        .push(answer("here is the plan"));
     let sandbox = sandbox(&model);
     let init = sandbox.config().join("init.lua");
     let mut config = std::fs::read_to_string(&init).unwrap();
@@ -617,25 +635,62 @@ fn plan_mode_sets_a_status_item_that_survives_a_session_switch() {
     std::fs::write(&init, config).unwrap();
     let script = json!([
         wait("session_configured"),
-        {"send": {"id": "1", "type": "run_command", "name": "plan"}},
-        {"wait": "status", "where": {"name": "plan"}},
-        {"wait": "ack", "where": {"op_id": "1"}},
-        {"send": {"id": "2", "type": "new_session"}},
-        {"wait": "ack", "where": {"op_id": "2"}},
-        {"send": {"id": "3", "type": "run_command", "name": "plan"}},
-        {"wait": "ack", "where": {"op_id": "3"}},
-        {"send": {"id": "4", "type": "shutdown"}},
+        {"send": {"id": "m", "type": "set_mode", "mode": "accept_edits"}},
+        {"wait": "ack", "where": {"op_id": "m"}},
+        say("write it", "a"),
+        wait("turn_finished"),
+        {"send": {"id": "p", "type": "run_command", "name": "plan"}},
+        {"wait": "ack", "where": {"op_id": "p"}},
+        say("now plan the rest", "b"),
+        wait("turn_finished"),
+        {"send": {"id": "n", "type": "new_session"}},
+        {"wait": "ack", "where": {"op_id": "n"}},
+        {"send": {"id": "x", "type": "set_mode", "mode": "reckless"}},
+        {"wait": "error", "where": {"op_id": "x"}},
+        {"send": {"id": "q", "type": "run_command", "name": "plan"}},
+        {"wait": "ack", "where": {"op_id": "q"}},
+        {"send": {"id": "s", "type": "shutdown"}},
         wait("closed"),
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
-    let status = of_type(&events, "status");
-    assert_eq!(status[0]["text"], "PLAN", "{events:#?}");
-    assert!(status.last().unwrap().get("text").is_none(), "{status:?}");
+    assert!(
+        of_type(&events, "approval_request").is_empty(),
+        "{events:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("accepted.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(!sandbox.work().join("planned.txt").exists());
+    let modes: Vec<&Value> = of_type(&events, "mode_changed")
+        .iter()
+        .map(|e| &e["mode"])
+        .collect();
+    assert_eq!(
+        modes,
+        [&json!("accept_edits"), &json!("plan"), &json!("ask")]
+    );
+    let started = of_type(&events, "tool_started");
+    assert!(
+        started[0]["because"]
+            .as_str()
+            .unwrap()
+            .contains("accept-edits"),
+        "{}",
+        started[0]
+    );
+    assert_eq!(started[1]["decision"], "deny");
     let configured = of_type(&events, "session_configured");
-    assert_eq!(configured.len(), 2);
-    assert!(configured[0].get("status").is_none());
-    assert_eq!(configured[1]["status"]["plan"], "PLAN", "{}", configured[1]);
+    assert_eq!(configured[0]["mode"], "ask");
+    assert_eq!(configured[1]["mode"], "plan");
+    // The planning turn's requests carry the plan paragraph, and the model
+    // read why the write did not run.
+    let requests = model.requests();
+    assert!(!requests[1].body_text().contains("You are in plan mode"));
+    let planning = requests[3].body_text();
+    assert!(planning.contains("You are in plan mode"), "{planning}");
+    assert!(planning.contains("plan mode is on"), "{planning}");
 }
 
 #[test]

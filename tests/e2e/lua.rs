@@ -1184,7 +1184,7 @@ fn config_lua_modules_override_shipped_ones_and_load_their_own() {
 }
 
 #[test]
-fn without_init_lua_the_defaults_deny_rm_rf_and_plan_mode_toggles() {
+fn without_init_lua_the_defaults_deny_rm_rf_allow_reads_and_bind_plan() {
     let env = boot(&[(
         "plugin/keys.lua",
         r#"uji.command.add('keys', function()
@@ -1197,36 +1197,35 @@ end)"#,
     )]);
     assert!(env.notices().is_empty());
     assert_eq!(env.decision("run_command", "rm -rf target"), "deny");
-    assert_eq!(env.decision("run_command", "ls"), "ask");
+    assert_eq!(env.decision("run_command", "ls"), "allow", "read-only");
+    assert_eq!(env.decision("run_command", "make"), "ask");
     assert_eq!(
         env.command("keys", ""),
         r#"[{"binding":{"command":"effort"},"key":"<A-e>","mode":"normal","source":"user"},{"binding":{"command":"plan"},"key":"<C-b>","mode":"normal","source":"user"}]"#
     );
 
-    let gate = &env.booted.gate;
-    assert_eq!(env.command("plan", ""), "plan mode on");
-    assert!(gate.is_disabled("edit_file") && gate.is_disabled("write_file"));
-    let result = env.call("write_file", json!({"path": "x.txt", "content": "x"}));
-    assert!(!result.ran);
-    let answers = env
-        .booted
-        .registry
-        .emit("before_turn", json!({"system": "You are uji."}));
-    let system = answers[0].as_str().unwrap();
-    assert!(
-        system.starts_with("You are uji.\n\nYou are in plan mode."),
-        "{system}"
-    );
-    assert!(env.notices()[0].starts_with("plan mode is on"));
-
-    assert_eq!(env.command("plan", ""), "plan mode off");
-    assert!(!gate.is_disabled("edit_file") && !gate.is_disabled("write_file"));
+    // Plan mode itself needs a session (tests/e2e/frontend_plugin.rs);
+    // with none, it reads as off and the prompt is left alone.
     let answers = env
         .booted
         .registry
         .emit("before_turn", json!({"system": "You are uji."}));
     assert_eq!(answers, [Value::Null]);
-    assert!(env.notices()[0].starts_with("plan mode is off"));
+}
+
+#[test]
+fn planmode_setup_refuses_the_tools_option_it_no_longer_has() {
+    let env = boot(&[(
+        "init.lua",
+        "require(\"uji.planmode\").setup({ tools = { \"edit_file\" } })",
+    )]);
+    let notices = env.notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("init.lua:1") && n.contains("tools is no longer an option")),
+        "{notices:?}"
+    );
 }
 
 // ---- wires -----------------------------------------------------------------------------------

@@ -121,3 +121,19 @@ fn policy_check_says_an_unresolved_command_is_denied_under_yes() {
         "{stdout}"
     );
 }
+
+#[test]
+fn policy_check_names_a_read_only_command_and_what_keeps_one_asking() {
+    let policy = json!({"rules": {"run_command": {"read_only": "allow"}}});
+    let out = check(policy.clone(), "run_command", "ls -la");
+    assert!(
+        out.starts_with(
+            "allow (policy) read-only command \"ls -la\"; read_only = allow of run_command in set \"default\""
+        ),
+        "{out}"
+    );
+    let out = check(policy.clone(), "run_command", "ls -la > listing.txt");
+    assert_eq!(first_word(&out), "ask", "{out}");
+    let out = check(policy, "run_command", "cat ~/.ssh/id_rsa");
+    assert_eq!(first_word(&out), "ask", "{out}");
+}

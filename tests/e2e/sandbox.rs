@@ -470,3 +470,21 @@ fn only_a_persons_allow_once_in_the_screen_lifts_the_sandbox() {
     assert!(once.exists(), "allowed once by a person: no sandbox");
     assert!(!session.exists(), "allowed for the session: sandboxed");
 }
+
+/// Issue 28: a command the shipped defaults allow because it only reads
+/// runs in the sandbox like any command nobody answered (Landlock sets
+/// no_new_privs on it); with the sandbox off, the same command shows it
+/// unset.
+#[test]
+fn a_read_only_command_the_defaults_allow_runs_in_the_sandbox() {
+    if !landlock_or_skip("read-only command sandboxed") {
+        return;
+    }
+    let lua = "require(\"uji.defaults\")\nuji.tool.roots({ \"/proc\" })\n";
+    let (sandbox, tmp) = sandbox(Some(lua));
+    let status = "grep NoNewPrivs /proc/self/status";
+    let out = run_command(&sandbox, &tmp, status, &[]);
+    assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    let out = run_command(&sandbox, &tmp, status, &["--sandbox", "off"]);
+    assert!(out.contains("NoNewPrivs:\t0"), "{out}");
+}

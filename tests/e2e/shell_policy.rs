@@ -272,3 +272,40 @@ fn a_variable_that_changes_what_runs_is_never_allowed() {
         );
     }
 }
+
+/// Issue 28: with the shipped defaults, plain commands that only read
+/// files read_file may read run unasked, even in a headless run with
+/// nobody to ask; anything more still needs an answer. (That they run in
+/// the sandbox: tests/e2e/sandbox.rs.)
+#[test]
+fn the_shipped_defaults_run_read_only_commands_unasked() {
+    let sandbox = sandbox("require(\"uji.defaults\")\n");
+    std::fs::write(sandbox.work().join("notes.txt"), "hello notes\n").unwrap();
+    let ran = [
+        "cat notes.txt",
+        "grep -c hello notes.txt",
+        "ls | wc -l",
+        "head -1 notes.txt 2>/dev/null",
+    ];
+    let asked = [
+        "cat notes.txt > copy.txt",
+        "cat ../home/.profile",
+        "cat *.txt",
+        "touch made.txt",
+    ];
+    let commands: Vec<&str> = ran.iter().chain(&asked).copied().collect();
+    let (output, results) = run(&sandbox, &commands, &[]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert!(results[0].contains("hello notes"), "{}", results[0]);
+    assert!(results[1].contains('1'), "{}", results[1]);
+    assert!(results[2].contains('1'), "{}", results[2]);
+    assert!(results[3].contains("hello notes"), "{}", results[3]);
+    for (command, result) in asked.iter().zip(&results[ran.len()..]) {
+        assert!(
+            result.contains("needs approval, and no one can answer"),
+            "{command:?}: {result}"
+        );
+    }
+    assert!(!sandbox.work().join("copy.txt").exists());
+    assert!(!sandbox.work().join("made.txt").exists());
+}

@@ -220,6 +220,26 @@ fn type_keys(tty: &mut Tty, text: &str) {
     }
 }
 
+#[test]
+fn shift_tab_cycles_the_approval_mode_and_accept_edits_writes_unasked() {
+    let model = FakeModel::start();
+    let (sandbox, made) = asked_to_make_a_file(&model, "Wrote it, no question.");
+    let mut tty = open(&sandbox, &[]);
+    tty.press("<S-Tab>");
+    tty.wait_for_text("⏵⏵ accept edits");
+    tty.type_text("make the file");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("Wrote it, no question.");
+    assert!(!screen.contains("Yes, proceed"), "{screen}");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
+    tty.press("<S-Tab>");
+    let screen = tty.wait_for_text("⏸ plan mode");
+    assert!(!screen.contains("accept edits"), "{screen}");
+    tty.press("<S-Tab>");
+    tty.wait_for("the mode badge to go", |s| !s.contains("plan mode"));
+    quit(&mut tty);
+}
+
 /// The attack of issue 26: typing ahead while the model works must not
 /// answer the question that arrives meanwhile, whatever letters the
 /// sentence holds (`y`, `a`, `n`). The keys go to the draft; the question
@@ -442,13 +462,13 @@ fn ctrl_b_switches_plan_mode_and_the_status_line_shows_it() {
     let sandbox = sandbox(&model);
     let mut tty = open(&sandbox, &[]);
     tty.press("<C-b>");
-    // The status item and the notice are two events: wait for both.
-    tty.wait_for("PLAN in the status line and its notice", |s| {
-        s.lines().last().is_some_and(|l| l.contains("PLAN")) && s.contains("plan mode is on")
+    // The mode and the notice are two events: wait for both.
+    tty.wait_for("plan mode in the status line and its notice", |s| {
+        s.lines().last().is_some_and(|l| l.contains("⏸ plan mode")) && s.contains("plan mode is on")
     });
     tty.press("<C-b>");
-    tty.wait_for("PLAN gone", |s| {
-        s.lines().last().is_some_and(|l| !l.contains("PLAN"))
+    tty.wait_for("plan mode gone", |s| {
+        s.lines().last().is_some_and(|l| !l.contains("plan mode"))
     });
     quit(&mut tty);
 }

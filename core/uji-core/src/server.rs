@@ -18,15 +18,17 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc as tmpsc;
 use tokio::sync::watch;
 use uji_host::SessionPort;
+use uji_protocol::ApprovalMode;
 use uji_protocol::frontend::answers::{
-    self, Answer, CompactDone, ModelList, ModelSet, ProviderList, SessionList, SessionSwitched,
+    self, Answer, CompactDone, ModeSet, ModelList, ModelSet, ProviderList, SessionList,
+    SessionSwitched,
 };
 use uji_protocol::frontend::{
     ApprovalDecision, CommandInfo, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
 };
 use uji_protocol::services::{
     ModelChoice, ModelUse, Quit, Service, SessionCompact, SessionInfo, SessionInfoRequest,
-    SessionInterrupt, SessionSetTitle, SessionSubmit, StatusSet,
+    SessionInterrupt, SessionMode, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::auth::providers::{MODEL_USE_NEEDS, Resolved};
@@ -213,6 +215,14 @@ impl Shared {
         self.emit(Event::CommandsChanged { commands });
     }
 
+    /// Switches the approval mode (the gate owns it) and tells the
+    /// frontend.
+    fn set_mode(&self, mode: ApprovalMode) -> Result<ApprovalMode, String> {
+        let mode = self.sessions.gate.set_mode(mode)?;
+        self.emit(Event::ModeChanged { mode });
+        Ok(mode)
+    }
+
     fn set_status(&self, item: StatusSet) {
         let mut status = self.status.lock();
         match &item.text {
@@ -310,6 +320,9 @@ impl Shared {
             Op::Login { provider, key } => self.login(op_id, &provider, &key),
             Op::Logout { provider } => self.logout(&provider),
             Op::Shell { command } => self.shell(op_id, command),
+            Op::SetMode { mode } => self
+                .set_mode(mode)
+                .and_then(|mode| Reply::answer(&ModeSet { mode })),
             Op::Compact => {
                 let op_id = op_id.unwrap_or_default().to_string();
                 self.send_work(Work::Compact(op_id))?;
@@ -862,6 +875,10 @@ fn install_services(shared: &Arc<Shared>) {
             title: request.title,
         };
         shared.handle(None, op).map(drop)
+    });
+    serve_typed(shared, |shared, request: SessionMode| match request.mode {
+        Some(mode) => shared.set_mode(mode),
+        None => Ok(shared.sessions.gate.mode()),
     });
     serve_typed(shared, |shared, _: SessionCompact| {
         shared.handle(None, Op::Compact).map(drop)

@@ -11,6 +11,10 @@ use crate::rules::{self, Hits, ListKind, Mode, RuleProblem, ToolRules};
 use crate::shell::{CommandPart, command_parts, mark_hidden_programs};
 use crate::{Decision, SubjectKind, ToolFacts, Verdict};
 
+/// The tool whose rules decide which files a read-only command may name
+/// (its declared policy is allow).
+const READ_FILE: &str = "read_file";
+
 /// The set `set_rules(…, None)` writes to.
 pub const DEFAULT_SET: &str = "default";
 
@@ -172,28 +176,58 @@ fn query_parts<'t>(
     cache
 }
 
-/// Every part was allowed by a rule.
-fn all_allowed(tool: &str, allowed: &[Hit<'_>]) -> Verdict {
-    if let [only] = allowed {
-        return rule_verdict(ListKind::Allow, tool, only, "part");
-    }
-    let list: Vec<String> = allowed
-        .iter()
-        .map(|h| {
-            format!(
+/// Why one part of a command may run unasked.
+enum Allowance<'p> {
+    /// An allow rule matched it.
+    Rule(Hit<'p>),
+    /// It only reads files `read_file` reads unasked, and the tool's
+    /// `read_only` (of `set`) is allow.
+    ReadOnly { set: &'p str, part: String },
+}
+
+impl Allowance<'_> {
+    fn describe(&self) -> String {
+        match self {
+            Allowance::Rule(h) => format!(
                 "\"{}\" by rule \"{}\" (set \"{}\")",
                 h.matched,
                 h.text(),
                 h.set
-            )
-        })
-        .collect();
+            ),
+            Allowance::ReadOnly { set, part } => {
+                format!("\"{part}\" as read-only (set \"{set}\")")
+            }
+        }
+    }
+}
+
+/// The verdict of a part decided by the tool's `read_only`.
+fn read_only_verdict(decision: Decision, tool: &str, set: &str, part: &str) -> Verdict {
+    Verdict::new(
+        decision,
+        format!("read-only command \"{part}\"; read_only = {decision} of {tool} in set \"{set}\""),
+    )
+}
+
+/// Every part was allowed by a rule or as read-only.
+fn all_allowed(tool: &str, allowed: &[Allowance<'_>]) -> Verdict {
+    match allowed {
+        [Allowance::Rule(only)] => return rule_verdict(ListKind::Allow, tool, only, "part"),
+        [Allowance::ReadOnly { set, part }] => {
+            return read_only_verdict(Decision::Allow, tool, set, part);
+        }
+        _ => {}
+    }
+    let list: Vec<String> = allowed.iter().map(Allowance::describe).collect();
+    let by_rules = allowed.iter().all(|a| matches!(a, Allowance::Rule(_)));
+    let how = if by_rules {
+        "allow rules of {tool} matched every part"
+    } else {
+        "allow rules and read_only of {tool} allowed every part"
+    };
     Verdict::new(
         Decision::Allow,
-        format!(
-            "allow rules of {tool} matched every part: {}",
-            list.join(", ")
-        ),
+        format!("{}: {}", how.replace("{tool}", tool), list.join(", ")),
     )
 }
 
@@ -566,7 +600,10 @@ impl Policy {
             .flat_map(|(_, t)| t.denied_programs.iter().map(String::as_str))
             .collect();
         mark_hidden_programs(&mut parts, &denied);
-        let verdict = if entries.iter().any(|(_, t)| t.has_rules()) {
+        let verdict = if entries
+            .iter()
+            .any(|(_, t)| t.has_rules() || t.read_only.is_some())
+        {
             self.command_rules(facts, entries, line, &parts)
         } else {
             self.fallback(facts, entries)
@@ -602,26 +639,37 @@ impl Policy {
         // Each part follows the rule order (an allow rule matching a part
         // wins over an ask rule matching it too); any part left asking
         // makes the call ask, and an unresolved part is never allowed.
-        let mut allowed: Vec<Hit<'_>> = Vec::new();
+        // A part no rule matched may be read-only.
+        let mut allowed: Vec<Allowance<'_>> = Vec::new();
+        let mut unmatched = false;
         for part in parts {
             let allow = if part.resolved {
                 part.allow_texts().find_map(|t| probe(t, ListKind::Allow))
             } else {
                 None
             };
-            match allow {
-                Some(hit) => allowed.push(hit),
-                None => {
-                    if let Some(hit) = part.strict_texts().find_map(|t| probe(t, ListKind::Ask)) {
-                        return rule_verdict(ListKind::Ask, tool, &hit, "part");
-                    }
+            if let Some(hit) = allow {
+                allowed.push(Allowance::Rule(hit));
+                continue;
+            }
+            if let Some(hit) = part.strict_texts().find_map(|t| probe(t, ListKind::Ask)) {
+                return rule_verdict(ListKind::Ask, tool, &hit, "part");
+            }
+            match self.read_only(facts, entries, part) {
+                Some((Decision::Allow, set)) => allowed.push(Allowance::ReadOnly {
+                    set,
+                    part: part.text.clone(),
+                }),
+                Some((decision, set)) => {
+                    return read_only_verdict(decision, tool, set, &part.text);
                 }
+                None => unmatched = true,
             }
         }
         if single {
             return match allowed.first() {
-                Some(hit) => rule_verdict(ListKind::Allow, tool, hit, "part"),
-                None => self.fallback(facts, entries),
+                Some(_) if !unmatched => all_allowed(tool, &allowed),
+                _ => self.fallback(facts, entries),
             };
         }
         // A compound line is only allowed whole by an exact rule, since
@@ -633,13 +681,39 @@ impl Policy {
         {
             return rule_verdict(ListKind::Ask, tool, &hit, "line");
         }
-        if allowed.len() == parts.len() && !allowed.is_empty() {
+        if !unmatched && !allowed.is_empty() {
             return all_allowed(tool, &allowed);
         }
         match line_allow {
             Some(hit) => rule_verdict(ListKind::Allow, tool, &hit, "line"),
             None => self.fallback(facts, entries),
         }
+    }
+
+    /// What the tool's `read_only` (strictest over sets) decides for
+    /// `part`, and its set: only for a plain read-only part every named
+    /// file of which `read_file` would read unasked, confinement included.
+    fn read_only<'p>(
+        &self,
+        facts: &ToolFacts<'_>,
+        entries: &[Entry<'p>],
+        part: &CommandPart,
+    ) -> Option<(Decision, &'p str)> {
+        let (decision, set) = entries
+            .iter()
+            .filter_map(|(set, t)| t.read_only.map(|d| (d, *set)))
+            .fold(None, strictest)?;
+        let paths = part.read_paths()?;
+        // Path rules see every form of the path (`decide_path`).
+        let readable = |path: &String| {
+            let read = ToolFacts {
+                declared: Some(Decision::Allow),
+                ..ToolFacts::new(READ_FILE, path, SubjectKind::Path, facts.cwd)
+            };
+            self.check_path(path, facts.cwd).is_ok()
+                && self.decide(&read).decision == Decision::Allow
+        };
+        paths.iter().all(readable).then_some((decision, set))
     }
 
     /// The chain used when no rule matched.

@@ -108,6 +108,9 @@ pub(crate) struct ToolRules {
     pub rules: Vec<Rule>,
     /// The tool's own `default`.
     pub default: Option<Decision>,
+    /// What a plain read-only command part no rule matched gets
+    /// (`read_only = "allow"`; see `shell::read_only`).
+    pub read_only: Option<Decision>,
     /// An entry of this tool was invalid: it may not be decided `allow`.
     pub capped: bool,
     /// The programs the deny rules name (`rm` for `rm *` and
@@ -353,7 +356,10 @@ fn one_line(msg: &str) -> String {
         .to_string()
 }
 
-const KNOWN_KEYS: &str = "is not one of allow, ask, deny or default";
+const KNOWN_KEYS: &str = "is not one of allow, ask, deny, default or read_only";
+
+const BAD_READ_ONLY: &str =
+    "is not a valid read_only decision (use \"allow\", \"ask\" or \"deny\")";
 
 /// Compile one tool entry (`{allow = …, deny = …, ask = …, default = …}`).
 pub(crate) fn compile_tool(
@@ -463,6 +469,17 @@ fn entry_lists(
                         tool: tool.to_string(),
                         rule: text,
                         problem: BAD_DEFAULT.to_string(),
+                    });
+                    t.capped = true;
+                }
+            },
+            "read_only" => match parse_default(value) {
+                Ok(d) => t.read_only = d,
+                Err(text) => {
+                    problems.push(RuleProblem {
+                        tool: tool.to_string(),
+                        rule: text,
+                        problem: BAD_READ_ONLY.to_string(),
                     });
                     t.capped = true;
                 }

@@ -18,6 +18,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, ErrorCode, JsonRpcResponse};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use uji_protocol::ApprovalMode;
 use uji_protocol::frontend::{ModelEntry, Op, SessionConfigured};
 
 use crate::Settings;
@@ -46,7 +47,7 @@ enum Pending {
     NewSession(Responder<NewSessionResponse>),
     Load(Responder<LoadSessionResponse>),
     List(Responder<ListSessionsResponse>, Option<String>),
-    SetMode(Responder<SetSessionModeResponse>, String),
+    SetMode(Responder<SetSessionModeResponse>),
     Models,
     SetModel(Responder<SetSessionConfigOptionResponse>),
 }
@@ -67,7 +68,8 @@ pub struct Agent<'a> {
     configured: Option<Box<SessionConfigured>>,
     waiting_initialize: Option<Responder<InitializeResponse>>,
     fresh: bool,
-    plan: bool,
+    /// The approval mode core reported (`session_configured`, `mode_changed`).
+    mode: ApprovalMode,
     closing: bool,
     next_op: u64,
     pending: HashMap<String, Pending>,
@@ -138,7 +140,7 @@ impl<'a> Agent<'a> {
             configured: None,
             waiting_initialize: None,
             fresh: true,
-            plan: false,
+            mode: ApprovalMode::Ask,
             closing: false,
             next_op: 0,
             pending: HashMap::new(),

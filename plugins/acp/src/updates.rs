@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
+use uji_protocol::ApprovalMode;
 use uji_protocol::frontend::{CommandInfo, ModelEntry, ModelState};
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::ToolCallRequest;
@@ -179,14 +180,34 @@ pub fn mode(mode: &str) -> Value {
     json!({"sessionUpdate": "current_mode_update", "currentModeId": mode})
 }
 
-/// The modes a session offers: uji's plan mode (Lua's `uji.planmode`,
-/// toggled by `/plan`) or not.
+/// The ACP id of each approval mode (the ids Claude Code's ACP agent uses).
+const MODE_IDS: [(ApprovalMode, &str); 3] = [
+    (ApprovalMode::Ask, "default"),
+    (ApprovalMode::AcceptEdits, "acceptEdits"),
+    (ApprovalMode::Plan, "plan"),
+];
+
+/// The ACP id of `mode` (a mode this plugin does not know reads as default).
+pub fn mode_id(mode: ApprovalMode) -> &'static str {
+    MODE_IDS
+        .iter()
+        .find(|(m, _)| *m == mode)
+        .map_or("default", |(_, id)| id)
+}
+
+/// The approval mode of an ACP id.
+pub fn mode_of(id: &str) -> Option<ApprovalMode> {
+    MODE_IDS.iter().find(|(_, i)| *i == id).map(|(m, _)| *m)
+}
+
+/// The modes a session offers: uji's approval modes.
 pub fn modes(current: &str) -> Value {
     json!({
         "currentModeId": current,
         "availableModes": [
             {"id": "default", "name": "Default", "description": "Read, edit and run, asking as the policy says"},
-            {"id": "plan", "name": "Plan", "description": "Read and propose; edit_file and write_file are off"},
+            {"id": "acceptEdits", "name": "Accept edits", "description": "Edits and writes inside the workspace run without asking"},
+            {"id": "plan", "name": "Plan", "description": "Read and propose; nothing changes files"},
         ],
     })
 }

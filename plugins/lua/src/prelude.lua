@@ -78,6 +78,8 @@ uji.session = {
   submit = wrap(raw.session_submit),
   info = wrap(raw.session_info),
   set_title = wrap(raw.session_set_title),
+  mode = wrap(raw.session_mode),
+  set_mode = wrap(raw.session_set_mode),
   compact = wrap(raw.session_compact),
   interrupt = wrap(raw.session_interrupt),
 }

@@ -3,9 +3,10 @@
 
 use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
+use uji_sdk::protocol::ApprovalMode;
 use uji_sdk::services::{
     ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList, Quit, Service, SessionCompact,
-    SessionInfoRequest, SessionInterrupt, SessionSetTitle, SessionSubmit, StatusSet,
+    SessionInfoRequest, SessionInterrupt, SessionMode, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::api::{a_type, json_of, lua_of, raw, service, string_arg};
@@ -73,6 +74,25 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
         })?,
     )?;
     t.set(
+        "session_mode",
+        raw(lua, |_, state, ()| {
+            let mode = service(state, "uji.session.mode", &SessionMode { mode: None })?;
+            Ok(mode.as_str().to_string())
+        })?,
+    )?;
+    t.set(
+        "session_set_mode",
+        raw(lua, |_, state, name: Value| {
+            const API: &str = "uji.session.set_mode";
+            let name = string_arg(&name, API, "the mode")?;
+            let mode = mode_named(&name).ok_or_else(|| {
+                format!("{API}: {name:?} is not an approval mode; use ask, accept_edits or plan")
+            })?;
+            let mode = service(state, API, &SessionMode { mode: Some(mode) })?;
+            Ok(mode.as_str().to_string())
+        })?,
+    )?;
+    t.set(
         "session_compact",
         ask(lua, "uji.session.compact", SessionCompact {})?,
     )?;
@@ -119,6 +139,11 @@ fn install_models(lua: &Lua, t: &Table) -> mlua::Result<()> {
         ask(lua, "uji.model.current", ModelCurrent {})?,
     )?;
     Ok(())
+}
+
+/// The approval mode `name` names.
+fn mode_named(name: &str) -> Option<ApprovalMode> {
+    ApprovalMode::ALL.into_iter().find(|m| m.as_str() == name)
 }
 
 /// A raw function without arguments that sends `request` for `api` and

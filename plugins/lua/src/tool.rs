@@ -531,6 +531,7 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
             SubjectKind::Other
         },
         display,
+        edits_files: false,
     };
     let link = Arc::clone(&state.link);
     let id = link.next_id();

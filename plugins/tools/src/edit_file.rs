@@ -32,6 +32,7 @@ impl Tool for EditFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(NAME, DESCRIPTION)
             .subject_kind(SubjectKind::Path)
+            .edits_files()
             .verb("Update")
             .question("Edit this file?")
             .parameters(json!({

@@ -30,6 +30,7 @@ impl Tool for WriteFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(NAME, DESCRIPTION)
             .subject_kind(SubjectKind::Path)
+            .edits_files()
             .verb("Write")
             .question("Create or overwrite this file?")
             .parameters(json!({

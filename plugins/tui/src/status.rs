@@ -1,10 +1,12 @@
-//! The status line: model and effort, plugins' items (plan mode's
-//! `PLAN`), queue, context meter and tokens.
+//! The status line: model and effort, the approval mode, plugins' items,
+//! queue, context meter and tokens.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
+
+use uji_protocol::ApprovalMode;
 
 use crate::app::Status;
 use crate::theme::Theme;
@@ -24,6 +26,15 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
+/// How the status line shows a mode other than asking.
+fn mode_badge(mode: ApprovalMode) -> Option<&'static str> {
+    match mode {
+        ApprovalMode::AcceptEdits => Some("⏵⏵ accept edits"),
+        ApprovalMode::Plan => Some("⏸ plan mode"),
+        ApprovalMode::Ask | ApprovalMode::Unknown => None,
+    }
+}
+
 pub fn render(status: &Status, area: Rect, buf: &mut Buffer, theme: &Theme) {
     if area.height == 0 || area.width == 0 {
         return;
@@ -40,6 +51,10 @@ pub fn render(status: &Status, area: Rect, buf: &mut Buffer, theme: &Theme) {
         None => "no model set up".to_string(),
     };
     let mut left = vec![Span::styled(model, theme.status)];
+    if let Some(badge) = mode_badge(status.mode) {
+        left.push(Span::raw(" "));
+        left.push(Span::styled(format!(" {badge} "), theme.selected));
+    }
     for text in status.items.values() {
         left.push(Span::raw(" "));
         left.push(Span::styled(format!(" {text} "), theme.selected));

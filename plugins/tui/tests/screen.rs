@@ -186,6 +186,7 @@ fn configured(history: Vec<StoredMessage>, keymap: Vec<Value>) -> UjiEvent {
         keymap,
         tools: vec![tool("run_command", "Shell"), tool("edit_file", "Update")],
         usage: Usage::default(),
+        mode: Default::default(),
         status: Default::default(),
     }))
 }

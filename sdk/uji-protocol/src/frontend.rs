@@ -23,14 +23,14 @@ use serde_json::Value;
 use crate::jobs::JobInfo;
 use crate::session::StoredMessage;
 use crate::wire::Usage;
-use crate::{FileDiff, Image};
+use crate::{ApprovalMode, FileDiff, Image};
 
 /// Version of this protocol. 1 was the unversioned shape of uji 0.1 (ops
 /// without ids, `approval` with `allow: bool`); 2 added ids, acks and the
 /// events and operations an interactive frontend needs; 4 added
 /// `list_providers`, `login` and `logout`, and background jobs
 /// (`list_jobs`, `stop_job`, `background`; `job_started`, `job_output`,
-/// `job_finished`); 5 added `commands_changed`; 6 added the `stop` decision.
+/// `job_finished`); 5 added `commands_changed`; 6 added the `stop` decision, `set_mode` and `mode_changed`.
 pub const PROTOCOL_VERSION: u32 = 6;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
@@ -199,6 +199,11 @@ pub enum Op {
     SetTitle {
         title: String,
     },
+    /// Switches the approval mode (protocol 6); `mode_changed` follows, and
+    /// the ack's `result` is `{"mode": …}`.
+    SetMode {
+        mode: ApprovalMode,
+    },
     /// Ends the session; `closed` follows.
     Shutdown,
     /// The background jobs, running first: the ack's `result` is
@@ -238,6 +243,7 @@ impl Op {
             Op::Shell { .. } => "shell",
             Op::Compact => "compact",
             Op::SetTitle { .. } => "set_title",
+            Op::SetMode { .. } => "set_mode",
             Op::Shutdown => "shutdown",
             Op::ListJobs => "list_jobs",
             Op::StopJob { .. } => "stop_job",
@@ -389,6 +395,9 @@ pub struct SessionConfigured {
     /// Tokens the session used so far.
     #[serde(default)]
     pub usage: Usage,
+    /// The approval mode in force (protocol 6).
+    #[serde(default)]
+    pub mode: ApprovalMode,
     /// Status-line items plugins set (`uji.status.add`), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub status: BTreeMap<String, String>,
@@ -535,6 +544,10 @@ pub enum Event {
     },
     ModelChanged {
         model: ModelState,
+    },
+    /// The approval mode changed (protocol 6), by `set_mode` or a plugin.
+    ModeChanged {
+        mode: ApprovalMode,
     },
     TitleChanged {
         title: String,
@@ -723,6 +736,7 @@ mod tests {
             keymap: vec![],
             tools: vec![],
             usage: Usage::default(),
+            mode: ApprovalMode::Ask,
             status: BTreeMap::new(),
         }));
         let json = serde_json::to_value(&event).unwrap();

@@ -99,6 +99,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
     ("scroll_bottom", "Scroll to the end of the transcript"),
     ("toggle_details", "Expand or fold tool output"),
     ("toggle_thinking", "Show or hide the model's thinking"),
+    (
+        "cycle_mode",
+        "Switch the approval mode: ask, accept edits, plan",
+    ),
     ("suggest_complete", "Complete the highlighted command"),
     ("modal_up", "Highlight the previous item"),
     ("modal_down", "Highlight the next item"),
@@ -212,6 +216,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = keymap_table! {
     ["normal"] "<C-End>" => "scroll_bottom";
     ["normal"] "<C-o>" => "toggle_details";
     ["normal"] "<C-l>" => "clear_input";
+    ["normal"] "<S-Tab>" => "cycle_mode";
     ["suggest"] "<Tab>" => "suggest_complete";
     ["suggest", "select", "confirm"] "<Up>" => "modal_up";
     ["suggest", "select", "confirm"] "<C-p>" => "modal_up";

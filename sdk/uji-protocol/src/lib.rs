@@ -105,6 +105,10 @@ pub struct ToolSpec {
     pub subject: SubjectKind,
     #[serde(default)]
     pub display: Display,
+    /// The tool changes files (`edit_file`, `write_file`): the approval
+    /// modes apply to it ([`ApprovalMode`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub edits_files: bool,
 }
 
 impl ToolSpec {
@@ -117,7 +121,14 @@ impl ToolSpec {
             policy: Some(DeclaredPolicy::Ask),
             subject: SubjectKind::Other,
             display: Display::default(),
+            edits_files: false,
         }
+    }
+
+    /// Marks the tool as one that changes files (see [`ToolSpec::edits_files`]).
+    pub fn edits_files(mut self) -> Self {
+        self.edits_files = true;
+        self
     }
 
     pub fn parameters(mut self, schema: Value) -> Self {
@@ -182,6 +193,52 @@ pub struct ToolCall {
     /// the temporary directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill: Option<String>,
+}
+
+/// How the gate treats the tools that change files (those whose spec sets
+/// [`ToolSpec::edits_files`]), chosen by the user for the running uji
+/// (Shift+Tab cycles them). Rules, hooks and confinement decide first: a
+/// mode never allows what they deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalMode {
+    /// Ask as the policy says.
+    #[default]
+    Ask,
+    /// Edits and writes inside the workspace run without a question.
+    AcceptEdits,
+    /// Planning: every call to a tool that changes files is denied.
+    Plan,
+    /// A mode a newer uji reports that this side does not know: show it as
+    /// asking. uji refuses it in `set_mode`.
+    #[serde(other)]
+    Unknown,
+}
+
+impl ApprovalMode {
+    pub const ALL: [ApprovalMode; 3] = [
+        ApprovalMode::Ask,
+        ApprovalMode::AcceptEdits,
+        ApprovalMode::Plan,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::AcceptEdits => "accept_edits",
+            ApprovalMode::Plan => "plan",
+            ApprovalMode::Unknown => "unknown",
+        }
+    }
+
+    /// The mode after this one in the Shift+Tab cycle.
+    pub fn next(self) -> ApprovalMode {
+        match self {
+            ApprovalMode::Ask => ApprovalMode::AcceptEdits,
+            ApprovalMode::AcceptEdits => ApprovalMode::Plan,
+            ApprovalMode::Plan | ApprovalMode::Unknown => ApprovalMode::Ask,
+        }
+    }
 }
 
 /// How far the OS sandbox confines a command.

@@ -661,6 +661,20 @@ service!(
     ()
 );
 
+/// `session.mode`: switches the approval mode when `mode` is given (as the
+/// user's Shift+Tab does; frontends are told); answers the mode in force.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMode {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::ApprovalMode>,
+}
+service!(
+    SessionMode,
+    "session.mode",
+    "{\"mode\"?: \"ask\" | \"accept_edits\" | \"plan\"}",
+    crate::ApprovalMode
+);
+
 /// `session.compact`: summarises the running session's history.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionCompact {}

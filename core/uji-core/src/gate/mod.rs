@@ -24,7 +24,9 @@ use uji_protocol::services::{
     PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy,
     ToolRemove, ToolRoots, ToolSandbox,
 };
-use uji_protocol::{DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolErrorKind, ToolOutput};
+use uji_protocol::{
+    ApprovalMode, DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolErrorKind, ToolOutput,
+};
 
 use crate::turn::interrupt::Interrupt;
 
@@ -129,6 +131,8 @@ pub enum DecidedBy {
     /// A `before_tool` hook (by its name, or its plugin).
     Hook(String),
     Policy(String),
+    /// The approval mode (accept edits, plan) over the policy's verdict.
+    Mode(ApprovalMode),
 }
 
 /// The outcome of one call through the gate.
@@ -153,6 +157,9 @@ pub struct Gate {
     policy: Arc<RwLock<Policy>>,
     session_rules: SessionRules,
     sandbox: Arc<RwLock<SandboxSettings>>,
+    /// The approval mode the user chose; the gate owns it, the server and
+    /// the `session.mode` service change it through [`Gate::set_mode`].
+    mode: Arc<RwLock<ApprovalMode>>,
     spill: Arc<RwLock<spill::SpillPlace>>,
     /// Numbers the calls' spill files.
     spill_counter: Arc<AtomicUsize>,
@@ -340,6 +347,7 @@ impl Gate {
             policy: Arc::new(RwLock::new(Policy::default())),
             session_rules: SessionRules::default(),
             sandbox: Arc::default(),
+            mode: Arc::default(),
             spill: Arc::default(),
             spill_counter: Arc::default(),
         }
@@ -347,6 +355,24 @@ impl Gate {
 
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The approval mode in force.
+    pub fn mode(&self) -> ApprovalMode {
+        *self.mode.read()
+    }
+
+    /// Switches the approval mode; `Err` for a mode this uji does not know.
+    pub fn set_mode(&self, mode: ApprovalMode) -> Result<ApprovalMode, String> {
+        if mode == ApprovalMode::Unknown {
+            let names: Vec<&str> = ApprovalMode::ALL.iter().map(|m| m.as_str()).collect();
+            return Err(format!(
+                "unknown approval mode; use one of {}",
+                names.join(", ")
+            ));
+        }
+        *self.mode.write() = mode;
+        Ok(mode)
     }
 
     /// The "allow for this session" answers of the running session.
@@ -750,6 +776,9 @@ impl Gate {
             verdicted.decision = Decision::Ask;
             verdicted.unresolved = true;
         }
+        if spec.edits_files {
+            verdicted = with_mode(self.mode(), &request.name, verdicted);
+        }
         verdicted
     }
 
@@ -1021,6 +1050,38 @@ struct Verdicted {
     unresolved: bool,
 }
 
+/// What the model reads of an edit refused in plan mode.
+const PLANNING: &str = "plan mode is on, and nothing changes files until the user leaves it \
+(Shift+Tab or /plan); propose the change in your answer instead";
+
+/// The approval mode over the verdict of a tool that changes files: plan
+/// denies whatever allowed it, accept edits turns the policy's ask into an
+/// allow. Deny stays deny, and a hook's ask (a plugin wants a person) or an
+/// unresolved one stays ask.
+fn with_mode(mode: ApprovalMode, tool: &str, verdicted: Verdicted) -> Verdicted {
+    match mode {
+        ApprovalMode::Plan if verdicted.decision != Decision::Deny => Verdicted {
+            decision: Decision::Deny,
+            decided_by: DecidedBy::Mode(mode),
+            message: Some(format!("{tool} is not run: {PLANNING}")),
+            question: None,
+            unresolved: false,
+        },
+        ApprovalMode::AcceptEdits
+            if verdicted.decision == Decision::Ask
+                && !verdicted.unresolved
+                && matches!(verdicted.decided_by, DecidedBy::Policy(_)) =>
+        {
+            Verdicted {
+                decision: Decision::Allow,
+                decided_by: DecidedBy::Mode(mode),
+                ..verdicted
+            }
+        }
+        _ => verdicted,
+    }
+}
+
 /// A call the gate refused before asking.
 struct Refused {
     verb: Option<String>,
@@ -1060,6 +1121,10 @@ pub fn because_of(decided_by: &DecidedBy) -> String {
         DecidedBy::Confinement => "confinement".to_string(),
         DecidedBy::Hook(who) => format!("before_tool hook {who}"),
         DecidedBy::Policy(because) => because.clone(),
+        DecidedBy::Mode(ApprovalMode::AcceptEdits) => {
+            "accept-edits mode: edits inside the workspace run without asking".to_string()
+        }
+        DecidedBy::Mode(_) => "plan mode: nothing changes files".to_string(),
     }
 }
 

@@ -373,6 +373,7 @@ impl Sessions {
             keymap,
             tools,
             usage: agent.usage(),
+            mode: self.gate.mode(),
             status: Default::default(),
         }
     }

@@ -18,6 +18,7 @@
 //! generated lines under bash and holds every resolved line to its parts.
 
 mod assign;
+mod read_only;
 mod walk;
 mod words;
 mod wrappers;
@@ -74,6 +75,11 @@ pub struct CommandPart {
     /// What here-strings and here-documents feed the program.
     #[serde(skip)]
     pub(crate) input: String,
+    /// When the part only reads (a plain command of `read_only`'s list,
+    /// with no output redirected to a file and no leading assignment): the
+    /// words that may name files. `None` when it may do more.
+    #[serde(skip)]
+    pub(crate) read_paths: Option<Vec<String>>,
 }
 
 impl CommandPart {
@@ -88,7 +94,14 @@ impl CommandPart {
             strict_forms: Vec::new(),
             argv: Vec::new(),
             input: String::new(),
+            read_paths: None,
         }
+    }
+
+    /// The words that may name files, when the part only reads (see
+    /// [`CommandPart::read_paths`]).
+    pub fn read_paths(&self) -> Option<&[String]> {
+        self.read_paths.as_deref().filter(|_| self.resolved)
     }
 
     /// The words the program receives, program first, with quotes and

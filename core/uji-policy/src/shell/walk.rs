@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use tree_sitter::{Node, Parser, Tree, TreeCursor};
 
 use super::assign::{assigns_by_argument, changes_what_runs, value_holds_code};
+use super::read_only::named_paths;
 use super::words::{Word, text, unescape_backticks, word};
 use super::wrappers::{Inner, look_through};
 use super::{CommandPart, MAX_DEPTH, MAX_PARTS, SYSTEM_DIRS, normalise_space};
@@ -24,6 +25,12 @@ pub(crate) struct Redirects {
     not_plain: Option<String>,
     /// What here-strings and here-documents feed the command.
     input: String,
+    /// Output goes to a file (`> f`, `>> f`, `&> f`, `<> f`, `>&f`), not
+    /// only to `/dev/null`, the terminal's streams or a descriptor.
+    writes: bool,
+    /// The command has leading `NAME=value` assignments (kept with the
+    /// redirections: both are what the words alone do not show).
+    assigns: bool,
 }
 
 impl Redirects {
@@ -37,6 +44,8 @@ impl Redirects {
         self.extra.extend(other.extra);
         self.not_plain = self.not_plain.take().or(other.not_plain);
         self.input.push_str(&other.input);
+        self.writes |= other.writes;
+        self.assigns |= other.assigns;
     }
 }
 
@@ -434,6 +443,7 @@ fn command<'t>(
                         return true;
                     }
                     not_plain = not_plain.or_else(|| leading_assignment(c.node(), src));
+                    redirects.assigns = true;
                 }
                 _ => {}
             }
@@ -587,6 +597,8 @@ fn redirection(r: Node<'_>, src: &str) -> Redirects {
             Redirects {
                 text: normalise_space(text(r, src)),
                 extra: Vec::new(),
+                writes: false,
+                assigns: false,
                 input: target.as_ref().map_or("", |w| w.plain()).to_string(),
                 not_plain: target
                     .filter(|w| w.value.is_none())
@@ -608,10 +620,13 @@ fn file_redirection(r: Node<'_>, src: &str) -> Redirects {
     };
     let target = word(first, src);
     let upto = src.get(r.start_byte()..first.end_byte()).unwrap_or("");
+    let operator = src.get(r.start_byte()..first.start_byte()).unwrap_or("");
     Redirects {
         text: normalise_space(upto),
         extra: targets.map(|n| word(n, src)).collect(),
         input: String::new(),
+        writes: writes_a_file(operator, target.plain()),
+        assigns: false,
         not_plain: (!target.is_literal()).then(|| {
             format!(
                 "the redirection target `{}` is only known when it runs",
@@ -619,6 +634,24 @@ fn file_redirection(r: Node<'_>, src: &str) -> Redirects {
             )
         }),
     }
+}
+
+/// A redirection `operator` (`2>`, `>>`, `<&`, `{fd}>`) to `target` that
+/// opens a file for writing. Duplicating a descriptor (`2>&1`, `>&-`) and
+/// writing to `/dev/null` or the standard streams write no file.
+fn writes_a_file(operator: &str, target: &str) -> bool {
+    let operator = operator.trim();
+    if !operator.contains('>') {
+        return false;
+    }
+    let duplicates = operator.ends_with(">&") || operator.ends_with("<&");
+    if duplicates && (target == "-" || target.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    !matches!(
+        target,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+    )
 }
 
 /// A here-document whose delimiter is quoted in any way (`<<'EOF'`,
@@ -644,6 +677,8 @@ fn heredoc_redirection(r: Node<'_>, src: &str) -> Redirects {
     Redirects {
         text: format!("<<{start}"),
         extra: Vec::new(),
+        writes: false,
+        assigns: false,
         input: body,
         not_plain: (!quoted && expands)
             .then(|| "the here-document expands variables or substitutions".to_string()),
@@ -663,6 +698,8 @@ pub(crate) fn words_part(
         text: redirects,
         not_plain,
         input,
+        writes,
+        assigns,
         ..
     } = redirects;
     let redirects = redirects.as_str();
@@ -743,6 +780,11 @@ pub(crate) fn words_part(
         .contains(|c: char| c.is_whitespace() || ";|&<>()$`".contains(c))
         .then(|| prog.to_string());
     let inners = look_through(&program, &words);
+    // Only the system's own program of that name is known to only read.
+    let system_program = !path || SYSTEM_DIRS.contains(&dir);
+    let read_paths = (reason.is_none() && system_program && !writes && !assigns)
+        .then(|| named_paths(&program, &words))
+        .flatten();
     col.push(CommandPart {
         text,
         program,
@@ -755,6 +797,7 @@ pub(crate) fn words_part(
             .map(|w| w.value.unwrap_or(w.raw))
             .collect(),
         input,
+        read_paths,
     });
     if let Some(script) = script {
         parse_into(&script, depth + 1, col);

@@ -2,8 +2,9 @@
 
 use agent_client_protocol::v1::schema::RequestPermissionRequest;
 use serde_json::{Value, json};
+use uji_protocol::ApprovalMode;
 use uji_protocol::frontend::answers::{
-    self, Answer, CommandOutput, ModelList, ModelSet, SessionList,
+    self, Answer, CommandOutput, ModeSet, ModelList, ModelSet, SessionList,
 };
 use uji_protocol::frontend::{
     ApprovalDecision, CommandInfo, Event, GateDecision, ModelState, Op, SessionConfigured,
@@ -77,8 +78,8 @@ impl Agent<'_> {
                 context_window,
                 ..
             } => self.update(updates::usage(context_used, context_window)),
-            Event::Status { name, text } if name == "plan" => {
-                self.plan = text.is_some();
+            Event::ModeChanged { mode } => {
+                self.mode = mode;
                 self.update(updates::mode(self.mode()));
             }
             Event::Notice { text, .. } => crate::log_info(&format!("notice: {text:?}")),
@@ -104,7 +105,7 @@ impl Agent<'_> {
     }
 
     fn configured_event(&mut self, configured: Box<SessionConfigured>) {
-        self.plan = configured.status.contains_key("plan");
+        self.mode = configured.mode;
         self.configured = Some(configured);
         self.editor.set_cwd(&self.cwd());
         let listing = self.pending.values().any(|p| matches!(p, Pending::Models));
@@ -223,11 +224,10 @@ impl Agent<'_> {
                 }
                 Err(e) => reply(r, Err(e)),
             },
-            Pending::SetMode(r, mode) => {
-                self.plan = mode == "plan";
-                self.update(updates::mode(self.mode()));
-                reply(r, Ok(json!({})));
-            }
+            Pending::SetMode(r) => match decode::<ModeSet>(result) {
+                Ok(_) => reply(r, Ok(json!({}))),
+                Err(e) => reply(r, Err(e)),
+            },
         }
     }
 
@@ -245,7 +245,7 @@ impl Agent<'_> {
             Pending::NewSession(r) => reply(r, error),
             Pending::Load(r) => reply(r, error),
             Pending::List(r, _) => reply(r, error),
-            Pending::SetMode(r, _) => reply(r, error),
+            Pending::SetMode(r) => reply(r, error),
             Pending::SetModel(r) => reply(r, error),
             Pending::Models => {
                 self.models = Some(Vec::new());
@@ -386,7 +386,7 @@ impl Agent<'_> {
     }
 
     fn turn_finished(&mut self, error: Option<&str>, interrupted: bool) {
-        if self.plan && error.is_none() {
+        if self.mode == ApprovalMode::Plan && error.is_none() {
             // Plan mode's answer is the plan: its steps go to the editor's
             // plan view too.
             let entries = plan::entries(&self.turn_text);

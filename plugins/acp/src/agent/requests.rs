@@ -294,36 +294,25 @@ impl Agent<'_> {
             .then(|| (name.to_string(), args.trim().to_string()))
     }
 
+    /// The ACP id of the approval mode in force.
     pub(super) fn mode(&self) -> &'static str {
-        if self.plan { "plan" } else { "default" }
+        updates::mode_id(self.mode)
     }
 
     fn set_mode(&mut self, req: &SetSessionModeRequest, r: Responder<SetSessionModeResponse>) {
-        let mode = req.mode_id.to_string();
+        let id = req.mode_id.to_string();
         let checked = self.check_session(&req.session_id).and_then(|()| {
-            if mode != "plan" && mode != "default" {
-                return Err(invalid_params(format!(
-                    "no mode {mode:?}; uji has default and plan"
-                )));
-            }
-            if mode != self.mode() && self.command_of("/plan").is_none() {
-                return Err(invalid_params(
-                    "plan mode is not set up: add require(\"uji.planmode\").setup() to init.lua",
-                ));
-            }
-            Ok(())
+            updates::mode_of(&id).ok_or_else(|| {
+                invalid_params(format!(
+                    "no mode {id:?}; uji has default, acceptEdits and plan"
+                ))
+            })
         });
-        if let Err(e) = checked {
-            return reply(r, Err(e));
-        }
-        if mode == self.mode() {
-            return reply(r, Ok(json!({})));
-        }
-        let op = Op::RunCommand {
-            name: "plan".into(),
-            args: String::new(),
+        let mode = match checked {
+            Ok(mode) => mode,
+            Err(e) => return reply(r, Err(e)),
         };
-        if let Err(e) = self.op(Some(Pending::SetMode(r, mode)), &op) {
+        if let Err(e) = self.op(Some(Pending::SetMode(r)), &Op::SetMode { mode }) {
             crate::log_warn(&format!("cannot switch the mode: {e}"));
         }
     }

@@ -168,6 +168,7 @@ impl App {
             }
             Event::QueueChanged { queued } => self.status.queued = queued,
             Event::ModelChanged { model } => self.status.model = Some(model),
+            Event::ModeChanged { mode } => self.status.mode = mode,
             Event::Compacted { messages, .. } => {
                 self.transcript.push(Block::Compacted(format!(
                     "compacted {messages} earlier messages"
@@ -217,6 +218,7 @@ impl App {
         self.status.model = configured.model;
         self.status.session_usage = configured.usage;
         self.status.items = configured.status;
+        self.status.mode = configured.mode;
         self.status.busy_since = None;
         self.status.queued.clear();
         self.approvals.clear();

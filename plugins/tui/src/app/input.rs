@@ -179,6 +179,10 @@ impl App {
     fn act_normal(&mut self, action: &str) {
         match action {
             "submit" => self.submit_draft(),
+            "cycle_mode" => {
+                let mode = self.status.mode.next();
+                self.submit(Op::SetMode { mode }, Pending::Other);
+            }
             "page_up" => {
                 let page = self.viewport.page();
                 self.viewport.scroll_up(page);

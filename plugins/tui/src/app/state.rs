@@ -74,6 +74,8 @@ pub struct Status {
     pub busy_since: Option<Instant>,
     /// Items plugins put in the status line (`uji.status.add`), by name.
     pub items: std::collections::BTreeMap<String, String>,
+    /// The approval mode core reported.
+    pub mode: uji_protocol::ApprovalMode,
     /// A short-lived hint in place of the counters ("press Ctrl+C again
     /// to quit"), and when it goes.
     pub hint: Option<(String, Instant)>,

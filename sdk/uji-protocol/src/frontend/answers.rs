@@ -66,6 +66,7 @@ macro_rules! answers {
 
 answers! {
     ModelSet => "set_model",
+    ModeSet => "set_mode",
     SessionSwitched => "new_session",
     SessionList => "list_sessions",
     ModelList => "list_models",
@@ -84,6 +85,12 @@ answers! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelSet {
     pub model: ModelState,
+}
+
+/// `set_mode`: the approval mode in force now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModeSet {
+    pub mode: crate::ApprovalMode,
 }
 
 /// `new_session` and `resume_session`: the session that runs now (its
