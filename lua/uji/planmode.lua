@@ -79,8 +79,8 @@ function M.setup(opts)
   uji.command.add(command, {
     desc = "Switch plan mode on or off (read and propose, no edits)",
     handler = function()
-      local on = M.toggle()
-      return on and "plan mode on" or "plan mode off"
+      -- The notice enable() or disable() gives is the one word on it.
+      M.toggle()
     end,
   })
   if opts.key ~= false then

@@ -768,3 +768,150 @@ fn a_decision_the_question_does_not_offer_is_refused_and_the_question_stays_open
     );
     assert!(sandbox.work().join("later.txt").exists());
 }
+
+/// The output of the run_command op `op_id`.
+fn command_output<'a>(events: &'a [Value], op_id: &str) -> &'a str {
+    of_type(events, "ack")
+        .into_iter()
+        .find(|e| e["op_id"] == op_id)
+        .and_then(|e| e["result"]["output"].as_str())
+        .unwrap_or_else(|| panic!("no output for {op_id}: {events:#?}"))
+}
+
+fn run(name: &str, args: &str, id: &str) -> Value {
+    json!({"send": {"id": id, "type": "run_command", "name": name, "args": args}})
+}
+
+fn acked(id: &str) -> Value {
+    json!({"wait": "ack", "where": {"op_id": id}})
+}
+
+/// Issue 28 part 3: /status, /export (never over a file), /clear and
+/// /resume by the short id the picker shows.
+#[test]
+fn status_export_clear_and_resume_by_short_id() {
+    let model = FakeModel::start();
+    model.push(answer("The answer, in **bold**."));
+    let sandbox = sandbox(&model);
+    std::fs::write(sandbox.work().join("taken.md"), "mine").unwrap();
+    let script = json!([
+        say("explain the parser", "a"),
+        wait("turn_finished"),
+        run("status", "", "s"),
+        acked("s"),
+        run("export", "", "e"),
+        acked("e"),
+        run("export", "taken.md", "t"),
+        {"wait": "error", "where": {"op_id": "t"}},
+        run("clear", "", "c"),
+        acked("c"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let status = command_output(&events, "s");
+    let first = events[0]["id"].as_str().unwrap().to_string();
+    for expected in [
+        "fake/m1",
+        &first,
+        "explain the parser",
+        sandbox.work().to_str().unwrap(),
+        "sandbox    workspace-write",
+        "mode       ask",
+        "tokens     100 in, 20 out",
+    ] {
+        assert!(status.contains(expected), "{expected:?} in:\n{status}");
+    }
+    let saved = sandbox.work().join(format!("uji-{}.md", &first[..8]));
+    assert!(command_output(&events, "e").contains(saved.to_str().unwrap()));
+    let markdown = std::fs::read_to_string(&saved).unwrap();
+    assert!(
+        markdown.contains("## You\n\nexplain the parser"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("## uji\n\nThe answer, in **bold**."),
+        "{markdown}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("taken.md")).unwrap(),
+        "mine"
+    );
+    let refused = of_type(&events, "error")
+        .into_iter()
+        .find(|e| e["op_id"] == "t")
+        .unwrap();
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("exists already"),
+        "{refused}"
+    );
+    let configured = of_type(&events, "session_configured");
+    assert_eq!(configured.len(), 2, "/clear starts a new session");
+    assert_ne!(configured[1]["id"], configured[0]["id"]);
+
+    // The short id the picker shows resumes the session.
+    let script = json!([run("resume", &first[..8], "r"), acked("r")]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let configured = of_type(&events, "session_configured");
+    assert_eq!(configured.last().unwrap()["id"], first.as_str());
+}
+
+#[test]
+fn diff_shows_git_diff_in_a_repository_and_the_session_s_edits_elsewhere() {
+    let model = FakeModel::start();
+    model
+        .push(write_call("w1", "made.txt"))
+        .push(answer("made it"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        {"send": {"id": "m", "type": "set_mode", "mode": "accept_edits"}},
+        acked("m"),
+        say("make a file", "a"),
+        wait("turn_finished"),
+        run("diff", "", "d"),
+        acked("d"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let diff = command_output(&events, "d");
+    assert!(diff.contains("+made"), "the session's write: {diff}");
+
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(sandbox.work())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "made.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(sandbox.work().join("made.txt"), "changed\n").unwrap();
+    std::fs::write(sandbox.work().join("new.txt"), "n\n").unwrap();
+    let script = json!([run("diff", "", "d"), acked("d")]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let diff = command_output(&events, "d");
+    assert!(diff.contains("-made\n+changed"), "{diff}");
+    assert!(
+        diff.contains("new file, not tracked yet: new.txt"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn init_asks_the_model_to_write_agents_md() {
+    let model = FakeModel::start();
+    model.push(answer("I will look around."));
+    let sandbox = sandbox(&model);
+    let script = json!([run("init", "", "i"), acked("i"), wait("turn_finished")]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let sent = model.requests()[0].body_text();
+    assert!(sent.contains("Write an AGENTS.md file"), "{sent}");
+}

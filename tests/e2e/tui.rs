@@ -240,6 +240,78 @@ fn shift_tab_cycles_the_approval_mode_and_accept_edits_writes_unasked() {
     quit(&mut tty);
 }
 
+#[test]
+fn copy_puts_the_last_answer_on_the_terminal_s_clipboard() {
+    let model = FakeModel::start();
+    model.push(answer("Copy me, please."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("say something");
+    tty.press("<CR>");
+    tty.wait_for_text("Copy me, please.");
+    tty.type_text("/copy");
+    tty.press("<CR>");
+    tty.wait_for_text("copied the last answer (16 characters)");
+    // OSC 52 with the text in base64, which terminals and tmux pass on.
+    assert!(
+        tty.transcript()
+            .contains("\x1b]52;c;Q29weSBtZSwgcGxlYXNlLg==\x07"),
+        "no OSC 52 sequence"
+    );
+    quit(&mut tty);
+}
+
+#[test]
+fn the_sessions_picker_shows_ages_and_its_filter_is_edited_and_fuzzy() {
+    let model = FakeModel::start();
+    model.push(answer("First."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    // A session takes its first message's first line as its title.
+    tty.type_text("parser rewrite");
+    tty.press("<CR>");
+    tty.wait_for_text("First.");
+    tty.type_text("/resume");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("just now");
+    assert!(screen.contains("this session"), "{screen}");
+    tty.wait_for_question("just now");
+    tty.type_text("prsr zzz");
+    tty.wait_for_text("nothing matches");
+    tty.press("<C-w>");
+    let screen = tty.wait_for_text("filter: prsr");
+    assert!(screen.contains("parser rewrite"), "fuzzy: {screen}");
+    tty.press("<C-u>");
+    tty.wait_for_text("type to filter");
+    tty.press("<Esc>");
+    tty.wait_for("the picker to close", |s| !s.contains("type to filter"));
+    quit(&mut tty);
+}
+
+#[test]
+fn diff_shows_the_session_s_write_and_export_saves_the_conversation() {
+    let model = FakeModel::start();
+    let (sandbox, made) = asked_to_make_a_file(&model, "Made it.");
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("make the file");
+    tty.press("<CR>");
+    tty.wait_for_question("Yes, proceed (y)");
+    tty.press("y");
+    tty.wait_for_text("Made it.");
+    assert!(made.exists());
+    tty.type_text("/diff");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("+++ made.txt");
+    assert!(screen.contains("@@ -0,0 +1 @@"), "{screen}");
+    tty.type_text("/export notes.md");
+    tty.press("<CR>");
+    tty.wait_for_text("saved the conversation to");
+    let saved = std::fs::read_to_string(sandbox.work().join("notes.md")).unwrap();
+    assert!(saved.contains("## You\n\nmake the file"), "{saved}");
+    assert!(saved.contains("## uji\n\nMade it."), "{saved}");
+    quit(&mut tty);
+}
+
 /// The attack of issue 26: typing ahead while the model works must not
 /// answer the question that arrives meanwhile, whatever letters the
 /// sentence holds (`y`, `a`, `n`). The keys go to the draft; the question

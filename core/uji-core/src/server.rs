@@ -45,6 +45,7 @@ pub mod jobs;
 pub mod launch;
 mod login;
 mod outbox;
+mod reports;
 mod shell;
 #[cfg(test)]
 mod tests;

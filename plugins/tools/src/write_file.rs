@@ -85,14 +85,19 @@ impl Tool for WriteFile {
         } else {
             "created"
         };
-        let diff = plan.existing.as_ref().and_then(|existing| {
-            let old = existing.content.as_deref()?;
-            Some(diff::file_diff(
+        // A new file's diff is all of it, added (what /diff and the
+        // transcript show of the write).
+        let old = match &plan.existing {
+            Some(existing) => existing.content.as_deref(),
+            None => Some(&[][..]),
+        };
+        let diff = old.map(|old| {
+            diff::file_diff(
                 plan.shown,
                 old,
                 plan.content.as_bytes(),
-                false,
-            ))
+                plan.existing.is_none(),
+            )
         });
         ToolOutput {
             text: format!("{verb} {} ({})", plan.shown, plural(lines, "line")),

@@ -46,7 +46,10 @@ fn creates_a_file_and_its_parent_directories() {
     assert_eq!(out.text, "created a/b/c.txt (2 lines)");
     assert!(!out.is_error);
     assert_eq!(out.summary.as_deref(), Some("Wrote 2 lines"));
-    assert!(out.diff.is_none());
+    // A new file's diff is all of it, added.
+    let diff = out.diff.expect("a diff");
+    assert_eq!((diff.added, diff.removed), (2, 0));
+    assert!(diff.unified.contains("+one\n+two"), "{}", diff.unified);
     assert_eq!(read(dir.path(), "a/b/c.txt"), "one\ntwo\n");
     assert_eq!(entries(&dir.path().join("a/b")), ["c.txt"]);
 }

@@ -1,9 +1,13 @@
 //! A list overlay to pick one item from (`/model`, `/effort`, `/sessions`):
 //! a bordered box with a filter line, the items and a hint line. Typed
-//! characters filter the list (case-insensitive substring of the label,
-//! detail or value).
+//! characters filter the list fuzzily (as the `/` suggestions match), over
+//! the label, detail and value; Backspace, Ctrl+W and Ctrl+U edit the
+//! filter.
 
 use std::cell::Cell;
+
+use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,6 +17,37 @@ use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use crate::approval_guard::{Guard, NOT_READY};
 use crate::theme::Theme;
 use crate::transcript::tool::{cut, one_line, text_width};
+
+/// The indices of the items `filter` matches fuzzily (in the label,
+/// detail or value, case ignored), best match first, ties in the given
+/// order; every item, in order, for an empty filter.
+fn fuzzy_order(filter: &str, items: &[PickerItem]) -> Vec<usize> {
+    if filter.trim().is_empty() {
+        return (0..items.len()).collect();
+    }
+    let atom = Atom::new(
+        filter.trim(),
+        CaseMatching::Ignore,
+        Normalization::Smart,
+        AtomKind::Fuzzy,
+        false,
+    );
+    let mut matcher = Matcher::new(Config::DEFAULT);
+    let mut chars = Vec::new();
+    let mut scored: Vec<(u16, usize)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| {
+            [&item.label, &item.detail, &item.value]
+                .iter()
+                .filter_map(|text| atom.score(Utf32Str::new(text, &mut chars), &mut matcher))
+                .max()
+                .map(|score| (score, index))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, index)| index).collect()
+}
 
 /// Item rows shown at most, however tall the screen.
 const MAX_ITEM_ROWS: usize = 12;
@@ -67,6 +102,10 @@ pub enum PickerKey {
     Delete,
     Char(char),
     Backspace,
+    /// Deletes the filter's last word.
+    DeleteWord,
+    /// Empties the filter.
+    ClearFilter,
 }
 
 /// An open picker.
@@ -169,6 +208,18 @@ impl Picker {
                     self.refilter();
                 }
             }
+            PickerKey::DeleteWord => {
+                let kept = self.filter.trim_end().len();
+                let start = self.filter[..kept]
+                    .rfind(char::is_whitespace)
+                    .map_or(0, |i| i + 1);
+                self.filter.truncate(start);
+                self.refilter();
+            }
+            PickerKey::ClearFilter => {
+                self.filter.clear();
+                self.refilter();
+            }
         }
         None
     }
@@ -177,19 +228,12 @@ impl Picker {
         self.shown.get(self.selected).map(|&i| &self.items[i])
     }
 
-    /// Recomputes the matching items, keeping the selected one when it
-    /// still matches, else selecting the first.
+    /// Recomputes the matching items, best first (the given order with no
+    /// filter), keeping the selected one when it still matches, else
+    /// selecting the first.
     fn refilter(&mut self) {
         let kept = self.shown.get(self.selected).copied();
-        let needle = self.filter.to_lowercase();
-        self.shown = (0..self.items.len())
-            .filter(|&i| {
-                let item = &self.items[i];
-                [&item.label, &item.detail, &item.value]
-                    .iter()
-                    .any(|text| text.to_lowercase().contains(&needle))
-            })
-            .collect();
+        self.shown = fuzzy_order(&self.filter, &self.items);
         self.selected = kept
             .and_then(|k| self.shown.iter().position(|&i| i == k))
             .unwrap_or(0);
@@ -367,6 +411,47 @@ mod tests {
         let mut buf = Buffer::empty(Rect::new(0, 0, width, picker.height(max)));
         picker.render(buf.area, &mut buf, &Theme::plain());
         buffer_rows(&buf)
+    }
+
+    fn typed(picker: &mut Picker, text: &str) {
+        for ch in text.chars() {
+            picker.handle(PickerKey::Char(ch));
+        }
+    }
+
+    fn shown(picker: &Picker) -> Vec<&str> {
+        picker
+            .shown
+            .iter()
+            .map(|&i| picker.items[i].label.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn the_filter_matches_fuzzily_best_first() {
+        let mut picker = ready_picker("Model", models(), false);
+        typed(&mut picker, "hku");
+        assert_eq!(shown(&picker), ["Haiku"]);
+        picker.handle(PickerKey::ClearFilter);
+        typed(&mut picker, "opn");
+        assert_eq!(shown(&picker), ["GPT-5"], "the detail matches too");
+        picker.handle(PickerKey::ClearFilter);
+        typed(&mut picker, "an");
+        assert_eq!(shown(&picker)[..2], ["Sonnet", "Haiku"]);
+    }
+
+    #[test]
+    fn ctrl_w_deletes_the_filter_s_last_word_and_ctrl_u_all_of_it() {
+        let mut picker = ready_picker("Model", models(), false);
+        typed(&mut picker, "open ai  ");
+        picker.handle(PickerKey::DeleteWord);
+        assert_eq!(picker.filter, "open ");
+        picker.handle(PickerKey::DeleteWord);
+        assert_eq!(picker.filter, "");
+        typed(&mut picker, "x");
+        assert!(shown(&picker).is_empty());
+        picker.handle(PickerKey::ClearFilter);
+        assert_eq!(shown(&picker).len(), 3);
     }
 
     #[test]

@@ -3,11 +3,19 @@
 
 use std::sync::Arc;
 
-use uji_protocol::frontend::Op;
 use uji_protocol::frontend::answers::CommandOutput;
+use uji_protocol::frontend::{Delivery, Op};
 
 use super::{EFFORTS, Reply, Shared, answered};
 use crate::session::service::{Start, is_builtin_command};
+
+/// What `/init` asks the model.
+const INIT_PROMPT: &str = "Write an AGENTS.md file at the root of this repository for coding agents \
+that will work in it. Look around first: the build and test commands (and how to run one test), \
+the layout of the code and what each part does, the conventions the code follows (style, naming, \
+error handling, tests), and anything a newcomer would get wrong. Keep it short and concrete: \
+commands in code blocks, no generic advice. If an AGENTS.md (or CLAUDE.md, or \
+.github/copilot-instructions.md) exists, read it and improve it rather than starting over.";
 
 /// What a command's ack carries.
 fn output(text: impl Into<String>) -> Result<Reply, String> {
@@ -71,12 +79,25 @@ impl Shared {
             }
             "effort" => Err(format!("/effort takes one of {}", EFFORTS.join(", "))),
             "compact" => self.handle(op_id, Op::Compact),
-            "new" => {
+            "new" | "clear" => {
                 let title = (!args.is_empty()).then(|| args.to_string());
                 self.switch(op_id, Start::New { title })
             }
-            "resume" if args.is_empty() => {
-                Err("/resume takes a session id; /sessions lists them".to_string())
+            "resume" if args.is_empty() => Err(
+                "/resume takes a session id (its first 8 characters do); /sessions lists them"
+                    .to_string(),
+            ),
+            "status" => output(self.status_report()),
+            "diff" => output(self.diff_report()?),
+            "export" => output(self.export(args)?),
+            "init" => {
+                let op = Op::UserMessage {
+                    text: INIT_PROMPT.to_string(),
+                    images: Vec::new(),
+                    delivery: Delivery::Queue,
+                };
+                self.handle(None, op)?;
+                output("asked the model to write AGENTS.md")
             }
             "resume" => self.switch(op_id, Start::Resume(args.to_string())),
             "sessions" => output(self.session_lines()),

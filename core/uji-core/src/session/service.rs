@@ -10,7 +10,7 @@ use uji_host::Registry;
 use uji_protocol::frontend::{
     CommandInfo, NoticeLevel, PROTOCOL_VERSION, SessionConfigured, ToolInfo,
 };
-use uji_protocol::session::MessageBody;
+use uji_protocol::session::{MessageBody, StoredMessage};
 
 use crate::auth::providers::{Providers, Resolved};
 use crate::boot::Booted;
@@ -34,7 +34,13 @@ pub enum SessionError {
     NoneToResume,
     #[error("cannot save the session: {0}")]
     Create(StoreError),
+    #[error("several saved sessions start with {prefix:?} ({ids}); give more of the id")]
+    Ambiguous { prefix: String, ids: String },
 }
+
+/// The shortest part of an id that `/resume` takes: what the sessions
+/// picker shows.
+pub const SHORT_ID: usize = 8;
 
 /// Who answers approval questions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +134,28 @@ const BUILTINS: &[Builtin] = &[
         description: "Start a fresh session in this directory",
     },
     Builtin {
+        name: "clear",
+        description: "Start a fresh session in this directory (as /new)",
+    },
+    Builtin {
         name: "resume",
-        description: "Switch to a saved session: /resume ID",
+        description: "Switch to a saved session: /resume ID (its first 8 characters do)",
+    },
+    Builtin {
+        name: "status",
+        description: "Model, directory, session, context, tokens, sandbox, mode, MCP servers",
+    },
+    Builtin {
+        name: "diff",
+        description: "What changed: git diff of the workspace, or this session's edits",
+    },
+    Builtin {
+        name: "export",
+        description: "Save the conversation as Markdown: /export [FILE]",
+    },
+    Builtin {
+        name: "init",
+        description: "Ask the model to write an AGENTS.md for this repository",
     },
     Builtin {
         name: "sessions",
@@ -213,12 +239,41 @@ impl Sessions {
                     .map_err(SessionError::Create)?;
                 Ok((session, false))
             }
-            Start::Resume(id) => Ok((self.store.open(id)?, true)),
+            Start::Resume(id) => Ok((self.store.open(&self.full_id(id)?)?, true)),
             Start::Latest => match self.store.latest_in(&self.cwd) {
                 Some(latest) => Ok((self.store.open(&latest.id)?, true)),
                 None => Err(SessionError::NoneToResume),
             },
         }
+    }
+
+    /// The saved session `id` names: itself, or the one session (of any
+    /// directory) whose id starts with it, as the picker's short ids do.
+    fn full_id(&self, id: &str) -> Result<String, SessionError> {
+        let id = id.trim();
+        let known = self.store.list();
+        if id.len() < SHORT_ID || known.iter().any(|s| s.id == id) {
+            return Ok(id.to_string());
+        }
+        let matching: Vec<&str> = known
+            .iter()
+            .map(|s| s.id.as_str())
+            .filter(|known| known.starts_with(id))
+            .collect();
+        match matching.as_slice() {
+            [] => Ok(id.to_string()),
+            [only] => Ok((*only).to_string()),
+            several => Err(SessionError::Ambiguous {
+                prefix: id.to_string(),
+                ids: several.join(", "),
+            }),
+        }
+    }
+
+    /// The messages of saved session `id` as they are now (the running
+    /// session's too: its file is read, not opened for writing).
+    pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        self.store.read(id)
     }
 
     /// Opens the session `start` names and builds its agent. A new

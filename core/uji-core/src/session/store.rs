@@ -220,6 +220,25 @@ impl Store {
         Ok(session)
     }
 
+    /// The messages of a session as saved now, without its lock and
+    /// without changing the file: for reading a session another part of
+    /// uji is writing (`/export`, `/diff`). Damaged lines and a torn last
+    /// line (one being written) are left out.
+    pub fn read(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        if !valid_id(id) {
+            return Err(StoreError::InvalidId(id.to_string()));
+        }
+        let path = self.path_of(id);
+        let mut file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound(id.to_string()));
+            }
+            Err(error) => return Err(StoreError::Io { path, error }),
+        };
+        Ok(read_records(&mut file, &path)?.messages)
+    }
+
     /// The session's file, opened for reading and appending with its lock
     /// held (taken before reading, so nobody appends while it is read).
     fn open_locked(&self, id: &str) -> Result<(PathBuf, File), StoreError> {

@@ -105,6 +105,8 @@ pub struct SessionSnapshot {
     pub messages: u64,
     /// Tokens the whole session used.
     pub usage: Usage,
+    /// Tokens the last request's context held.
+    pub context_used: u64,
 }
 
 /// Where a session server points an agent: its events, the queue and side
@@ -314,6 +316,7 @@ impl Agent {
             cwd: self.session.header.cwd.clone(),
             messages: self.session.messages.len() as u64,
             usage: self.usage,
+            context_used: self.context_used,
         }
     }
 
@@ -888,8 +891,8 @@ impl Agent {
     /// Adds an answer's tokens to the session and tells the frontend.
     fn count_usage(&mut self, answer: &Usage, turn: &Usage) {
         add_usage(&mut self.usage, answer);
-        self.publish();
         self.context_used = answer.context();
+        self.publish();
         self.emit(Event::Usage {
             turn: *turn,
             session: self.usage,

@@ -20,6 +20,7 @@ const LOCAL: &[(&str, &str)] = &[
     ("model", "Pick the model (or /model provider/model)"),
     ("effort", "Pick the reasoning effort (or /effort high)"),
     ("sessions", "Resume or delete a session of this directory"),
+    ("copy", "Copy the last answer to the clipboard"),
     ("login", "Save a provider's API key (or /login provider)"),
     ("logout", "Forget a saved API key (or /logout provider)"),
     (
@@ -54,15 +55,24 @@ impl App {
             ("effort", true) => self.open_effort_picker(),
             ("login", _) => self.start_login(args),
             ("logout", _) => self.start_logout(args),
-            ("sessions", true) => {
+            ("sessions", true) | ("resume", true) => {
                 self.submit(Op::ListSessions { all: false }, Pending::ListSessions);
             }
+            ("copy", _) => self.copy_last_answer(),
+            ("diff", _) => {
+                let op = Op::RunCommand {
+                    name: "diff".to_string(),
+                    args: String::new(),
+                };
+                self.submit(op, Pending::Diff);
+            }
             ("jobs", _) => self.list_jobs(),
-            ("new", _) => {
+            ("new", _) | ("clear", _) => {
                 self.submit(Op::NewSession { title: None }, Pending::Other);
             }
+            // The rule "compacted N earlier messages" is the one word on it
+            // (the activity line shows the work meanwhile).
             ("compact", true) => {
-                self.notice(Level::Info, "compacting…");
                 self.submit(Op::Compact, Pending::Other);
             }
             _ => {
@@ -141,6 +151,7 @@ impl App {
     }
 
     pub(super) fn open_session_picker(&mut self, list: SessionList) {
+        let now = now_ms();
         let items = list
             .sessions
             .into_iter()
@@ -157,7 +168,7 @@ impl App {
                 };
                 PickerItem {
                     label: title,
-                    detail: format!("{}{current}", short_id(&s.id)),
+                    detail: format!("{} · {}{current}", short_id(&s.id), age(s.updated, now)),
                     value: s.id,
                 }
             })
@@ -236,4 +247,37 @@ impl App {
 
 fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// How long ago `then` was, in a word: `just now`, `5 min ago`, `3 h ago`,
+/// `2 d ago` (milliseconds since the epoch).
+pub(crate) fn age(then: u64, now: u64) -> String {
+    let seconds = now.saturating_sub(then) / 1000;
+    match seconds {
+        0..60 => "just now".to_string(),
+        60..3_600 => format!("{} min ago", seconds / 60),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        _ => format!("{} d ago", seconds / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age;
+
+    #[test]
+    fn ages_read_in_a_word() {
+        let now = 10_000_000_000;
+        assert_eq!(age(now - 5_000, now), "just now");
+        assert_eq!(age(now - 5 * 60_000, now), "5 min ago");
+        assert_eq!(age(now - 3 * 3_600_000, now), "3 h ago");
+        assert_eq!(age(now - 2 * 86_400_000, now), "2 d ago");
+        assert_eq!(age(now + 1_000, now), "just now", "a clock that went back");
+    }
 }

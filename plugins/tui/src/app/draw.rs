@@ -17,6 +17,9 @@ use crate::terminal::Screen;
 const PLACEHOLDER: &str = "Ask uji anything · / for commands · ! for shell";
 
 pub fn frame(app: &mut App, screen: &mut Screen) -> io::Result<()> {
+    for bytes in app.to_terminal.drain(..) {
+        io::Write::write_all(screen.backend_mut(), &bytes)?;
+    }
     screen.draw(|frame| render(app, frame))?;
     app.dirty = false;
     Ok(())

@@ -256,6 +256,9 @@ impl App {
             Pending::Login(_) => self.answered(result, Self::on_login),
             Pending::Logout(id) => self.answered(result, |app, out| app.on_logout(&id, out)),
             Pending::Command => self.answered(result, Self::on_command_output),
+            Pending::Diff => self.answered(result, |app, answer: CommandOutput| {
+                app.transcript.push(Block::Diff(answer.output));
+            }),
             Pending::ListJobs => self.answered(result, Self::open_job_picker),
             Pending::Background => self.answered(result, Self::on_background_ack),
             Pending::Other => {}

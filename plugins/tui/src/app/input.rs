@@ -252,6 +252,8 @@ impl App {
             "modal_cancel" => PickerKey::Cancel,
             "modal_delete" => PickerKey::Delete,
             "backspace" => PickerKey::Backspace,
+            "delete_word_back" => PickerKey::DeleteWord,
+            "delete_to_start" => PickerKey::ClearFilter,
             _ => return,
         };
         self.picker_key(key);

@@ -58,6 +58,8 @@ pub enum Pending {
     Logout(String),
     /// A slash command uji runs: its output is shown.
     Command,
+    /// `/diff`: its output is shown as a diff.
+    Diff,
     ListJobs,
     Background,
     Other,
@@ -104,6 +106,12 @@ pub struct App {
     pub(super) pending: HashMap<String, Pending>,
     next_op: u64,
     pub(super) dirty: bool,
+    /// Bytes for the terminal itself (an OSC 52 copy), written before the
+    /// next frame.
+    pub(super) to_terminal: Vec<Vec<u8>>,
+    /// The system clipboard, once used; kept so that on X11 what was copied
+    /// stays pasteable while uji runs.
+    pub(super) clipboard: Option<arboard::Clipboard>,
     pub(super) frame: usize,
     last_tick: Instant,
     pub(super) quitting: bool,
@@ -144,6 +152,8 @@ impl App {
             pending: HashMap::new(),
             next_op: 0,
             dirty: true,
+            to_terminal: Vec::new(),
+            clipboard: None,
             frame: 0,
             last_tick: Instant::now(),
             quitting: false,

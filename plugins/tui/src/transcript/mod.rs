@@ -41,6 +41,8 @@ pub enum Block {
     Compacted(String),
     /// Output of a command the user ran (`/help`, `/model`...).
     Info(String),
+    /// A unified diff (`/diff`), coloured line by line.
+    Diff(String),
 }
 
 /// A block with its drawing cache.
@@ -88,6 +90,14 @@ impl Transcript {
 
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// The text of the newest answer that has any.
+    pub fn last_answer(&self) -> Option<&str> {
+        self.entries.iter().rev().find_map(|e| match &e.block {
+            Block::Assistant(md) if !md.text().trim().is_empty() => Some(md.text()),
+            _ => None,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -329,6 +339,26 @@ fn set_expanded(block: &mut Block, on: bool) {
     }
 }
 
+/// A unified diff, each line cut to `width` and coloured by its kind.
+fn diff_lines(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    text.lines()
+        .map(|line| {
+            let style = if line.starts_with("+++") || line.starts_with("---") {
+                theme.dim
+            } else if line.starts_with('+') {
+                theme.diff_added
+            } else if line.starts_with('-') {
+                theme.diff_removed
+            } else if line.starts_with("@@") {
+                theme.diff_hunk
+            } else {
+                theme.text
+            };
+            Line::styled(tool::cut(&tool::one_line(line), usize::from(width)), style)
+        })
+        .collect()
+}
+
 /// Draws the blocks that do not cache themselves.
 fn draw_block(block: &Block, width: u16, theme: &Theme, show_thinking: bool) -> Vec<Line<'static>> {
     match block {
@@ -346,6 +376,7 @@ fn draw_block(block: &Block, width: u16, theme: &Theme, show_thinking: bool) -> 
         }
         Block::Compacted(label) => vec![text::rule(label, width, theme.rule)],
         Block::Info(text) => wrap_styled(text, width, theme.dim, "  ", "  "),
+        Block::Diff(text) => diff_lines(text, width, theme),
         Block::Reasoning(_) | Block::Assistant(_) | Block::Tool(_) | Block::Shell { .. } => {
             Vec::new()
         }
