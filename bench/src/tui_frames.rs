@@ -43,6 +43,7 @@ fn new_app() -> App {
             history: vec![],
             commands: vec![],
             keymap: vec![],
+            ui: Default::default(),
             tools: vec![],
             usage: Default::default(),
             mode: Default::default(),

@@ -15,6 +15,7 @@
 ---@field keymap uji.keymap
 ---@field json uji.json
 ---@field session uji.session
+---@field ui uji.ui
 ---@field version string The Lua plugin's version.
 uji = {}
 
@@ -372,6 +373,16 @@ function uji.model.current() end
 
 -- ---------------------------------------------------------------------------
 -- session
+
+---@class uji.ui
+uji.ui = {}
+
+---@class uji.UiSettings
+---@field notify? "bell"|"osc9"|"osc777"|"off" How to call the user back while the terminal is not focused.
+
+--- How the screen behaves.
+---@param settings uji.UiSettings
+function uji.ui.configure(settings) end
 
 ---@class uji.session
 uji.session = {}

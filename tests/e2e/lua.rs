@@ -1534,3 +1534,31 @@ end)
         )
     );
 }
+
+#[test]
+fn ui_configure_refuses_an_unknown_field_or_value_at_its_line() {
+    let env = boot(&[(
+        "init.lua",
+        "uji.ui.configure({ notify = \"osc9\" })\nuji.ui.configure({ notfy = \"bell\" })\n",
+    )]);
+    let notices = env.notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("init.lua:2") && n.contains("unknown field notfy")),
+        "{notices:?}"
+    );
+    let env = boot(&[("init.lua", "uji.ui.configure({ notify = \"siren\" })\n")]);
+    assert!(
+        env.notices()
+            .iter()
+            .any(|n| n.contains("init.lua:1") && n.contains("got siren")),
+        "{:?}",
+        env.notices()
+    );
+    let env = boot(&[("init.lua", "uji.ui.configure({ notify = \"osc777\" })\n")]);
+    assert_eq!(
+        env.booted.registry.config("ui"),
+        Some(json!({"notify": "osc777"}))
+    );
+}

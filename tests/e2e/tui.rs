@@ -312,6 +312,55 @@ fn diff_shows_the_session_s_write_and_export_saves_the_conversation() {
     quit(&mut tty);
 }
 
+#[test]
+fn the_title_says_what_uji_does_and_an_unfocused_terminal_hears_the_bell() {
+    let model = FakeModel::start();
+    let (sandbox, _made) = asked_to_make_a_file(&model, "Done.");
+    let mut tty = open(&sandbox, &[]);
+    tty.wait_for_text("Ask uji anything");
+    let printed = tty.transcript();
+    let title = printed
+        .split("\x1b]2;")
+        .nth(1)
+        .and_then(|rest| rest.split("\x1b\\").next());
+    assert_eq!(title, Some("uji · work"), "the title names the directory");
+    // The terminal reports that it lost focus (focus events are on).
+    tty.send(b"\x1b[O");
+    tty.type_text("make the file");
+    tty.press("<CR>");
+    tty.wait_for_question("Yes, proceed (y)");
+    let printed = tty.transcript();
+    assert!(
+        printed.contains("\x1b]2;uji · make the file · waiting for your answer"),
+        "the title says a question waits"
+    );
+    assert!(printed.contains('\x07'), "the bell rang for the question");
+    tty.press("y");
+    tty.wait_for_text("Done.");
+    quit(&mut tty);
+}
+
+#[test]
+fn a_desktop_notification_goes_out_by_osc9_when_configured() {
+    let model = FakeModel::start();
+    model.push(answer("All done."));
+    let sandbox = sandbox(&model);
+    let init = sandbox.config().join("init.lua");
+    let mut config = std::fs::read_to_string(&init).unwrap();
+    config.push_str("uji.ui.configure({ notify = \"osc9\" })\n");
+    std::fs::write(&init, config).unwrap();
+    let mut tty = open(&sandbox, &[]);
+    tty.wait_for_text("Ask uji anything");
+    tty.send(b"\x1b[O");
+    tty.type_text("work on it");
+    tty.press("<CR>");
+    tty.wait_for_text("All done.");
+    tty.wait_for("the notification", |_| {
+        tty.transcript().contains("\x1b]9;uji finished\x1b\\")
+    });
+    quit(&mut tty);
+}
+
 /// The attack of issue 26: typing ahead while the model works must not
 /// answer the question that arrives meanwhile, whatever letters the
 /// sentence holds (`y`, `a`, `n`). The keys go to the draft; the question

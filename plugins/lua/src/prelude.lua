@@ -95,6 +95,35 @@ uji.config = {
   set = wrap(raw.config_set),
 }
 
+-- uji.ui.configure({ notify = "bell" | "osc9" | "osc777" | "off" }): how
+-- the screen behaves. Every field is checked here, so a typo is an error
+-- at its line.
+local UI_FIELDS = {
+  notify = { bell = true, osc9 = true, osc777 = true, off = true },
+}
+
+uji.ui = {
+  configure = function(opts)
+    if type(opts) ~= "table" then
+      error("uji.ui.configure takes a table, e.g. { notify = \"osc9\" }", 2)
+    end
+    for key, value in pairs(opts) do
+      local allowed = UI_FIELDS[key]
+      if not allowed then
+        error("uji.ui.configure: unknown field " .. tostring(key) .. " (fields: notify)", 2)
+      end
+      if not allowed[value] then
+        error("uji.ui.configure: notify must be \"bell\", \"osc9\", \"osc777\" or \"off\", got "
+          .. tostring(value), 2)
+      end
+    end
+    local ok, err = raw.config_set("ui", opts)
+    if not ok then
+      error(err, 2)
+    end
+  end,
+}
+
 uji.plugins = {
   allow_replace = wrap(raw.plugins_allow_replace),
 }

@@ -7,8 +7,9 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -37,11 +38,15 @@ impl TerminalGuard {
         // Terminals that do not know the keyboard protocol ignore the push;
         // those that do report Shift+Enter apart from Enter. Asking first
         // would wait for an answer some terminals never send.
+        // The title is saved on the terminal's stack (XTWINOPS 22) so the
+        // one uji sets goes when uji does.
+        let _ = stdout.write_all(SAVE_TITLE);
         let entered = execute!(
             stdout,
             EnterAlternateScreen,
             EnableBracketedPaste,
             EnableMouseCapture,
+            EnableFocusChange,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
         );
         if let Err(e) = entered {
@@ -74,14 +79,20 @@ pub fn restore() {
     let _ = execute!(
         stdout,
         PopKeyboardEnhancementFlags,
+        DisableFocusChange,
         DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show,
     );
+    let _ = stdout.write_all(RESTORE_TITLE);
     let _ = disable_raw_mode();
     let _ = stdout.flush();
 }
+
+/// XTWINOPS: push the window title on the terminal's stack, and pop it.
+const SAVE_TITLE: &[u8] = b"\x1b[22;2t";
+const RESTORE_TITLE: &[u8] = b"\x1b[23;2t";
 
 /// A panic while the screen is up would print its message into the
 /// alternate screen, where nobody sees it: give the terminal back first.

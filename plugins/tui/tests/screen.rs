@@ -184,6 +184,7 @@ fn configured(history: Vec<StoredMessage>, keymap: Vec<Value>) -> UjiEvent {
             command("review", "Review the diff", "lua"),
         ],
         keymap,
+        ui: Default::default(),
         tools: vec![tool("run_command", "Shell"), tool("edit_file", "Update")],
         usage: Usage::default(),
         mode: Default::default(),

@@ -113,6 +113,35 @@ pub enum GateDecision {
     Unknown,
 }
 
+/// How a screen behaves, from `uji.ui.configure` (docs/lua.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UiSettings {
+    /// How to call the user back when a turn ends or a question waits
+    /// while the terminal is not focused.
+    #[serde(default)]
+    pub notify: Attention,
+}
+
+/// How a screen gets the user's attention.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attention {
+    /// The terminal's bell.
+    #[default]
+    Bell,
+    /// A desktop notification through OSC 9 (iTerm2, WezTerm, kitty,
+    /// Windows Terminal, foot, Ghostty).
+    Osc9,
+    /// A desktop notification through OSC 777 (rxvt-unicode, VTE
+    /// terminals such as GNOME Terminal).
+    Osc777,
+    /// Nothing.
+    Off,
+    /// A way a newer uji knows: nothing.
+    #[serde(other)]
+    Unknown,
+}
+
 /// What a frontend sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -390,6 +419,9 @@ pub struct SessionConfigured {
     /// Key bindings from the config (`uji.keymap.add`), as given.
     #[serde(default)]
     pub keymap: Vec<Value>,
+    /// How a screen behaves (`uji.ui.configure`).
+    #[serde(default)]
+    pub ui: UiSettings,
     #[serde(default)]
     pub tools: Vec<ToolInfo>,
     /// Tokens the session used so far.
@@ -734,6 +766,7 @@ mod tests {
             history: vec![],
             commands: vec![],
             keymap: vec![],
+            ui: UiSettings::default(),
             tools: vec![],
             usage: Usage::default(),
             mode: ApprovalMode::Ask,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use uji_host::Registry;
 use uji_protocol::frontend::{
-    CommandInfo, NoticeLevel, PROTOCOL_VERSION, SessionConfigured, ToolInfo,
+    CommandInfo, NoticeLevel, PROTOCOL_VERSION, SessionConfigured, ToolInfo, UiSettings,
 };
 use uji_protocol::session::{MessageBody, StoredMessage};
 
@@ -270,6 +270,14 @@ impl Sessions {
         }
     }
 
+    /// The screen settings `uji.ui.configure` stored (checked there).
+    fn ui_settings(&self) -> UiSettings {
+        self.registry
+            .config("ui")
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default()
+    }
+
     /// The messages of saved session `id` as they are now (the running
     /// session's too: its file is read, not opened for writing).
     pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
@@ -426,6 +434,7 @@ impl Sessions {
             history,
             commands: self.commands(),
             keymap,
+            ui: self.ui_settings(),
             tools,
             usage: agent.usage(),
             mode: self.gate.mode(),

@@ -4,6 +4,9 @@
 
 use std::io;
 
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use crossterm::{execute, queue};
+
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -17,10 +20,15 @@ use crate::terminal::Screen;
 const PLACEHOLDER: &str = "Ask uji anything · / for commands · ! for shell";
 
 pub fn frame(app: &mut App, screen: &mut Screen) -> io::Result<()> {
+    app.update_title();
     for bytes in app.to_terminal.drain(..) {
         io::Write::write_all(screen.backend_mut(), &bytes)?;
     }
+    // Synchronized output (DEC mode 2026): the terminal shows the frame
+    // whole, never half drawn; terminals without it ignore the mode.
+    queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
     screen.draw(|frame| render(app, frame))?;
+    execute!(screen.backend_mut(), EndSynchronizedUpdate)?;
     app.dirty = false;
     Ok(())
 }

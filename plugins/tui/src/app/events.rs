@@ -131,6 +131,7 @@ impl App {
                 )
                 .with_labels(labels);
                 self.approvals.push(approval);
+                self.call_attention("uji is waiting for your answer");
                 if let Some(block) = self.transcript.tool_mut(&call_id) {
                     block.set_state(ToolState::Asking);
                 }
@@ -169,6 +170,7 @@ impl App {
             Event::QueueChanged { queued } => self.status.queued = queued,
             Event::ModelChanged { model } => self.status.model = Some(model),
             Event::ModeChanged { mode } => self.status.mode = mode,
+            Event::TitleChanged { title } => self.title = title,
             Event::Compacted { messages, .. } => {
                 self.transcript.push(Block::Compacted(format!(
                     "compacted {messages} earlier messages"
@@ -214,6 +216,8 @@ impl App {
 
     fn configure(&mut self, configured: SessionConfigured) {
         self.session_id = configured.id;
+        self.title = configured.title;
+        self.ui = configured.ui;
         self.cwd = configured.cwd;
         self.status.model = configured.model;
         self.status.session_usage = configured.usage;
@@ -465,6 +469,7 @@ impl App {
 
     fn on_turn_finished(&mut self, error: Option<String>, interrupted: bool) {
         self.status.busy_since = None;
+        self.call_attention("uji finished");
         self.transcript.withdraw_live();
         // The failure may already be on screen as a saved error message.
         let text = if interrupted {

@@ -28,7 +28,9 @@ impl App {
                 _ => self.dirty = false,
             },
             Event::Resize(..) => {}
-            _ => self.dirty = false,
+            Event::FocusGained => self.focused = true,
+            Event::FocusLost => self.focused = false,
+            Event::Key(_) => self.dirty = false,
         }
     }
 

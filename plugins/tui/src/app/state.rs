@@ -117,6 +117,15 @@ pub struct App {
     pub(super) quitting: bool,
     pub(super) closed: bool,
     pub(super) session_id: String,
+    /// The session's title, for the terminal's title.
+    pub(super) title: String,
+    /// The terminal's title as last set (set again only when it changes).
+    pub(super) shown_title: String,
+    /// Whether the terminal has focus: true until it says otherwise
+    /// (terminals that send no focus events are taken as focused).
+    pub(super) focused: bool,
+    /// `uji.ui.configure`'s settings.
+    pub(super) ui: uji_protocol::frontend::UiSettings,
     pub(super) cwd: String,
     /// The time the questions' guards go by.
     pub(super) clock: Arc<dyn Clock>,
@@ -159,6 +168,10 @@ impl App {
             quitting: false,
             closed: false,
             session_id: String::new(),
+            title: String::new(),
+            shown_title: String::new(),
+            focused: true,
+            ui: Default::default(),
             cwd: String::new(),
             clock,
             in_burst: false,
