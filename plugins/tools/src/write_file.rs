@@ -54,17 +54,7 @@ impl Tool for WriteFile {
     }
 
     fn preview(&self, call: &ToolCall) -> Option<FileDiff> {
-        let plan = plan(call).ok()?;
-        let old = match &plan.existing {
-            Some(existing) => existing.content.as_deref()?,
-            None => &[],
-        };
-        Some(diff::file_diff(
-            plan.shown,
-            old,
-            plan.content.as_bytes(),
-            plan.existing.is_none(),
-        ))
+        plan(call).ok()?.diff()
     }
 
     fn run(&self, call: ToolCall, _ctx: &ToolContext) -> ToolOutput {
@@ -85,20 +75,7 @@ impl Tool for WriteFile {
         } else {
             "created"
         };
-        // A new file's diff is all of it, added (what /diff and the
-        // transcript show of the write).
-        let old = match &plan.existing {
-            Some(existing) => existing.content.as_deref(),
-            None => Some(&[][..]),
-        };
-        let diff = old.map(|old| {
-            diff::file_diff(
-                plan.shown,
-                old,
-                plan.content.as_bytes(),
-                plan.existing.is_none(),
-            )
-        });
+        let diff = plan.diff();
         ToolOutput {
             text: format!("{verb} {} ({})", plan.shown, plural(lines, "line")),
             diff,
@@ -119,6 +96,24 @@ struct Plan<'a> {
     content: &'a str,
     target: PathBuf,
     existing: Option<Existing>,
+}
+
+impl Plan<'_> {
+    /// What the write changes: a new file's diff is all of it, added
+    /// (what the question, the transcript and /diff show); None for a file
+    /// too large to diff.
+    fn diff(&self) -> Option<FileDiff> {
+        let old = match &self.existing {
+            Some(existing) => existing.content.as_deref()?,
+            None => &[],
+        };
+        Some(diff::file_diff(
+            self.shown,
+            old,
+            self.content.as_bytes(),
+            self.existing.is_none(),
+        ))
+    }
 }
 
 fn plan(call: &ToolCall) -> Result<Plan<'_>, String> {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use uji_protocol::services::ToolSandbox;
+use uji_protocol::services::{ChildEnv, ToolSandbox};
 use uji_protocol::session::{MessageBody, StoredMessage};
 
 use super::{Shared, label_of};
@@ -96,7 +96,9 @@ impl Shared {
     /// writes.
     pub(super) fn diff_report(&self) -> Result<String, String> {
         let cwd = self.sessions.cwd().to_path_buf();
-        if let Some(diff) = git_diff(&cwd, &self.withheld_env()) {
+        let env =
+            crate::gate::child_env::child_env(&self.sessions.registry, &self.sessions.providers);
+        if let Some(diff) = git_diff(&cwd, &env) {
             return Ok(diff);
         }
         let id = self.snapshot.borrow().id.clone();
@@ -120,12 +122,6 @@ impl Shared {
             );
         }
         Ok(diffs.join("\n"))
-    }
-
-    /// The names of variables no child process of uji may see (keys).
-    fn withheld_env(&self) -> Vec<String> {
-        crate::gate::child_env::child_env(&self.sessions.registry, &self.sessions.providers)
-            .withheld
     }
 
     /// `/export [file]`: the conversation as Markdown, into `file` (relative
@@ -229,9 +225,9 @@ fn fenced(text: &str) -> String {
 }
 
 /// `git diff` against HEAD and the untracked files of the repository at
-/// `cwd`, with none of `withheld` in git's environment; `None` when `cwd`
-/// is no git work tree (or git is missing).
-fn git_diff(cwd: &Path, withheld: &[String]) -> Option<String> {
+/// `cwd`, git inheriting what `env` lets a child have (no keys); `None`
+/// when `cwd` is no git work tree (or git is missing).
+fn git_diff(cwd: &Path, env: &ChildEnv) -> Option<String> {
     let git = |args: &[&str]| -> Option<String> {
         let mut command = Command::new("git");
         command
@@ -240,9 +236,7 @@ fn git_diff(cwd: &Path, withheld: &[String]) -> Option<String> {
             .args(args)
             .stdin(Stdio::null())
             .stderr(Stdio::null());
-        for name in withheld {
-            command.env_remove(name);
-        }
+        env.apply(&mut command);
         let output = command.output().ok()?;
         output
             .status

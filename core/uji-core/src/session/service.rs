@@ -38,9 +38,7 @@ pub enum SessionError {
     Ambiguous { prefix: String, ids: String },
 }
 
-/// The shortest part of an id that `/resume` takes: what the sessions
-/// picker shows.
-pub const SHORT_ID: usize = 8;
+pub use uji_protocol::frontend::answers::SHORT_ID;
 
 /// Who answers approval questions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,10 +249,11 @@ impl Sessions {
     /// directory) whose id starts with it, as the picker's short ids do.
     fn full_id(&self, id: &str) -> Result<String, SessionError> {
         let id = id.trim();
-        let known = self.store.list();
-        if id.len() < SHORT_ID || known.iter().any(|s| s.id == id) {
+        // A whole id needs no search (and too short a part gets none).
+        if id.len() < SHORT_ID || crate::session::store::valid_id(id) {
             return Ok(id.to_string());
         }
+        let known = self.store.list();
         let matching: Vec<&str> = known
             .iter()
             .map(|s| s.id.as_str())

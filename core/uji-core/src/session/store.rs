@@ -115,7 +115,7 @@ pub fn new_call_id() -> String {
     format!("call_{hex}")
 }
 
-fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     id.len() == 36
         && id.chars().enumerate().all(|(i, c)| match i {
             8 | 13 | 18 | 23 => c == '-',

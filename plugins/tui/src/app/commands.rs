@@ -3,7 +3,7 @@
 //! (built-in, Lua and plugin commands alike).
 
 use uji_protocol::frontend::Op;
-use uji_protocol::frontend::answers::{ModelList, SessionList};
+use uji_protocol::frontend::answers::{ModelList, SHORT_ID, SessionList};
 
 use super::state::{App, Pending, PickerKind};
 use crate::composer::suggest::CommandEntry;
@@ -246,7 +246,7 @@ impl App {
 }
 
 fn short_id(id: &str) -> String {
-    id.chars().take(8).collect()
+    id.chars().take(SHORT_ID).collect()
 }
 
 fn now_ms() -> u64 {

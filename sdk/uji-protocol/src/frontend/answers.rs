@@ -100,6 +100,10 @@ pub struct SessionSwitched {
     pub id: String,
 }
 
+/// How many leading characters of a session id a frontend shows for it
+/// (the sessions picker); `resume_session` and `/resume` take them.
+pub const SHORT_ID: usize = 8;
+
 /// One saved session (`list_sessions`, `uji list`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSummary {
