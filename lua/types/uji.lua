@@ -379,6 +379,8 @@ uji.ui = {}
 
 ---@class uji.UiSettings
 ---@field notify? "bell"|"osc9"|"osc777"|"off" How to call the user back while the terminal is not focused.
+---@field mouse? boolean Whether the screen reads the mouse wheel (default true); false leaves a plain drag to the terminal's selection.
+---@field vim? boolean Vi keys in the input (default false).
 
 --- How the screen behaves.
 ---@param settings uji.UiSettings

@@ -915,3 +915,104 @@ fn init_asks_the_model_to_write_agents_md() {
     let sent = model.requests()[0].body_text();
     assert!(sent.contains("Write an AGENTS.md file"), "{sent}");
 }
+
+#[test]
+fn rewind_drops_the_conversation_from_a_user_message_on_and_a_resume_keeps_it_dropped() {
+    let model = FakeModel::start();
+    model
+        .push(answer("first answer"))
+        .push(answer("second answer"))
+        .push(answer("after the rewind"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        say("one", "a"),
+        wait("turn_finished"),
+        say("two", "b"),
+        wait("turn_finished"),
+        // Message 2 is the assistant's answer: not a message to go back to.
+        {"send": {"id": "bad", "type": "rewind", "to_seq": 2}},
+        {"wait": "error", "where": {"op_id": "bad"}},
+        {"send": {"id": "r", "type": "rewind", "to_seq": 3}},
+        {"wait": "ack", "where": {"op_id": "r"}},
+        say("two, better", "c"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
+    assert!(error.contains("not one of your messages"), "{error}");
+    let ack = events
+        .iter()
+        .find(|e| e["type"] == "ack" && e["op_id"] == "r")
+        .unwrap();
+    assert_eq!(ack["result"], json!({"dropped": 2, "text": "two"}));
+    // The frontend got the shortened history before the answer.
+    let configured = of_type(&events, "session_configured");
+    let history = configured.last().unwrap()["history"].as_array().unwrap();
+    let texts: Vec<&str> = history
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["one", "first answer"]);
+    // The model sees the conversation without the dropped exchange.
+    let sent = model.requests()[2].body_text();
+    assert!(
+        sent.contains("two, better") && sent.contains("first answer"),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains("second answer") && !sent.contains("\"two\""),
+        "{sent}"
+    );
+
+    let id = events[0]["id"].as_str().unwrap().to_string();
+    let (output, events) = drive(
+        &sandbox,
+        &["resume", "--id", &id],
+        json!([wait("session_configured")]),
+    );
+    assert_ok(&output, &events);
+    let history = events[0]["history"].as_array().unwrap();
+    let texts: Vec<&str> = history
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["one", "first answer", "two, better", "after the rewind"]
+    );
+}
+
+#[test]
+fn unqueue_takes_back_the_newest_waiting_message() {
+    let model = FakeModel::start();
+    model
+        .push(Script::stall_after(
+            ChatEvents::new("m1").text("working", 1).build(),
+        ))
+        .push(answer("done"));
+    let sandbox = sandbox(&model);
+    let script = json!([
+        say("start", "a"),
+        wait("delta"),
+        say("keep this", "b"),
+        say("take this back", "c"),
+        {"wait": "queue_changed", "where": {"queued": ["keep this", "take this back"]}},
+        {"send": {"id": "u", "type": "unqueue"}},
+        {"wait": "ack", "where": {"op_id": "u"}},
+        {"send": {"id": "i", "type": "interrupt"}},
+        {"wait": "turn_finished", "where": {"text": "done"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = events
+        .iter()
+        .find(|e| e["type"] == "ack" && e["op_id"] == "u")
+        .unwrap();
+    assert_eq!(ack["result"], json!({"text": "take this back"}));
+    let sent = model.requests()[1].body_text();
+    assert!(
+        sent.contains("keep this") && !sent.contains("take this back"),
+        "{sent}"
+    );
+}

@@ -1561,4 +1561,24 @@ fn ui_configure_refuses_an_unknown_field_or_value_at_its_line() {
         env.booted.registry.config("ui"),
         Some(json!({"notify": "osc777"}))
     );
+    let env = boot(&[("init.lua", "uji.ui.configure({ vim = \"yes\" })\n")]);
+    assert!(
+        env.notices()
+            .iter()
+            .any(|n| n.contains("init.lua:1") && n.contains("vim must be true or false")),
+        "{:?}",
+        env.notices()
+    );
+}
+
+#[test]
+fn ui_configure_changes_only_the_fields_it_names() {
+    let env = boot(&[(
+        "init.lua",
+        "uji.ui.configure({ notify = \"osc9\" })\nuji.ui.configure({ vim = true, mouse = false })\n",
+    )]);
+    assert_eq!(
+        env.booted.registry.config("ui"),
+        Some(json!({"notify": "osc9", "vim": true, "mouse": false}))
+    );
 }

@@ -254,7 +254,7 @@ fn a_refused_key_is_not_saved_and_logout_forgets_a_saved_one() {
     let (output, _, stderr) = run(&sandbox, GROQ_MODEL, &[]);
     assert!(!output.status.success());
     assert!(
-        stderr.contains("GROQ_API_KEY is not set: export it or run `uji login groq`"),
+        stderr.contains("GROQ_API_KEY is not set: export it, or run `uji login groq`"),
         "{stderr}"
     );
 }

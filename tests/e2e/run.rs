@@ -394,7 +394,7 @@ fn exit_codes_say_what_happened() {
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr.contains(
-            "uji: error: no model provider is set up: run `uji login` (or export ANTHROPIC_API_KEY"
+            "uji: error: no model provider is set up: type /login in uji's screen, or run `uji login` (or export ANTHROPIC_API_KEY"
         ),
         "{stderr}"
     );

@@ -145,9 +145,10 @@ fn run_command_keeps_the_tail_saves_the_full_output_and_streams_progress() {
             "--progress",
         ],
     );
-    assert!(
-        output.status.success(),
-        "a non-zero exit is a result, not a failure: {stderr}"
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a command that exits non-zero is a failed call: {stderr}"
     );
     assert!(
         stdout.contains("\n5000\ndone\n"),

@@ -234,7 +234,8 @@ fn shift_tab_cycles_the_approval_mode_and_accept_edits_writes_unasked() {
     assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
     tty.press("<S-Tab>");
     let screen = tty.wait_for_text("⏸ plan mode");
-    assert!(!screen.contains("accept edits"), "{screen}");
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(!status.contains("accept edits"), "{screen}");
     tty.press("<S-Tab>");
     tty.wait_for("the mode badge to go", |s| !s.contains("plan mode"));
     quit(&mut tty);
@@ -719,4 +720,197 @@ fn ctrl_c_clears_a_draft_into_history_and_only_a_second_press_quits_saying_how_t
     );
     assert!(screen.contains("Tokens used: 1.0k in"), "{screen}");
     tty.terminal_restored().unwrap();
+}
+
+/// A sandbox like [`sandbox`], with more init.lua after it.
+fn sandbox_with(model: &FakeModel, more_init: &str) -> Sandbox {
+    let sandbox = sandbox(model);
+    let path = sandbox.config().join("init.lua");
+    let mut init = std::fs::read_to_string(&path).unwrap();
+    init.push_str(more_init);
+    std::fs::write(&path, init).unwrap();
+    sandbox
+}
+
+/// The composer's row: the text after ` › ` on the screen.
+fn draft_row(screen: &str) -> String {
+    screen
+        .lines()
+        .find_map(|l| l.strip_prefix(" › "))
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
+#[test]
+fn esc_esc_edits_an_earlier_message_and_what_came_after_it_leaves_the_conversation() {
+    let model = FakeModel::start();
+    model
+        .push(answer("First answer."))
+        .push(answer("Second answer."))
+        .push(answer("Answer to the edit."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("the first question");
+    tty.press("<CR>");
+    tty.wait_for_text("First answer.");
+    tty.type_text("the second question");
+    tty.press("<CR>");
+    tty.wait_for_text("Second answer.");
+    tty.press("<Esc>");
+    tty.wait_for_text("Esc again to edit an earlier message");
+    tty.press("<Esc>");
+    tty.wait_for_question("Edit an earlier message (2)");
+    tty.press("<Down>");
+    tty.press("<CR>");
+    let screen = tty.wait_for("the first message back in the draft", |s| {
+        draft_row(s) == "the first question"
+    });
+    assert!(
+        !screen.contains("First answer.") && !screen.contains("Second answer."),
+        "the conversation after it is gone from the screen: {screen}"
+    );
+    tty.type_text(", edited");
+    tty.press("<CR>");
+    tty.wait_for_text("Answer to the edit.");
+    let sent = roles(&model.requests()[2]);
+    assert_eq!(
+        sent,
+        [("user".to_string(), "the first question, edited".to_string())],
+        "the model sees the conversation from the edited message on"
+    );
+    // Nothing is lost: the session file still holds the dropped messages.
+    let sessions = sandbox.root.path().join("data/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let saved = std::fs::read_to_string(file.path()).unwrap();
+    assert!(
+        saved.contains("Second answer.") && saved.contains("\"rewind\""),
+        "{saved}"
+    );
+    quit(&mut tty);
+}
+
+#[test]
+fn ctrl_g_edits_the_draft_in_the_editor_which_has_the_terminal_and_no_keys() {
+    let model = FakeModel::start();
+    model.push(answer("Got the edited text."));
+    let sandbox = sandbox(&model);
+    // A stand-in editor: it reads one line from the terminal (so it must
+    // have the keys, not uji) and appends it, and notes its environment.
+    let editor = sandbox.root.path().join("editor.sh");
+    let env_seen = sandbox.root.path().join("editor-env.txt");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nenv > '{}'\nprintf 'editor> '\nread line < /dev/tty\nprintf '%s\\n' \"$line\" >> \"$1\"\n",
+            env_seen.display()
+        ),
+    )
+    .unwrap();
+    let cmd = uji(&sandbox, &[])
+        .env("VISUAL", format!("sh {}", editor.display()))
+        .env("OPENAI_API_KEY", "sk-must-not-leak");
+    let mut tty = Tty::spawn(cmd, 24, 80);
+    tty.wait_for_text("Ask uji anything");
+    tty.type_text("draft from uji");
+    tty.press("<C-g>");
+    tty.wait_for_text("editor>");
+    tty.type_text("a line typed in the editor\r");
+    // The editor's own screen gives way to uji's, drawn whole, with the
+    // draft as the editor left it.
+    tty.wait_for("the draft back with the editor's line", |s| {
+        !s.contains("editor>")
+            && s.contains("draft from uji")
+            && s.contains("a line typed in the editor")
+    });
+    tty.press("<CR>");
+    tty.wait_for_text("Got the edited text.");
+    let sent = model.last_request().body_text();
+    assert!(
+        sent.contains("draft from uji\\na line typed in the editor"),
+        "{sent}"
+    );
+    let env = std::fs::read_to_string(&env_seen).unwrap();
+    assert!(
+        !env.contains("sk-must-not-leak"),
+        "a key reached the editor: {env}"
+    );
+    quit(&mut tty);
+}
+
+#[test]
+fn ctrl_r_searches_the_messages_sent_before() {
+    let model = FakeModel::start();
+    model.push(answer("One.")).push(answer("Two."));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    for (text, reply) in [("alpha request", "One."), ("beta request", "Two.")] {
+        tty.type_text(text);
+        tty.press("<CR>");
+        tty.wait_for_text(reply);
+    }
+    tty.press("<C-r>");
+    tty.wait_for_question("Messages sent before");
+    type_keys(&mut tty, "alp");
+    tty.press("<CR>");
+    tty.wait_for("the found message in the draft", |s| {
+        draft_row(s) == "alpha request"
+    });
+    quit(&mut tty);
+}
+
+#[test]
+fn up_on_an_empty_draft_takes_back_the_newest_queued_message() {
+    let model = FakeModel::start();
+    model.push(Script::stall_after(
+        ChatEvents::new("m1").text("Thinking it over", 2).build(),
+    ));
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("start");
+    tty.press("<CR>");
+    tty.wait_for_text("Thinking it over");
+    tty.type_text("a second thought");
+    tty.press("<CR>");
+    tty.wait_for_text("1 queued");
+    tty.press("<Up>");
+    let screen = tty.wait_for("the queued message back in the draft", |s| {
+        draft_row(s) == "a second thought"
+    });
+    assert!(!screen.contains("1 queued"), "it left the queue: {screen}");
+    tty.press("<Esc>");
+    tty.wait_for("the turn to end", |s| !s.contains("esc to interrupt"));
+    assert_eq!(model.requests().len(), 1, "nothing more was sent");
+    tty.press("<C-c>");
+    quit(&mut tty);
+}
+
+#[test]
+fn vi_mode_edits_the_draft_with_vi_keys_when_configured() {
+    let model = FakeModel::start();
+    model.push(answer("Vi works."));
+    let sandbox = sandbox_with(&model, "uji.ui.configure({ vim = true })\n");
+    let mut tty = open(&sandbox, &[]);
+    tty.wait_for_text("-- INSERT --");
+    tty.type_text("fix the bug now");
+    tty.press("<Esc>");
+    tty.wait_for_text("NORMAL");
+    // b to "now", dw deletes it, then A appends.
+    type_keys(&mut tty, "bdwA");
+    tty.wait_for_text("-- INSERT --");
+    tty.type_text("please");
+    tty.wait_for("the edited draft", |s| draft_row(s) == "fix the bug please");
+    tty.press("<CR>");
+    tty.wait_for_text("Vi works.");
+    assert!(
+        model
+            .last_request()
+            .body_text()
+            .contains("fix the bug please")
+    );
+    quit(&mut tty);
 }

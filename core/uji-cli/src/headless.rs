@@ -99,6 +99,10 @@ impl<'a> JsonLine<'a> {
             Event::Notice { text, source, .. } => JsonLine::Notice {
                 text: notice_text(source.as_deref(), text),
             },
+            // A retry is a notice to a reader of lines.
+            Event::StreamRetry { message, .. } => JsonLine::Notice {
+                text: message.clone(),
+            },
             Event::TurnFinished {
                 text,
                 error,
@@ -199,6 +203,7 @@ impl TextMode {
                     .unwrap_or_default();
                 say!("uji: {source}{level}{text}");
             }
+            Event::StreamRetry { message, .. } => say!("uji: {message}"),
             Event::TurnFinished {
                 text: Some(text), ..
             } => write_to(out, &format!("{}\n", text.trim_end_matches('\n')))?,

@@ -20,8 +20,8 @@ use tokio::sync::watch;
 use uji_host::SessionPort;
 use uji_protocol::ApprovalMode;
 use uji_protocol::frontend::answers::{
-    self, Answer, CompactDone, ModeSet, ModelList, ModelSet, ProviderList, SessionList,
-    SessionSwitched,
+    self, Answer, CompactDone, ModeSet, ModelList, ModelSet, ProviderList, Rewound, SessionList,
+    SessionSwitched, Unqueued,
 };
 use uji_protocol::frontend::{
     ApprovalDecision, CommandInfo, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
@@ -112,6 +112,8 @@ impl SessionPort for ServerPort {
 enum Work {
     Turn(Queued),
     Compact(String),
+    /// Back to before the user's message with this seq.
+    Rewind(String, u64),
     Switch(String, Start),
     /// Apply what [`SessionControl`] holds now (the session is idle).
     Apply,
@@ -327,6 +329,14 @@ impl Shared {
             Op::Compact => {
                 let op_id = op_id.unwrap_or_default().to_string();
                 self.send_work(Work::Compact(op_id))?;
+                Ok(Reply::Later)
+            }
+            Op::Unqueue => Reply::answer(&Unqueued {
+                text: self.queue.pop_newest().map(|queued| queued.text),
+            }),
+            Op::Rewind { to_seq } => {
+                let op_id = op_id.unwrap_or_default().to_string();
+                self.send_work(Work::Rewind(op_id, to_seq))?;
                 Ok(Reply::Later)
             }
             Op::SetTitle { title } => {
@@ -685,6 +695,7 @@ async fn work(
                 }
             }
             Work::Compact(op_id) => compact(&shared, &mut agent, &op_id).await,
+            Work::Rewind(op_id, to) => rewind(&shared, &mut agent, &op_id, to),
             Work::Switch(op_id, start) => {
                 let to = Switch {
                     op_id: &op_id,
@@ -781,6 +792,19 @@ async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
         }),
         Err(e) => Err(format!("could not compact: {e}")),
     };
+    shared.reply(Some(op_id), result);
+}
+
+/// Takes the conversation back to before message `to`; the frontend gets
+/// the shortened history in a new `session_configured`, then the answer.
+fn rewind(shared: &Shared, agent: &mut Agent, op_id: &str, to: u64) {
+    let result = agent.rewind(to).and_then(|(dropped, text)| {
+        configured(shared, agent, true);
+        answered(&Rewound {
+            dropped: dropped as u64,
+            text,
+        })
+    });
     shared.reply(Some(op_id), result);
 }
 

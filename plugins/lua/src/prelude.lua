@@ -95,29 +95,43 @@ uji.config = {
   set = wrap(raw.config_set),
 }
 
--- uji.ui.configure({ notify = "bell" | "osc9" | "osc777" | "off" }): how
--- the screen behaves. Every field is checked here, so a typo is an error
--- at its line.
+-- uji.ui.configure({ notify = "bell" | "osc9" | "osc777" | "off",
+-- mouse = BOOL, vim = BOOL }): how the screen behaves. Every field is
+-- checked here, so a typo is an error at its line; each call changes only
+-- the fields it names.
+local NOTIFY = { bell = true, osc9 = true, osc777 = true, off = true }
 local UI_FIELDS = {
-  notify = { bell = true, osc9 = true, osc777 = true, off = true },
+  notify = function(value)
+    return NOTIFY[value], "notify must be \"bell\", \"osc9\", \"osc777\" or \"off\""
+  end,
+  mouse = function(value)
+    return type(value) == "boolean", "mouse must be true or false"
+  end,
+  vim = function(value)
+    return type(value) == "boolean", "vim must be true or false"
+  end,
 }
+local ui_settings = {}
 
 uji.ui = {
   configure = function(opts)
     if type(opts) ~= "table" then
-      error("uji.ui.configure takes a table, e.g. { notify = \"osc9\" }", 2)
+      error("uji.ui.configure takes a table, e.g. { notify = \"osc9\", vim = true }", 2)
     end
     for key, value in pairs(opts) do
-      local allowed = UI_FIELDS[key]
-      if not allowed then
-        error("uji.ui.configure: unknown field " .. tostring(key) .. " (fields: notify)", 2)
+      local check = UI_FIELDS[key]
+      if not check then
+        error("uji.ui.configure: unknown field " .. tostring(key) .. " (fields: mouse, notify, vim)", 2)
       end
-      if not allowed[value] then
-        error("uji.ui.configure: notify must be \"bell\", \"osc9\", \"osc777\" or \"off\", got "
-          .. tostring(value), 2)
+      local ok, says = check(value)
+      if not ok then
+        error("uji.ui.configure: " .. says .. ", got " .. tostring(value), 2)
       end
     end
-    local ok, err = raw.config_set("ui", opts)
+    for key, value in pairs(opts) do
+      ui_settings[key] = value
+    end
+    local ok, err = raw.config_set("ui", ui_settings)
     if not ok then
       error(err, 2)
     end

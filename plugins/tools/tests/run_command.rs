@@ -119,14 +119,16 @@ fn stdout_and_stderr_are_merged_in_order() {
 }
 
 #[test]
-fn non_zero_exit_code_ends_the_output() {
+fn non_zero_exit_code_ends_the_output_and_fails_the_call() {
     let dir = tmp();
     let out = sh(dir.path(), "echo out; echo err >&2; exit 3");
     assert_eq!(out.text, "out\nerr\n(exit code 3)");
-    assert!(!out.is_error);
+    assert!(out.is_error);
+    assert_eq!(out.error_kind, None);
     assert!(out.summary.unwrap().contains("exit code 3"));
     let out = sh(dir.path(), "exit 2");
     assert_eq!(out.text, "(exit code 2)");
+    assert!(!sh(dir.path(), "exit 0").is_error);
 }
 
 #[test]

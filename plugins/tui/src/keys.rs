@@ -73,6 +73,46 @@ impl Keymap {
     pub fn lookup(&self, mode: Mode, key: &str) -> Option<&Binding> {
         self.map.get(&(mode, key.to_string()))
     }
+
+    /// A key bound to `action` in `mode`, written for people
+    /// (`Shift+Tab`); the shortest when several are, none when unbound.
+    pub fn key_for(&self, mode: Mode, action: &str) -> Option<String> {
+        self.map
+            .iter()
+            .filter(|((m, _), b)| *m == mode && **b == Binding::Action(action.to_string()))
+            .map(|((_, key), _)| key)
+            .min_by_key(|key| (key.len(), key.as_str()))
+            .map(|key| display(key))
+    }
+}
+
+/// A canonical key name as people write it: `<S-Tab>` is `Shift+Tab`,
+/// `<C-g>` is `Ctrl+G`.
+pub fn display(canonical: &str) -> String {
+    let Some(inner) = canonical
+        .strip_prefix('<')
+        .and_then(|k| k.strip_suffix('>'))
+    else {
+        return canonical.to_string();
+    };
+    let mut rest = inner;
+    let mut out = String::new();
+    for (prefix, name) in [("C-", "Ctrl+"), ("A-", "Alt+"), ("S-", "Shift+")] {
+        if let Some(after) = rest.strip_prefix(prefix) {
+            out.push_str(name);
+            rest = after;
+        }
+    }
+    let key = match rest {
+        "CR" => "Enter".to_string(),
+        "BS" => "Backspace".to_string(),
+        "lt" => "<".to_string(),
+        "gt" => ">".to_string(),
+        one if one.chars().count() == 1 => one.to_uppercase(),
+        other => other.to_string(),
+    };
+    out.push_str(&key);
+    out
 }
 
 /// The canonical name of a key event, as `uji.keymap.add` spells it; none
@@ -129,5 +169,36 @@ pub fn typed_char(event: &KeyEvent) -> Option<char> {
     match event.code {
         KeyCode::Char(c) => Some(c),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_key_names_are_shown_as_people_write_them() {
+        assert_eq!(display("<S-Tab>"), "Shift+Tab");
+        assert_eq!(display("<C-g>"), "Ctrl+G");
+        assert_eq!(display("<C-A-CR>"), "Ctrl+Alt+Enter");
+        assert_eq!(display("<Esc>"), "Esc");
+        assert_eq!(display("y"), "y");
+    }
+
+    #[test]
+    fn the_key_for_an_action_follows_the_config() {
+        let defaults = Keymap::new(&[]);
+        assert_eq!(
+            defaults.key_for(Mode::Normal, "cycle_mode").as_deref(),
+            Some("Shift+Tab")
+        );
+        let user = [serde_json::json!({"mode": "normal", "key": "<C-t>", "binding": "cycle_mode"})];
+        let mut keys = Keymap::new(&user);
+        keys.map.remove(&(Mode::Normal, "<S-Tab>".to_string()));
+        assert_eq!(
+            keys.key_for(Mode::Normal, "cycle_mode").as_deref(),
+            Some("Ctrl+T")
+        );
+        assert_eq!(keys.key_for(Mode::Normal, "no_such_action"), None);
     }
 }

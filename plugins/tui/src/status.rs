@@ -50,7 +50,18 @@ pub fn render(status: &Status, area: Rect, buf: &mut Buffer, theme: &Theme) {
         }
         None => "no model set up".to_string(),
     };
-    let mut left = vec![Span::styled(model, theme.status)];
+    let mut left = Vec::new();
+    match status.vim {
+        Some(crate::composer::VimMode::Normal) => {
+            left.push(Span::styled(" NORMAL ", theme.selected));
+            left.push(Span::raw(" "));
+        }
+        Some(crate::composer::VimMode::Insert) => {
+            left.push(Span::styled("-- INSERT -- ", theme.status));
+        }
+        None => {}
+    }
+    left.push(Span::styled(model, theme.status));
     if let Some(badge) = mode_badge(status.mode) {
         left.push(Span::raw(" "));
         left.push(Span::styled(format!(" {badge} "), theme.selected));

@@ -7,12 +7,11 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
-    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
-    PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
@@ -32,27 +31,7 @@ pub struct TerminalGuard {
 impl TerminalGuard {
     pub fn enter() -> io::Result<TerminalGuard> {
         install_panic_hook();
-        enable_raw_mode()?;
-        ACTIVE.store(true, Ordering::SeqCst);
-        let mut stdout = io::stdout();
-        // Terminals that do not know the keyboard protocol ignore the push;
-        // those that do report Shift+Enter apart from Enter. Asking first
-        // would wait for an answer some terminals never send.
-        // The title is saved on the terminal's stack (XTWINOPS 22) so the
-        // one uji sets goes when uji does.
-        let _ = stdout.write_all(SAVE_TITLE);
-        let entered = execute!(
-            stdout,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture,
-            EnableFocusChange,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
-        );
-        if let Err(e) = entered {
-            restore();
-            return Err(e);
-        }
+        take_over()?;
         match Terminal::new(CrosstermBackend::new(io::stdout())) {
             Ok(screen) => Ok(TerminalGuard { screen }),
             Err(e) => {
@@ -61,6 +40,49 @@ impl TerminalGuard {
             }
         }
     }
+
+    /// Gives the terminal back for a while (an external editor runs).
+    pub fn suspend(&mut self) {
+        restore();
+    }
+
+    /// Takes the terminal again after [`TerminalGuard::suspend`]; the next
+    /// frame is drawn whole.
+    pub fn resume(&mut self) -> io::Result<()> {
+        take_over()?;
+        execute!(io::stdout(), Clear(ClearType::All))?;
+        // Both buffers empty: the next frame is written whole. (Terminal::
+        // clear would ask the terminal for the cursor position, which not
+        // every terminal answers.)
+        self.screen.swap_buffers();
+        Ok(())
+    }
+}
+
+/// Raw mode, the alternate screen, bracketed paste, focus events, the
+/// keyboard protocol and the mouse; undone by [`restore`].
+fn take_over() -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut stdout = io::stdout();
+    // Terminals that do not know the keyboard protocol ignore the push;
+    // those that do report Shift+Enter apart from Enter. Asking first
+    // would wait for an answer some terminals never send.
+    // The title is saved on the terminal's stack (XTWINOPS 22) so the
+    // one uji sets goes when uji does.
+    let _ = stdout.write_all(SAVE_TITLE);
+    let entered = execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableFocusChange,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+    );
+    if let Err(e) = entered.and_then(|()| stdout.write_all(MOUSE_ON)) {
+        restore();
+        return Err(e);
+    }
+    Ok(())
 }
 
 impl Drop for TerminalGuard {
@@ -80,15 +102,29 @@ pub fn restore() {
         stdout,
         PopKeyboardEnhancementFlags,
         DisableFocusChange,
-        DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show,
     );
+    let _ = stdout.write_all(MOUSE_OFF);
+    let _ = stdout.write_all(CURSOR_DEFAULT);
     let _ = stdout.write_all(RESTORE_TITLE);
     let _ = disable_raw_mode();
     let _ = stdout.flush();
 }
+
+/// The mouse reports the screen uses: buttons and the wheel (mode 1000) in
+/// SGR form (1006), never motion (1002, 1003, which crossterm's capture
+/// turns on), so the terminal's own selection works with Shift held (in
+/// most terminals; Option in iTerm2), as in other full-screen programs.
+pub const MOUSE_ON: &[u8] = b"\x1b[?1000h\x1b[?1006h";
+/// Off again; motion tracking is switched off too, in case a program
+/// before uji left it on.
+pub const MOUSE_OFF: &[u8] = b"\x1b[?1006l\x1b[?1003l\x1b[?1002l\x1b[?1000l";
+
+/// The terminal's own cursor shape again (DECSCUSR 0), after vi mode set
+/// one.
+pub const CURSOR_DEFAULT: &[u8] = b"\x1b[0 q";
 
 /// XTWINOPS: push the window title on the terminal's stack, and pop it.
 const SAVE_TITLE: &[u8] = b"\x1b[22;2t";

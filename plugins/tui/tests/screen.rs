@@ -28,6 +28,9 @@ use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::{ToolCallRequest, Usage};
 use uji_sdk::FrontendError;
 
+#[path = "screen/snapshots.rs"]
+mod snapshots;
+
 /// The operations the screen sent, with the ids it gave them.
 #[derive(Default)]
 struct Recorder(Mutex<Vec<(String, Op)>>);
@@ -364,15 +367,50 @@ fn streamed_text_shows_live_and_a_retry_withdraws_it() {
     let mut s = Screen::new(80, 24);
     s.event(turn_started("hi")).event(delta("first attempt"));
     assert!(s.text().contains("first attempt"));
-    s.event(UjiEvent::StreamRetry {
-        attempt: 1,
-        wait_ms: 10,
-        reason: "http 529".into(),
-    })
-    .event(delta("second try"));
+    s.event(retry(1)).event(delta("second try"));
     let screen = s.text();
     assert!(!screen.contains("first attempt"), "{screen}");
     assert!(screen.contains("second try"), "{screen}");
+}
+
+fn retry(attempt: u32) -> UjiEvent {
+    UjiEvent::StreamRetry {
+        attempt,
+        wait_ms: 10,
+        reason: "http: 529: overloaded".into(),
+        message: format!("request failed (http: 529: overloaded), retrying in 2s ({attempt}/5)"),
+    }
+}
+
+#[test]
+fn each_retry_of_a_request_updates_one_line_in_place() {
+    let mut s = Screen::new(80, 24);
+    s.event(turn_started("hi")).event(delta("partial"));
+    s.event(retry(1))
+        .event(delta("again"))
+        .event(retry(2))
+        .event(retry(3));
+    let screen = s.text();
+    assert_eq!(screen.matches("request failed").count(), 1, "{screen}");
+    assert!(screen.contains("retrying in 2s (3/5)"), "{screen}");
+    assert!(
+        !screen.contains("partial") && !screen.contains("again"),
+        "{screen}"
+    );
+    // The answer that finally comes follows the one line.
+    s.event(delta("third time lucky"));
+    let screen = s.text();
+    let (retry_at, answer_at) = (screen.find("(3/5)"), screen.find("third time lucky"));
+    assert!(retry_at.is_some() && retry_at < answer_at, "{screen}");
+    // A later request's retry is a line of its own.
+    s.event(message(1, assistant("third time lucky", vec![])))
+        .event(retry(1));
+    assert_eq!(
+        s.text().matches("request failed").count(),
+        2,
+        "{}",
+        s.text()
+    );
 }
 
 #[test]
@@ -729,78 +767,6 @@ fn status_items_from_plugins_show_in_the_status_line() {
         text: None,
     });
     assert!(!s.text().contains("PLAN"));
-}
-
-/// A whole frame, row by row: the transcript (a message, a command with
-/// its output, an edit with its diff, an answer in Markdown), the input and
-/// the status line.
-#[test]
-fn snapshot_of_a_whole_frame() {
-    let mut s = Screen::new(60, 24);
-    let finished =
-        |call_id: &str, name: &str, summary: Option<&str>, diff| UjiEvent::ToolFinished {
-            call_id: call_id.into(),
-            name: name.into(),
-            summary: summary.map(str::to_string),
-            diff,
-            is_error: false,
-        };
-    let allowed = (GateDecision::Allow, "rule");
-    let edit = diff("notes.txt", "@@ -1 +1 @@\n-hello world\n+goodbye world\n");
-    s.event(message(1, user("fix the greeting")))
-        .event(tool_started(
-            "c1",
-            ("run_command", "Shell"),
-            "cat notes.txt",
-            allowed,
-        ))
-        .event(finished(
-            "c1",
-            "run_command",
-            Some("1 line, exit code 0, 0.0s"),
-            None,
-        ))
-        .event(message(
-            2,
-            tool_result("c1", "run_command", "hello world", None),
-        ))
-        .event(tool_started(
-            "c2",
-            ("edit_file", "Update"),
-            "notes.txt",
-            allowed,
-        ))
-        .event(finished("c2", "edit_file", None, Some(edit)))
-        .event(delta("Changed **hello** to `goodbye`:\n\n- one file\n"))
-        .event(usage(2100, 90, 2100));
-    s.type_text("thanks");
-    let expected = [
-        "",
-        "",
-        "",
-        "",
-        "",
-        "",
-        "› fix the greeting",
-        "",
-        "● Shell (cat notes.txt)",
-        "  ⎿  hello world",
-        "     1 line, exit code 0, 0.0s",
-        "",
-        "● Update (notes.txt)",
-        "  ⎿  Added 1 line, removed 1 line",
-        "     1 -hello world",
-        "     1 +goodbye world",
-        "",
-        "Changed hello to goodbye:",
-        "",
-        "• one file",
-        "────────────────────────────────────────────────────────────",
-        " › thanks",
-        "────────────────────────────────────────────────────────────",
-        "fake/m1 · high                            ctx 1% · ↑2.1k ↓90",
-    ];
-    assert_eq!(s.text(), expected.join("\n"));
 }
 
 #[test]

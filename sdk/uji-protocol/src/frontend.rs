@@ -114,12 +114,33 @@ pub enum GateDecision {
 }
 
 /// How a screen behaves, from `uji.ui.configure` (docs/lua.md).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UiSettings {
     /// How to call the user back when a turn ends or a question waits
     /// while the terminal is not focused.
     #[serde(default)]
     pub notify: Attention,
+    /// Whether the screen reads the mouse (the wheel scrolls); off, the
+    /// terminal selects text with a plain drag.
+    #[serde(default = "on")]
+    pub mouse: bool,
+    /// Vi keys in the composer (Esc to normal mode, `i` back to insert).
+    #[serde(default)]
+    pub vim: bool,
+}
+
+impl Default for UiSettings {
+    fn default() -> UiSettings {
+        UiSettings {
+            notify: Attention::default(),
+            mouse: true,
+            vim: false,
+        }
+    }
+}
+
+fn on() -> bool {
+    true
 }
 
 /// How a screen gets the user's attention.
@@ -225,6 +246,19 @@ pub enum Op {
     },
     /// Summarises older messages now.
     Compact,
+    /// Takes back the newest message waiting in the queue, to edit it
+    /// (protocol 6): `queue_changed` follows, and the ack's `result` is
+    /// `{"text": "…"}` (`null` when nothing waited).
+    Unqueue,
+    /// Takes the conversation back to before the user's message `to_seq`
+    /// (its `seq`), to send it again edited (protocol 6): that message and
+    /// everything after it leave the conversation (they stay in the session
+    /// file). Runs after the turn in progress; `session_configured`
+    /// follows with the shortened history, and the ack's `result` is
+    /// `{"dropped": N, "text": "the message's text"}`.
+    Rewind {
+        to_seq: u64,
+    },
     SetTitle {
         title: String,
     },
@@ -271,6 +305,8 @@ impl Op {
             Op::Logout { .. } => "logout",
             Op::Shell { .. } => "shell",
             Op::Compact => "compact",
+            Op::Rewind { .. } => "rewind",
+            Op::Unqueue => "unqueue",
             Op::SetTitle { .. } => "set_title",
             Op::SetMode { .. } => "set_mode",
             Op::Shutdown => "shutdown",
@@ -293,6 +329,22 @@ pub struct ModelState {
     /// Tokens the model can read.
     #[serde(default)]
     pub context_window: u64,
+}
+
+impl ModelState {
+    /// What a switch to this model says it did (`/model`, `/effort`, the
+    /// screen's pickers).
+    pub fn switched_text(&self) -> String {
+        let effort = self
+            .effort
+            .as_deref()
+            .map(|e| format!(", effort {e}"))
+            .unwrap_or_default();
+        format!(
+            "model: {}/{}{effort}, from the next request on",
+            self.provider, self.model
+        )
+    }
 }
 
 /// One model a frontend can offer (`list_models`).
@@ -495,12 +547,16 @@ pub enum Event {
         text: String,
     },
     /// The model request failed and is retried after `wait_ms`: drop the
-    /// text and reasoning streamed since the request began.
+    /// text and reasoning streamed since the request began. `message` is
+    /// the line to show ("request failed (…), retrying in 2s (1/5)"); no
+    /// notice repeats it, so a screen can update one line per retry.
     StreamRetry {
         attempt: u32,
         wait_ms: u64,
         #[serde(default)]
         reason: String,
+        #[serde(default)]
+        message: String,
     },
     /// A tool call passed the gate's decision: `decision` says which,
     /// `because` names the rule, hook or fallback.

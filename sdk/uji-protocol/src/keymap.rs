@@ -65,7 +65,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "clear_or_quit",
         "Clear the draft (kept in history) or stop what runs; pressed again within 2 s, leave uji",
     ),
-    ("interrupt", "Stop the running turn"),
+    (
+        "interrupt",
+        "Stop the running turn; with nothing running and the draft empty, pressed twice, pick an earlier message to edit",
+    ),
     (
         "background",
         "Send the running command to the background (the turn goes on)",
@@ -102,6 +105,15 @@ pub const ACTIONS: &[(&str, &str)] = &[
     (
         "cycle_mode",
         "Switch the approval mode: ask, accept edits, plan",
+    ),
+    (
+        "edit_in_editor",
+        "Edit the draft in $VISUAL or $EDITOR and bring it back",
+    ),
+    ("history_search", "Search the messages sent before"),
+    (
+        "rewind",
+        "Pick an earlier message of yours to edit and send again from there (Esc Esc)",
     ),
     ("suggest_complete", "Complete the highlighted command"),
     ("modal_up", "Highlight the previous item"),
@@ -217,6 +229,8 @@ pub const DEFAULTS: &[(&str, &str, &str)] = keymap_table! {
     ["normal"] "<C-o>" => "toggle_details";
     ["normal"] "<C-l>" => "clear_input";
     ["normal"] "<S-Tab>" => "cycle_mode";
+    ["normal"] "<C-g>" => "edit_in_editor";
+    ["normal"] "<C-r>" => "history_search";
     ["suggest"] "<Tab>" => "suggest_complete";
     ["suggest", "select", "confirm"] "<Up>" => "modal_up";
     ["suggest", "select", "confirm"] "<C-p>" => "modal_up";

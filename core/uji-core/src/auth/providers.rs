@@ -303,7 +303,7 @@ impl Providers {
         let key = self.key_of(provider);
         if let (Some(var), None) = (&provider.key_env, &key) {
             return Err(format!(
-                "{var} is not set: export it or run `uji login {}` to use {}, or choose another provider with --model",
+                "{var} is not set: export it, or run `uji login {}` (/login in uji's screen) to use {}, or choose another provider with --model",
                 provider.id, provider.id
             ));
         }
@@ -379,7 +379,7 @@ impl Providers {
 /// Why there is no model when nothing chose one and no key is set. Read
 /// by `uji run` (as its error) and in an interactive session (as a
 /// warning), so it names both ways to choose a local model.
-pub const NO_PROVIDER: &str = "no model provider is set up: run `uji login` (or export ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or another provider's key; `uji models --all` lists them) before starting uji, use a local Ollama server with --model ollama/MODEL (in a session: /model ollama/MODEL), or add a provider in init.lua with uji.provider.add";
+pub const NO_PROVIDER: &str = "no model provider is set up: type /login in uji's screen, or run `uji login` (or export ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or another provider's key; `uji models --all` lists them) before starting uji, use a local Ollama server with --model ollama/MODEL (in a session: /model ollama/MODEL), or add a provider in init.lua with uji.provider.add";
 
 /// Where a provider's key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

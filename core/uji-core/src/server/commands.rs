@@ -71,11 +71,11 @@ impl Shared {
                 let model = words.next();
                 let effort = words.next().map(str::to_string);
                 let state = self.set_model(model, effort)?;
-                output(format!("{}/{}", state.provider, state.model))
+                output(state.switched_text())
             }
             "effort" if EFFORTS.contains(&args) => {
                 let state = self.set_model(None, Some(args.to_string()))?;
-                output(format!("effort {}", state.effort.unwrap_or_default()))
+                output(state.switched_text())
             }
             "effort" => Err(format!("/effort takes one of {}", EFFORTS.join(", "))),
             "compact" => self.handle(op_id, Op::Compact),
@@ -102,12 +102,11 @@ impl Shared {
             "resume" => self.switch(op_id, Start::Resume(args.to_string())),
             "sessions" => output(self.session_lines()),
             "title" if args.is_empty() => Err("/title takes the new title".to_string()),
-            "title" => self.handle(
-                op_id,
-                Op::SetTitle {
-                    title: args.to_string(),
-                },
-            ),
+            "title" => {
+                let title = args.to_string();
+                self.handle(None, Op::SetTitle { title })?;
+                output(format!("the session's title is now {args:?}"))
+            }
             "quit" => self.handle(op_id, Op::Shutdown),
             _ => Err(format!(
                 "no command named /{name}; /help lists the commands"

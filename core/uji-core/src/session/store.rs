@@ -31,7 +31,15 @@ pub const STOPPED_RESULT: &str = "error: uji stopped before this tool returned a
 enum Record {
     Header(SessionHeader),
     Message(StoredMessage),
-    Title { title: String },
+    Title {
+        title: String,
+    },
+    /// The conversation went back to before message `to`: the messages
+    /// from `to` on, written before this record, are no longer part of it.
+    /// They stay in the file; later messages take new numbers.
+    Rewind {
+        to: u64,
+    },
 }
 
 /// Why a session could not be opened.
@@ -137,7 +145,11 @@ pub struct Store {
 #[derive(Debug)]
 pub struct SessionFile {
     pub header: SessionHeader,
+    /// The conversation: the file's messages less those a rewind left out.
     pub messages: Vec<StoredMessage>,
+    /// The number the next message takes: one past every message in the
+    /// file, rewound ones included, so no number is used twice.
+    next_seq: u64,
     /// What opening found damaged and how it was handled, for the user.
     pub notices: Vec<String>,
     path: PathBuf,
@@ -189,6 +201,7 @@ impl Store {
         Ok(SessionFile {
             header,
             messages: Vec::new(),
+            next_seq: 1,
             notices: Vec::new(),
             path,
             file,
@@ -211,6 +224,7 @@ impl Store {
         let mut session = SessionFile {
             header,
             messages: loaded.messages,
+            next_seq: loaded.next_seq,
             notices,
             path,
             file,
@@ -444,6 +458,7 @@ enum Tail {
 struct Loaded {
     header: SessionHeader,
     messages: Vec<StoredMessage>,
+    next_seq: u64,
     title: Option<String>,
     damaged: Vec<Damaged>,
     /// Bytes up to the end of the last complete line.
@@ -495,6 +510,8 @@ fn read_records(file: &mut File, path: &Path) -> Result<Loaded, StoreError> {
 struct Records {
     header: Option<SessionHeader>,
     messages: Vec<StoredMessage>,
+    /// The highest message number read, rewound messages included.
+    last_seq: u64,
     title: Option<String>,
     damaged: Vec<Damaged>,
 }
@@ -503,8 +520,14 @@ impl Records {
     fn take(&mut self, record: Record, line: usize, path: &Path) -> Result<(), StoreError> {
         match record {
             Record::Header(h) if self.header.is_none() => self.header = Some(h),
-            Record::Message(m) if self.header.is_some() => self.messages.push(m),
+            Record::Message(m) if self.header.is_some() => {
+                self.last_seq = self.last_seq.max(m.seq);
+                self.messages.push(m);
+            }
             Record::Title { title } if self.header.is_some() => self.title = Some(title),
+            Record::Rewind { to } if self.header.is_some() => {
+                self.messages.retain(|m| m.seq < to);
+            }
             _ => self.damaged(line, "a record out of place".to_string(), path)?,
         }
         Ok(())
@@ -530,6 +553,7 @@ impl Records {
         Ok(Loaded {
             header,
             messages: self.messages,
+            next_seq: self.last_seq + 1,
             title: self.title,
             damaged: self.damaged,
             complete_len,
@@ -664,10 +688,11 @@ impl SessionFile {
     /// readable.
     pub fn append(&mut self, body: MessageBody) -> (StoredMessage, io::Result<()>) {
         let message = StoredMessage {
-            seq: self.messages.last().map_or(1, |m| m.seq + 1),
+            seq: self.next_seq,
             time: now_ms(),
             body,
         };
+        self.next_seq += 1;
         let before = self.file.metadata().map(|m| m.len());
         let written = write_record(&mut self.file, &Record::Message(message.clone()));
         if written.is_err()
@@ -677,6 +702,16 @@ impl SessionFile {
         }
         self.messages.push(message.clone());
         (message, written)
+    }
+
+    /// Takes the conversation back to before message `to`: the messages
+    /// from `to` on leave it (they stay in the file, after a record saying
+    /// so) and are returned. Nothing changes when the record cannot be
+    /// written.
+    pub fn rewind(&mut self, to: u64) -> io::Result<Vec<StoredMessage>> {
+        write_record(&mut self.file, &Record::Rewind { to })?;
+        let keep = self.messages.partition_point(|m| m.seq < to);
+        Ok(self.messages.split_off(keep))
     }
 
     pub fn set_title(&mut self, title: &str) -> io::Result<()> {
@@ -736,6 +771,47 @@ mod tests {
         assert_eq!(&id[14..15], "4");
         assert!(!valid_id("not-a-uuid"));
         assert!(new_call_id().starts_with("call_") && new_call_id().len() == 21);
+    }
+
+    #[test]
+    fn a_rewind_leaves_later_messages_out_of_the_conversation_but_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let mut session = store.create(Path::new("/repo"), "").unwrap();
+        for text in ["one", "two", "three"] {
+            session.append(user(text)).1.unwrap();
+        }
+        let dropped = session.rewind(2).unwrap();
+        assert_eq!(dropped.iter().map(|m| m.seq).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(session.messages.len(), 1);
+        // Numbers are never used twice: the next message is 4, not 2.
+        let (next, written) = session.append(user("two again"));
+        written.unwrap();
+        assert_eq!(next.seq, 4);
+        let id = session.id().to_string();
+        let path = session.path().to_path_buf();
+        drop(session);
+        let texts = |messages: &[StoredMessage]| -> Vec<String> {
+            messages
+                .iter()
+                .map(|m| match &m.body {
+                    MessageBody::User { text, .. } => text.clone(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(texts(&store.read(&id).unwrap()), ["one", "two again"]);
+        let mut reopened = store.open(&id).unwrap();
+        assert_eq!(texts(&reopened.messages), ["one", "two again"]);
+        assert!(reopened.notices.is_empty(), "{:?}", reopened.notices);
+        assert_eq!(reopened.append(user("four")).0.seq, 5);
+        drop(reopened);
+        // Nothing was lost: the rewound messages are still in the file.
+        let raw = std::fs::read_to_string(path).unwrap();
+        assert!(
+            raw.contains("\"three\"") && raw.contains("\"rewind\""),
+            "{raw}"
+        );
     }
 
     #[test]

@@ -625,15 +625,21 @@ impl Agent {
                 attempt,
                 crate::session::store::now_ms() ^ u64::from(attempt),
             );
+            let message = retry::notice(&error, wait, attempt);
             if show {
-                // The frontend drops what this attempt streamed.
+                // The frontend drops what this attempt streamed and shows
+                // the message in place of the last retry's.
+                let secrets = &self.settings.secrets;
+                tracing::info!("notice: {}", redact(&message, secrets));
                 self.emit(Event::StreamRetry {
                     attempt,
                     wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-                    reason: redact(&error.to_string(), &self.settings.secrets),
+                    reason: redact(&error.to_string(), secrets),
+                    message: redact(&message, secrets),
                 });
+            } else {
+                self.notice(message);
             }
-            self.notice(retry::notice(&error, wait, attempt));
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = interrupt.wait() => return Ok(Streamed::interrupted_early()),
@@ -845,6 +851,39 @@ impl Agent {
         }
         self.publish();
         self.emit(Event::TitleChanged { title });
+    }
+
+    /// Takes the conversation back to before the user's message `to` (its
+    /// seq): that message and every later one leave it (the file keeps
+    /// them). Returns how many left and the message's text, to edit and
+    /// send again.
+    pub(crate) fn rewind(&mut self, to: u64) -> Result<(usize, String), String> {
+        let text = self
+            .session
+            .messages
+            .iter()
+            .find_map(|m| match &m.body {
+                MessageBody::User {
+                    text,
+                    hidden: false,
+                    ..
+                } if m.seq == to => Some(text.clone()),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                format!(
+                    "message {to} is not one of your messages in this conversation;                      pick one from the session's history"
+                )
+            })?;
+        let dropped = self.session.rewind(to).map_err(|e| {
+            format!(
+                "could not save the rewind to {}: {e}; the conversation is unchanged",
+                self.session.path().display()
+            )
+        })?;
+        tracing::info!("rewound session {} before message {to}", self.id());
+        self.publish();
+        Ok((dropped.len(), text))
     }
 
     /// Takes what was changed from outside the turn: the model for the

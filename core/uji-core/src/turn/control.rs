@@ -64,6 +64,15 @@ impl MessageQueue {
         popped
     }
 
+    /// The newest message, taken back by the user to edit.
+    pub fn pop_newest(&self) -> Option<Queued> {
+        let popped = self.items.lock().pop_back();
+        if popped.is_some() {
+            self.changed();
+        }
+        popped
+    }
+
     /// The oldest message meant to steer the running turn.
     pub fn pop_steering(&self) -> Option<Queued> {
         let popped = {

@@ -83,6 +83,7 @@ impl Agent<'_> {
                 self.update(updates::mode(self.mode()));
             }
             Event::Notice { text, .. } => crate::log_info(&format!("notice: {text:?}")),
+            Event::StreamRetry { message, .. } => crate::log_info(&format!("notice: {message:?}")),
             Event::TurnFinished {
                 error, interrupted, ..
             } => self.turn_finished(error.as_deref(), interrupted),
@@ -92,7 +93,6 @@ impl Agent<'_> {
             // The rest is for frontends that draw more (jobs, the queue,
             // titles…); an event from a newer uji is skipped too.
             Event::Status { .. }
-            | Event::StreamRetry { .. }
             | Event::QueueChanged { .. }
             | Event::TitleChanged { .. }
             | Event::Compacted { .. }

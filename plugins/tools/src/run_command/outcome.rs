@@ -84,13 +84,15 @@ fn exited(
             }
             (false, format!("{lines}, exit code 0, {elapsed:.1}s"))
         }
+        // A command that failed is a failed call, as the model, the hooks
+        // and the screens read it (Claude Code's shell tool does the same).
         Some((Some(code), _)) => {
             push(&format!("(exit code {code})"));
-            (false, format!("{lines}, exit code {code}, {elapsed:.1}s"))
+            (true, format!("{lines}, exit code {code}, {elapsed:.1}s"))
         }
         Some((None, Some(signal))) => {
             push(&format!("(killed by signal {signal})"));
-            (false, format!("Killed by signal {signal}"))
+            (true, format!("Killed by signal {signal}"))
         }
         Some((None, None)) => (false, format!("{lines}, {elapsed:.1}s")),
         None => {

@@ -55,8 +55,28 @@ impl App {
         }
     }
 
+    /// Vi mode: a block cursor in normal mode, a bar in insert mode
+    /// (DECSCUSR), queued when the mode changed.
+    pub(super) fn update_cursor_shape(&mut self) {
+        let wanted = self.ui.vim.then(|| self.composer.vim_mode());
+        if wanted == self.shown_cursor {
+            return;
+        }
+        let bytes: &[u8] = match wanted {
+            Some(crate::composer::VimMode::Normal) => b"\x1b[2 q",
+            Some(crate::composer::VimMode::Insert) => b"\x1b[6 q",
+            None => crate::terminal::CURSOR_DEFAULT,
+        };
+        self.to_terminal.push(bytes.to_vec());
+        self.shown_cursor = wanted;
+    }
+
     /// Queues the terminal's title when what it should say changed.
     pub(super) fn update_title(&mut self) {
+        // Until the session is configured there is nothing to name.
+        if self.session_id.is_empty() {
+            return;
+        }
         let title = title_text(
             &self.title,
             &self.cwd,

@@ -198,23 +198,34 @@ impl App {
     }
 
     fn chosen(&mut self, kind: PickerKind, value: &str) {
-        let op = match kind {
-            PickerKind::Model => Op::SetModel {
-                model: Some(value.to_string()),
-                effort: None,
-            },
-            PickerKind::Effort => Op::SetModel {
-                model: None,
-                effort: Some(value.to_string()),
-            },
+        let (op, pending) = match kind {
+            PickerKind::Model => (
+                Op::SetModel {
+                    model: Some(value.to_string()),
+                    effort: None,
+                },
+                Pending::ModelSet,
+            ),
+            PickerKind::Effort => (
+                Op::SetModel {
+                    model: None,
+                    effort: Some(value.to_string()),
+                },
+                Pending::ModelSet,
+            ),
             PickerKind::Job => return self.job_chosen(value),
             PickerKind::Session if value == self.session_id => return,
-            PickerKind::Session => Op::ResumeSession {
-                session_id: value.to_string(),
-            },
+            PickerKind::Session => (
+                Op::ResumeSession {
+                    session_id: value.to_string(),
+                },
+                Pending::Other,
+            ),
             PickerKind::Login | PickerKind::Logout => return self.provider_chosen(kind, value),
+            PickerKind::Rewind => return self.rewind_chosen(value),
+            PickerKind::History => return self.history_chosen(value),
         };
-        self.submit(op, Pending::Other);
+        self.submit(op, pending);
     }
 
     /// Ctrl+D twice on the same session deletes it.

@@ -21,6 +21,7 @@ const PLACEHOLDER: &str = "Ask uji anything · / for commands · ! for shell";
 
 pub fn frame(app: &mut App, screen: &mut Screen) -> io::Result<()> {
     app.update_title();
+    app.update_cursor_shape();
     for bytes in app.to_terminal.drain(..) {
         io::Write::write_all(screen.backend_mut(), &bytes)?;
     }
@@ -72,6 +73,7 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
         app.suggestions.render(suggest_area, buf, &app.theme);
     }
     let cursor = draw_bottom(app, bottom, buf);
+    app.status.vim = app.ui.vim.then(|| app.composer.vim_mode());
     status::render(&app.status, status_area, buf, &app.theme);
     if let Some((x, y)) = cursor {
         frame.set_cursor_position((x, y));

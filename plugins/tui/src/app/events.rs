@@ -1,7 +1,7 @@
 //! uji's events, applied to what the screen shows.
 
 use serde_json::Value;
-use uji_protocol::frontend::answers::{self, Answer, CommandOutput};
+use uji_protocol::frontend::answers::{self, Answer, CommandOutput, ModelSet};
 use uji_protocol::frontend::{
     CommandInfo, Event, GateDecision, NoticeLevel, Resolution, SessionConfigured,
 };
@@ -10,8 +10,9 @@ use uji_protocol::session::{MessageBody, StoredMessage};
 use super::state::{App, Pending};
 use crate::approval::Approval;
 use crate::composer::suggest::CommandEntry;
-use crate::keys::Keymap;
+use crate::keys::{Keymap, Mode};
 use crate::transcript::tool::{ShellBlock, ToolBlock, ToolState};
+use crate::transcript::welcome::{self, Welcome};
 use crate::transcript::{Block, Level};
 
 /// The fields of a saved tool message the screen draws.
@@ -70,13 +71,17 @@ impl App {
             Event::Delta { text } => self.transcript.push_delta(&text),
             Event::Reasoning { text } => self.transcript.push_reasoning(&text),
             Event::StreamRetry {
-                attempt, reason, ..
+                attempt,
+                reason,
+                message,
+                ..
             } => {
-                self.transcript.withdraw_live();
-                self.notice(
-                    Level::Warn,
-                    format!("retrying (attempt {attempt}): {reason}"),
-                );
+                let line = if message.is_empty() {
+                    format!("retrying (attempt {attempt}): {reason}")
+                } else {
+                    message
+                };
+                self.transcript.show_retry(line);
             }
             Event::TurnFinished {
                 error, interrupted, ..
@@ -107,6 +112,7 @@ impl App {
                 if let Some(tool) = self.transcript.tool_mut(&call_id) {
                     tool.finish(is_error, summary.as_deref(), diff.as_ref());
                 }
+                self.transcript.regroup();
             }
             Event::ApprovalRequest {
                 call_id,
@@ -168,7 +174,10 @@ impl App {
                 self.status.context_window = context_window;
             }
             Event::QueueChanged { queued } => self.status.queued = queued,
-            Event::ModelChanged { model } => self.status.model = Some(model),
+            Event::ModelChanged { model } => {
+                self.transcript.set_welcome_model(Some(model_label(&model)));
+                self.status.model = Some(model);
+            }
             Event::ModeChanged { mode } => self.status.mode = mode,
             Event::TitleChanged { title } => self.title = title,
             Event::Compacted { messages, .. } => {
@@ -217,6 +226,14 @@ impl App {
     fn configure(&mut self, configured: SessionConfigured) {
         self.session_id = configured.id;
         self.title = configured.title;
+        if configured.ui.mouse != self.ui.mouse {
+            let mouse = if configured.ui.mouse {
+                crate::terminal::MOUSE_ON
+            } else {
+                crate::terminal::MOUSE_OFF
+            };
+            self.to_terminal.push(mouse.to_vec());
+        }
         self.ui = configured.ui;
         self.cwd = configured.cwd;
         self.status.model = configured.model;
@@ -235,7 +252,11 @@ impl App {
         self.set_commands(&configured.commands);
         self.keymap = Keymap::new(&configured.keymap);
         self.transcript.clear();
+        self.sent.clear();
         self.viewport.to_bottom();
+        if configured.history.is_empty() && !configured.resumed {
+            self.transcript.push(Block::Welcome(self.welcome()));
+        }
         let mut history = Vec::new();
         for message in configured.history {
             if let MessageBody::User { text, .. } = &message.body {
@@ -243,7 +264,27 @@ impl App {
             }
             self.on_message(message, false);
         }
+        self.transcript.regroup();
         self.composer.set_history(history);
+    }
+
+    /// The header of a new session: this uji, the directory, the model,
+    /// and the keys to start with (as the keymap binds them).
+    fn welcome(&self) -> Welcome {
+        let home = std::env::var("HOME").ok();
+        let mut hints = vec![
+            ("/help".to_string(), "lists commands and keys".to_string()),
+            ("!cmd".to_string(), "runs a shell command".to_string()),
+        ];
+        if let Some(key) = self.keymap.key_for(Mode::Normal, "cycle_mode") {
+            hints.push((key, "switches ask, accept edits and plan".to_string()));
+        }
+        Welcome {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            directory: welcome::tilde(&self.cwd, home.as_deref()),
+            model: self.status.model.as_ref().map(model_label),
+            hints,
+        }
     }
 
     fn on_ack(&mut self, op_id: &str, result: Option<Value>) {
@@ -263,6 +304,11 @@ impl App {
             Pending::Diff => self.answered(result, |app, answer: CommandOutput| {
                 app.transcript.push(Block::Diff(answer.output));
             }),
+            Pending::ModelSet => self.answered(result, |app, answer: ModelSet| {
+                app.notice(Level::Info, answer.model.switched_text());
+            }),
+            Pending::Rewind => self.answered(result, Self::on_rewound),
+            Pending::Unqueue => self.answered(result, Self::on_unqueued),
             Pending::ListJobs => self.answered(result, Self::open_job_picker),
             Pending::Background => self.answered(result, Self::on_background_ack),
             Pending::Other => {}
@@ -297,6 +343,7 @@ impl App {
         match message.body {
             MessageBody::User { text, hidden, .. } => {
                 if !hidden {
+                    self.sent.push((message.seq, text.clone()));
                     self.transcript.push(Block::User(text));
                 }
             }
@@ -326,9 +373,12 @@ impl App {
                     subject: subject.as_deref().unwrap_or(""),
                     error_kind,
                 };
-                self.on_tool_result(&result);
+                self.on_tool_result(&result, live);
             }
             MessageBody::Error { text } => self.notice(Level::Error, text),
+            // Live, the `compacted` event that follows says it, with the
+            // count: one rule per compaction.
+            MessageBody::Compaction { .. } if live => {}
             MessageBody::Compaction { .. } => {
                 self.transcript
                     .push(Block::Compacted("earlier messages compacted".to_string()));
@@ -363,7 +413,7 @@ impl App {
 
     /// A saved tool result: completes the call's block (made here when it
     /// comes from history).
-    fn on_tool_result(&mut self, result: &ToolResult<'_>) {
+    fn on_tool_result(&mut self, result: &ToolResult<'_>, live: bool) {
         if self.transcript.tool_mut(result.call_id).is_none() {
             let verb = self
                 .verbs
@@ -386,6 +436,9 @@ impl App {
             if denied {
                 tool.set_state(ToolState::Denied);
             }
+        }
+        if live {
+            self.transcript.regroup();
         }
     }
 
@@ -487,5 +540,13 @@ impl App {
                 text,
             );
         }
+    }
+}
+
+/// `provider/model (effort)`, as the header shows the model.
+fn model_label(model: &uji_protocol::frontend::ModelState) -> String {
+    match &model.effort {
+        Some(effort) => format!("{}/{} ({effort})", model.provider, model.model),
+        None => format!("{}/{}", model.provider, model.model),
     }
 }

@@ -7,7 +7,7 @@ use uji_protocol::frontend::{ApprovalDecision, Delivery, Op};
 use super::state::{App, Pending};
 use crate::approval::{ApprovalAnswer, ApprovalKey};
 use crate::approval_guard::Route;
-use crate::composer::EditAction;
+use crate::composer::{EditAction, VimMode, VimOutcome};
 use crate::keys::{self, Binding, Mode};
 use crate::picker::PickerKey;
 
@@ -53,6 +53,9 @@ impl App {
         if mode != Mode::Confirm && self.prompt_key(key) {
             return;
         }
+        if mode == Mode::Normal && self.ui.vim && self.vim_key(key) {
+            return;
+        }
         let bound = self.binding(mode, key);
         // Closing a picker decides nothing: it needs no guard.
         let cancels_picker =
@@ -75,6 +78,32 @@ impl App {
                 if let Some(c) = keys::typed_char(key) {
                     self.type_char(mode, c);
                 }
+            }
+        }
+    }
+
+    /// Vi mode: Esc in insert mode goes to normal mode; in normal mode
+    /// letters are commands (Esc there stops the turn, as without vi).
+    /// True when the key was vi's.
+    fn vim_key(&mut self, key: &KeyEvent) -> bool {
+        let plain_esc = key.code == crossterm::event::KeyCode::Esc && key.modifiers.is_empty();
+        match self.composer.vim_mode() {
+            VimMode::Insert if plain_esc => {
+                self.composer.vim_to_normal();
+                true
+            }
+            VimMode::Insert => false,
+            VimMode::Normal => {
+                let Some(c) = keys::typed_char(key) else {
+                    return false;
+                };
+                if self.composer.vim_key(c) == VimOutcome::NotMine {
+                    // A bound key still acts; any other letter types
+                    // nothing in normal mode.
+                    return self.binding(Mode::Normal, key).is_none();
+                }
+                self.draft_changed();
+                true
             }
         }
     }
@@ -161,7 +190,7 @@ impl App {
         match action {
             "quit" => self.quit(),
             "clear_or_quit" => self.clear_or_quit(),
-            "interrupt" => self.interrupt(),
+            "interrupt" => self.escape(),
             "background" => self.send_to_background(),
             "toggle_thinking" => {
                 let on = !self.transcript.show_thinking();
@@ -185,6 +214,10 @@ impl App {
                 let mode = self.status.mode.next();
                 self.submit(Op::SetMode { mode }, Pending::Other);
             }
+            "edit_in_editor" => self.editor_request = Some(self.composer.expanded_text()),
+            "history_search" => self.open_history_search(),
+            "rewind" => self.open_rewind_picker(),
+            "cursor_up" | "history_prev" if self.take_back_queued() => {}
             "page_up" => {
                 let page = self.viewport.page();
                 self.viewport.scroll_up(page);
@@ -301,14 +334,14 @@ impl App {
             self.draft_changed();
             "draft cleared (Up brings it back) · Ctrl+C again to quit"
         } else {
-            self.interrupt();
+            self.submit_interrupt();
             "press Ctrl+C again to quit"
         };
         self.quit_armed = Some(now);
         self.hint(hint, QUIT_WINDOW);
     }
 
-    fn interrupt(&mut self) {
+    pub(super) fn submit_interrupt(&mut self) {
         if self.busy() || self.transcript.animating() || !self.approvals.is_empty() {
             self.submit(Op::Interrupt, Pending::Other);
         }

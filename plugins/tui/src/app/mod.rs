@@ -7,11 +7,14 @@ mod attention;
 mod clipboard;
 mod commands;
 mod draw;
+mod editor;
 mod events;
 mod input;
+mod input_gate;
 mod jobs;
 mod login;
 mod question;
+mod recall;
 mod state;
 
 use std::sync::Arc;
@@ -63,10 +66,10 @@ pub fn run(session: FrontendSession) -> Result<(), String> {
     let mut guard = TerminalGuard::enter().map_err(|e| {
         format!("cannot take over the terminal ({e}); `uji run \"prompt\"` works without one")
     })?;
-    spawn_terminal_reader(tx)?;
+    let input = input_gate::spawn(tx)?;
     let outbox: Arc<dyn Outbox> = session;
     let mut app = App::new(outbox, crate::theme::Theme::from_env());
-    let result = main_loop(&mut app, &mut guard, &rx);
+    let result = main_loop(&mut app, &mut guard, &input, &rx);
     drop(guard);
     // On the terminal again, below the shell prompt's line.
     if let Some(farewell) = app.farewell() {
@@ -76,7 +79,12 @@ pub fn run(session: FrontendSession) -> Result<(), String> {
     result
 }
 
-fn main_loop(app: &mut App, guard: &mut TerminalGuard, rx: &Receiver<Msg>) -> Result<(), String> {
+fn main_loop(
+    app: &mut App,
+    guard: &mut TerminalGuard,
+    input: &input_gate::InputGate,
+    rx: &Receiver<Msg>,
+) -> Result<(), String> {
     let mut last_draw: Option<Instant> = None;
     let mut closing_since: Option<Instant> = None;
     loop {
@@ -112,6 +120,10 @@ fn main_loop(app: &mut App, guard: &mut TerminalGuard, rx: &Receiver<Msg>) -> Re
                 return Ok(());
             }
         }
+        if let Some(draft) = app.editor_request.take() {
+            let edited = editor::edit(&draft, guard, input);
+            app.editor_done(edited);
+        }
         app.tick();
         let due = last_draw.is_none_or(|at| at.elapsed() >= FRAME);
         if app.needs_draw() && due {
@@ -143,27 +155,6 @@ fn spawn_event_reader(session: Arc<FrontendSession>, tx: SyncSender<Msg>) -> Res
         })
         .map(|_| ())
         .map_err(|e| format!("cannot start the event reader: {e}"))
-}
-
-fn spawn_terminal_reader(tx: SyncSender<Msg>) -> Result<(), String> {
-    std::thread::Builder::new()
-        .name("uji-tui-input".into())
-        .spawn(move || {
-            // Blocks in read(2) between keys: no polling, no CPU when idle.
-            while let Ok(event) = crossterm::event::read() {
-                let more = crossterm::event::poll(std::time::Duration::ZERO).unwrap_or(false);
-                let msg = if more {
-                    Msg::TermBurst(event)
-                } else {
-                    Msg::Term(event)
-                };
-                if tx.send(msg).is_err() {
-                    return;
-                }
-            }
-        })
-        .map(|_| ())
-        .map_err(|e| format!("cannot start the input reader: {e}"))
 }
 
 fn spawn_signal_listener(tx: SyncSender<Msg>) -> Result<(), String> {

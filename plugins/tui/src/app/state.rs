@@ -46,6 +46,10 @@ pub enum PickerKind {
     /// `/logout`: the provider whose saved key goes.
     Logout,
     Job,
+    /// Esc Esc: one of the user's earlier messages, to edit and send again.
+    Rewind,
+    /// Ctrl+R: a message sent before, back into the draft.
+    History,
 }
 
 /// An operation waiting for its answer, for the answers that need handling.
@@ -62,6 +66,12 @@ pub enum Pending {
     Diff,
     ListJobs,
     Background,
+    /// A model or effort chosen in a picker: the ack says what it is now.
+    ModelSet,
+    /// Back to before an earlier message: the ack brings its text.
+    Rewind,
+    /// The newest queued message taken back into the draft.
+    Unqueue,
     Other,
 }
 
@@ -78,6 +88,8 @@ pub struct Status {
     pub items: std::collections::BTreeMap<String, String>,
     /// The approval mode core reported.
     pub mode: uji_protocol::ApprovalMode,
+    /// The composer's vi mode, when vi keys are on.
+    pub vim: Option<crate::composer::VimMode>,
     /// A short-lived hint in place of the counters ("press Ctrl+C again
     /// to quit"), and when it goes.
     pub hint: Option<(String, Instant)>,
@@ -133,6 +145,17 @@ pub struct App {
     pub(super) in_burst: bool,
     /// When Ctrl+C last armed quitting: a second one soon after quits.
     pub(super) quit_armed: Option<Instant>,
+    /// When Esc last armed the message picker (nothing ran, the draft was
+    /// empty): a second one soon after opens it.
+    pub(super) rewind_armed: Option<Instant>,
+    /// The user's messages in the conversation with their seq, oldest
+    /// first, for the message picker.
+    pub(super) sent: Vec<(u64, String)>,
+    /// The draft to edit in `$VISUAL`/`$EDITOR`: the main loop, which owns
+    /// the terminal, hands it over and takes it back.
+    pub(super) editor_request: Option<String>,
+    /// The cursor shape last set for vi mode (none: the terminal's own).
+    pub(super) shown_cursor: Option<crate::composer::VimMode>,
 }
 
 impl App {
@@ -176,6 +199,10 @@ impl App {
             clock,
             in_burst: false,
             quit_armed: None,
+            rewind_armed: None,
+            sent: Vec::new(),
+            editor_request: None,
+            shown_cursor: None,
         }
     }
 

@@ -11,8 +11,8 @@ use super::{Composer, EditAction};
 
 /// The smallest piece the cursor steps over: a grapheme or a placeholder.
 #[derive(Debug, Clone)]
-struct Unit {
-    range: Range<usize>,
+pub(super) struct Unit {
+    pub(super) range: Range<usize>,
     placeholder: bool,
 }
 
@@ -84,7 +84,7 @@ impl Composer {
         })
     }
 
-    fn unit_after(&self, pos: usize) -> Option<Unit> {
+    pub(super) fn unit_after(&self, pos: usize) -> Option<Unit> {
         if let Some(range) = self.pastes.token_starting_at(&self.text, pos) {
             return Some(Unit {
                 range,
@@ -101,7 +101,7 @@ impl Composer {
 
     /// Words are runs of letters and digits (a placeholder counts as one
     /// word); whitespace and punctuation separate them, as in readline.
-    fn is_word(&self, unit: &Unit) -> bool {
+    pub(super) fn is_word(&self, unit: &Unit) -> bool {
         unit.placeholder
             || self.text[unit.range.clone()]
                 .chars()
@@ -109,7 +109,7 @@ impl Composer {
                 .is_some_and(char::is_alphanumeric)
     }
 
-    fn word_start_before(&self, mut pos: usize) -> usize {
+    pub(super) fn word_start_before(&self, mut pos: usize) -> usize {
         for want_word in [false, true] {
             while let Some(unit) = self.unit_before(pos) {
                 if self.is_word(&unit) != want_word {
@@ -134,7 +134,7 @@ impl Composer {
     }
 
     /// Start of the line, or of the whole draft when already there.
-    fn start_target(&self) -> usize {
+    pub(super) fn start_target(&self) -> usize {
         match line_start(&self.text, self.cursor) {
             start if start == self.cursor => 0,
             start => start,
@@ -142,7 +142,7 @@ impl Composer {
     }
 
     /// End of the line, or of the whole draft when already there.
-    fn end_target(&self) -> usize {
+    pub(super) fn end_target(&self) -> usize {
         match line_end(&self.text, self.cursor) {
             end if end == self.cursor => self.text.len(),
             end => end,
@@ -156,7 +156,7 @@ impl Composer {
     }
 
     /// Deletes `range` into the kill buffer for a later yank.
-    fn kill(&mut self, range: Range<usize>) {
+    pub(super) fn kill(&mut self, range: Range<usize>) {
         if range.is_empty() {
             return;
         }

@@ -8,6 +8,7 @@ mod layout;
 mod paste;
 pub mod suggest;
 mod view;
+mod vim;
 
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,7 @@ use std::cell::Cell;
 
 pub use action::EditAction;
 pub use suggest::{CommandEntry, Suggestions};
+pub use vim::{VimMode, VimOutcome};
 
 use history::History;
 use paste::{Pastes, Stashed, normalize_newlines};
@@ -40,6 +42,8 @@ pub struct Composer {
     /// The first row shown, kept between frames so the view scrolls only as
     /// far as the cursor needs.
     scroll: Cell<Anchor>,
+    /// Vi mode's state (used only when `uji.ui.configure` turns it on).
+    vim: vim::Vim,
 }
 
 impl Default for Composer {
@@ -60,6 +64,7 @@ impl Composer {
             history: History::default(),
             columns: Cell::new(usize::MAX),
             scroll: Cell::new(Anchor::TOP),
+            vim: vim::Vim::default(),
         }
     }
 
@@ -114,6 +119,24 @@ impl Composer {
         self.scroll.set(Anchor::TOP);
     }
 
+    /// The draft with its paste placeholders expanded (what sending it
+    /// would send), for editing elsewhere.
+    pub fn expanded_text(&self) -> String {
+        self.pastes.expand(&self.text)
+    }
+
+    /// The messages sent before, newest first, each once.
+    pub fn history_newest_first(&self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        let entries: Vec<&str> = self.history.entries().collect();
+        entries
+            .into_iter()
+            .rev()
+            .filter(|e| !e.trim().is_empty() && seen.insert(*e))
+            .map(|e| self.pastes.expand(e))
+            .collect()
+    }
+
     /// Seeds the history with past messages, oldest first.
     pub fn set_history(&mut self, entries: Vec<String>) {
         self.history.replace(entries);
@@ -130,6 +153,7 @@ impl Composer {
         let expanded = self.pastes.expand(&raw);
         self.history.push(raw);
         self.set_text("");
+        self.vim_to_insert();
         self.forget_unused_pastes();
         Some(expanded)
     }

@@ -5,6 +5,7 @@ pub mod diff;
 mod text;
 pub mod tool;
 mod view;
+pub mod welcome;
 
 use ratatui::text::Line;
 
@@ -43,11 +44,29 @@ pub enum Block {
     Info(String),
     /// A unified diff (`/diff`), coloured line by line.
     Diff(String),
+    /// The header of a new session.
+    Welcome(welcome::Welcome),
+    /// The model request is being retried: one line, updated in place by
+    /// each further retry of the same request.
+    Retry(String),
+}
+
+/// How a block stands among its neighbours: consecutive reads that
+/// succeeded are shown as one ("Read 3 files") until ctrl+o unfolds them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+enum Group {
+    #[default]
+    Alone,
+    /// The first of a run of reads; it draws the run, with these subjects.
+    Leads(Vec<String>),
+    /// A later read of a run: drawn by its leader.
+    Member,
 }
 
 /// A block with its drawing cache.
 struct Entry {
     block: Block,
+    group: Group,
     /// Streamed text not saved yet: a retried request withdraws it.
     live: bool,
     cache: Option<(u16, Vec<Line<'static>>)>,
@@ -112,6 +131,7 @@ impl Transcript {
         set_expanded(&mut block, self.expanded);
         self.entries.push(Entry {
             block,
+            group: Group::Alone,
             live,
             cache: None,
             height: None,
@@ -159,6 +179,71 @@ impl Transcript {
     /// Drops the text streamed since the request began (a retry).
     pub fn withdraw_live(&mut self) {
         self.entries.retain(|e| !e.live);
+    }
+
+    /// A retry of the request: what it streamed goes, and the retry line
+    /// says so, in place of the line of this request's previous retry.
+    pub fn show_retry(&mut self, text: String) {
+        self.withdraw_live();
+        if let Some(entry) = self.entries.last_mut()
+            && let Block::Retry(line) = &mut entry.block
+        {
+            *line = text;
+            entry.changed();
+            return;
+        }
+        self.push(Block::Retry(text));
+    }
+
+    /// Groups runs of consecutive reads that succeeded (two or more) into
+    /// one block; call after a tool call finished or its result came.
+    pub fn regroup(&mut self) {
+        let mut index = 0;
+        while index < self.entries.len() {
+            let run = self.entries[index..]
+                .iter()
+                .take_while(|e| groupable(&e.block))
+                .count();
+            if run < 2 {
+                self.set_group(index, Group::Alone);
+                index += 1;
+                continue;
+            }
+            let subjects = self.entries[index..index + run]
+                .iter()
+                .filter_map(|e| match &e.block {
+                    Block::Tool(t) => Some(t.subject().to_string()),
+                    _ => None,
+                })
+                .collect();
+            self.set_group(index, Group::Leads(subjects));
+            for member in index + 1..index + run {
+                self.set_group(member, Group::Member);
+            }
+            index += run;
+        }
+    }
+
+    fn set_group(&mut self, index: usize, group: Group) {
+        if let Some(entry) = self.entries.get_mut(index)
+            && entry.group != group
+        {
+            entry.group = group;
+            entry.changed();
+        }
+    }
+
+    /// The header shows `model`, while nothing was said yet.
+    pub fn set_welcome_model(&mut self, model: Option<String>) {
+        if self.has_user_message() {
+            return;
+        }
+        if let Some(entry) = self.entries.first_mut()
+            && let Block::Welcome(welcome) = &mut entry.block
+        {
+            welcome.model = model;
+            entry.changed();
+        }
     }
 
     /// The saved answer replaces what streamed: same text, now final.
@@ -313,10 +398,27 @@ impl Transcript {
         frame: usize,
     ) -> &[Line<'static>] {
         let show_thinking = self.show_thinking;
+        let expanded = self.expanded;
         let Some(entry) = self.entries.get_mut(index) else {
             return &[];
         };
-        let Entry { block, cache, .. } = entry;
+        let Entry {
+            block,
+            cache,
+            group,
+            ..
+        } = entry;
+        match (&*group, &*block) {
+            (Group::Member, _) if !expanded => return &[],
+            (Group::Leads(subjects), Block::Tool(tool)) if !expanded => {
+                if cache.as_ref().is_none_or(|(w, _)| *w != width) {
+                    let lines = tool::group_lines(tool.verb(), subjects, width, theme);
+                    *cache = Some((width, lines));
+                }
+                return cache.as_ref().map(|(_, l)| l.as_slice()).unwrap_or(&[]);
+            }
+            _ => {}
+        }
         match block {
             Block::Assistant(md) => md.lines(width, theme),
             Block::Tool(tool) => tool.lines(width, theme, frame),
@@ -329,6 +431,11 @@ impl Transcript {
             }
         }
     }
+}
+
+/// A read that succeeded, which a run of reads may take in.
+fn groupable(block: &Block) -> bool {
+    matches!(block, Block::Tool(t) if t.name() == tool::GROUPED_TOOL && t.state() == tool::ToolState::Done)
 }
 
 fn set_expanded(block: &mut Block, on: bool) {
@@ -374,6 +481,8 @@ fn draw_block(block: &Block, width: u16, theme: &Theme, show_thinking: bool) -> 
             };
             wrap_styled(text, width, style, "• ", "  ")
         }
+        Block::Welcome(welcome) => welcome.lines(width, theme),
+        Block::Retry(text) => wrap_styled(text, width, theme.warn, "↻ ", "  "),
         Block::Compacted(label) => vec![text::rule(label, width, theme.rule)],
         Block::Info(text) => wrap_styled(text, width, theme.dim, "  ", "  "),
         Block::Diff(text) => diff_lines(text, width, theme),

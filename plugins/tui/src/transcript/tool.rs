@@ -154,6 +154,26 @@ impl Block<ToolView> {
         &self.view.call_id
     }
 
+    /// The tool called.
+    pub fn name(&self) -> &str {
+        &self.view.name
+    }
+
+    /// What the header calls the call (`Read`); the tool's name when it
+    /// has no verb.
+    pub fn verb(&self) -> &str {
+        if self.view.verb.is_empty() {
+            &self.view.name
+        } else {
+            &self.view.verb
+        }
+    }
+
+    /// What the call is about (the path, the command).
+    pub fn subject(&self) -> &str {
+        &self.view.subject
+    }
+
     /// Sets the state from `tool_started` (a deny decision) or an
     /// approval question opening or closing.
     pub fn set_state(&mut self, state: ToolState) {
@@ -229,18 +249,29 @@ impl ToolView {
             ToolState::Denied => {
                 let mut rows = vec![Line::styled("denied", theme.error)];
                 let reason = self.output.without_prefix("denied");
-                rows.extend(reason.rows(width, theme.dim, theme, expanded));
+                rows.extend(reason.rows(width, theme.dim, theme, expanded, Fold::Head));
                 rows
             }
-            ToolState::Failed => match (&self.summary, self.output.is_empty()) {
-                (Some(summary), true) => {
-                    vec![Line::styled(cut(&one_line(summary), width), theme.error)]
-                }
-                (None, true) => vec![Line::styled("failed", theme.error)],
-                _ => self.output.rows(width, theme.error, theme, expanded),
-            },
+            ToolState::Failed => self.failed_body(width, theme, expanded),
             ToolState::Done => self.done_body(width, theme, expanded),
         }
+    }
+
+    /// A failure shows the end of its output, where the error is, and
+    /// then its summary ("12 lines, exit code 1, 0.4s").
+    fn failed_body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        let summary = self.summary.as_deref().map(one_line);
+        if self.output.is_empty() {
+            let text = summary.unwrap_or_else(|| "failed".to_string());
+            return vec![Line::styled(cut(&text, width), theme.error)];
+        }
+        let mut rows = self
+            .output
+            .rows(width, theme.error, theme, expanded, Fold::Tail);
+        if let Some(summary) = summary.filter(|_| self.name == "run_command") {
+            rows.push(Line::styled(cut(&summary, width), theme.dim));
+        }
+        rows
     }
 
     fn done_body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
@@ -255,7 +286,9 @@ impl ToolView {
         // A command's output is what the user wants to see: its first rows,
         // then the summary ("3 lines, exit code 0, 0.2s").
         if self.name == "run_command" && !self.output.is_empty() {
-            let mut rows = self.output.rows(width, theme.text, theme, expanded);
+            let mut rows = self
+                .output
+                .rows(width, theme.text, theme, expanded, Fold::Head);
             if let Some(summary) = &self.summary {
                 rows.push(Line::styled(cut(&one_line(summary), width), theme.dim));
             }
@@ -266,7 +299,9 @@ impl ToolView {
                 vec![Line::styled(cut(&one_line(summary), width), theme.text)]
             }
             _ if self.output.is_empty() => vec![Line::styled("(no output)", theme.dim)],
-            _ => self.output.rows(width, theme.text, theme, expanded),
+            _ => self
+                .output
+                .rows(width, theme.text, theme, expanded, Fold::Head),
         }
     }
 }
@@ -346,12 +381,47 @@ impl ShellView {
         let body = match self.exit {
             None => progress_row(&self.progress, content_width, theme),
             Some(_) if self.output.is_empty() => vec![Line::styled("(no output)", theme.dim)],
-            Some(_) => self.output.rows(content_width, theme.text, theme, expanded),
+            Some(Some(0)) => {
+                self.output
+                    .rows(content_width, theme.text, theme, expanded, Fold::Head)
+            }
+            Some(_) => self
+                .output
+                .rows(content_width, theme.text, theme, expanded, Fold::Tail),
         };
         let mut rows = vec![fit_line(head, width)];
         rows.extend(indent(body, width, theme));
         rows
     }
+}
+
+/// The tool whose consecutive successful calls are shown as one block.
+pub const GROUPED_TOOL: &str = "read_file";
+
+/// A run of reads as one block: `● Read 3 files` and the paths under it.
+pub fn group_lines(
+    verb: &str,
+    subjects: &[String],
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let width = usize::from(width);
+    let title = format!("{verb} {}", plural(subjects.len(), "file"));
+    let head = header(
+        Span::styled("●", theme.tool_done),
+        &title,
+        "ctrl+o to expand",
+        theme,
+        width,
+    );
+    let names: Vec<String> = subjects.iter().map(|s| one_line(s)).collect();
+    let body = vec![Line::styled(
+        cut(&names.join(", "), body_width(width)),
+        theme.text,
+    )];
+    let mut rows = vec![head];
+    rows.extend(indent(body, width, theme));
+    rows
 }
 
 /// Rows of a block for one width, plus its expanded flag.
@@ -443,6 +513,7 @@ impl Output {
         style: Style,
         theme: &Theme,
         expanded: bool,
+        fold: Fold,
     ) -> Vec<Line<'static>> {
         if expanded {
             let (mut rows, shown) = wrapped_rows(&self.text, width, style, MAX_EXPANDED_ROWS);
@@ -452,21 +523,39 @@ impl Output {
             }
             return rows;
         }
-        let mut rows: Vec<Line<'static>> = self
-            .text
-            .lines()
-            .take(FOLDED_ROWS)
-            .map(|line| Line::styled(cut(&clean_bounded(line), width), style))
-            .collect();
-        if self.lines > FOLDED_ROWS {
-            let hidden = plural(self.lines - FOLDED_ROWS, "line");
-            rows.push(Line::styled(
-                format!("… +{hidden} (ctrl+o to expand)"),
-                theme.dim,
-            ));
+        let row = |line: &str| Line::styled(cut(&clean_bounded(line), width), style);
+        let hidden = (self.lines > FOLDED_ROWS).then(|| plural(self.lines - FOLDED_ROWS, "line"));
+        match fold {
+            Fold::Head => {
+                let mut rows: Vec<Line<'static>> =
+                    self.text.lines().take(FOLDED_ROWS).map(row).collect();
+                if let Some(hidden) = hidden {
+                    let note = format!("… +{hidden} (ctrl+o to expand)");
+                    rows.push(Line::styled(note, theme.dim));
+                }
+                rows
+            }
+            Fold::Tail => {
+                let mut rows: Vec<Line<'static>> = Vec::with_capacity(FOLDED_ROWS + 1);
+                if let Some(hidden) = hidden {
+                    let note = format!("… {hidden} above (ctrl+o to expand)");
+                    rows.push(Line::styled(note, theme.dim));
+                }
+                let mut tail: Vec<&str> = self.text.lines().rev().take(FOLDED_ROWS).collect();
+                tail.reverse();
+                rows.extend(tail.into_iter().map(row));
+                rows
+            }
         }
-        rows
     }
+}
+
+/// Which end of folded output is shown: the start of what a tool read,
+/// the end of what failed (where the error is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    Head,
+    Tail,
 }
 
 /// `text` cleaned and wrapped to `width` in `style`, at most `max_rows`
@@ -890,6 +979,41 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_command_shows_the_last_lines_of_its_output_then_its_summary() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "run_command", "Shell", "cargo test");
+        let output = format!(
+            "{}\nerror: 1 test failed\n(exit code 101)",
+            numbered(20).trim_end()
+        );
+        block.finish(true, Some("22 lines, exit code 101, 2.3s"), None);
+        block.set_output(&output);
+        let lines = block.lines(60, &theme, 0);
+        assert_eq!(
+            texts(lines),
+            [
+                "● Shell (cargo test)",
+                "  ⎿  … 14 lines above (ctrl+o to expand)",
+                "     line 15",
+                "     line 16",
+                "     line 17",
+                "     line 18",
+                "     line 19",
+                "     line 20",
+                "     error: 1 test failed",
+                "     (exit code 101)",
+                "     22 lines, exit code 101, 2.3s",
+            ]
+        );
+        assert_eq!(lines[0].spans[0].style, theme.tool_failed);
+        assert_eq!(lines[8].spans[1].style, theme.error);
+        block.toggle_expanded();
+        let expanded = texts(block.lines(60, &theme, 0));
+        assert_eq!(expanded[1], "  ⎿  line 1");
+        assert_eq!(expanded.len(), 24);
+    }
+
+    #[test]
     fn a_denied_call_says_so_with_the_reason() {
         let theme = Theme::colored();
         let mut block = ToolBlock::new("c1", "run_command", "Shell", "rm -rf /");
@@ -1013,7 +1137,13 @@ mod tests {
         let lines = shell.lines(40, &theme, 0);
         assert_eq!(line_text(&lines[0]), "● ! git status exit 1");
         assert_eq!(lines[0].spans[0].style, theme.tool_failed);
-        assert_eq!(line_text(&lines[9]), "     … +2 lines (ctrl+o to expand)");
+        // A failure shows its last lines, where the error is.
+        assert_eq!(
+            line_text(&lines[1]),
+            "  ⎿  … 2 lines above (ctrl+o to expand)"
+        );
+        assert_eq!(line_text(&lines[2]), "     line 3");
+        assert_eq!(line_text(&lines[9]), "     line 10");
         shell.toggle_expanded();
         assert_eq!(shell.lines(40, &theme, 0).len(), 11);
         let mut quiet = ShellBlock::new("true");

@@ -75,6 +75,8 @@ answers! {
     LoggedOut => "logout",
     ShellFinished => "shell",
     CompactDone => "compact",
+    Rewound => "rewind",
+    Unqueued => "unqueue",
     CommandOutput => "run_command",
     JobList => "list_jobs",
     JobStopped => "stop_job",
@@ -161,6 +163,23 @@ pub struct ShellFinished {
 pub struct CompactDone {
     #[serde(default)]
     pub messages: u64,
+}
+
+/// `rewind`: how many messages left the conversation, and the text of
+/// the user's message it went back before (to edit and send again).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Rewound {
+    pub dropped: u64,
+    #[serde(default)]
+    pub text: String,
+}
+
+/// `unqueue`: the text of the message taken back; none when the queue
+/// was empty.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Unqueued {
+    #[serde(default)]
+    pub text: Option<String>,
 }
 
 /// `run_command`: what the command printed, for the frontend to show.
