@@ -1016,3 +1016,44 @@ fn unqueue_takes_back_the_newest_waiting_message() {
         "{sent}"
     );
 }
+
+#[test]
+fn title_confirms_and_uji_list_aligns_wide_titles_by_the_columns_they_take() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    for title in ["修正バグ", "plain title"] {
+        let script = json!([
+            {"send": {"id": "t", "type": "run_command", "name": "title", "args": title}},
+            {"wait": "ack", "where": {"op_id": "t"}},
+        ]);
+        let (output, events) = drive(&sandbox, &[], script);
+        assert_ok(&output, &events);
+        assert_eq!(
+            command_output(&events, "t"),
+            format!("the session's title is now {title:?}")
+        );
+    }
+    let listed = sandbox.uji().args(["list"]).output().unwrap();
+    let (stdout, _) = text(&listed);
+    // Where each row's id starts, in terminal columns (a CJK character
+    // takes two).
+    let id_columns: Vec<usize> = stdout
+        .lines()
+        .skip(1)
+        .map(|row| {
+            let before_id = row.rsplit_once("  ").map_or(row, |(head, _)| head);
+            before_id
+                .chars()
+                .map(|c| {
+                    if ('\u{3000}'..='\u{9fff}').contains(&c) {
+                        2
+                    } else {
+                        1
+                    }
+                })
+                .sum::<usize>()
+        })
+        .collect();
+    assert_eq!(id_columns.len(), 2, "{stdout}");
+    assert_eq!(id_columns[0], id_columns[1], "{stdout}");
+}

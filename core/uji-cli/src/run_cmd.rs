@@ -9,6 +9,7 @@ use uji_core::session::service::{Approvals, SessionOptions, Sessions, Start};
 use uji_core::session::store::{SessionSummary, Store};
 use uji_core::{BootOptions, Load};
 use uji_host::paths::{Dirs, ProcessEnv};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::out::say;
 
@@ -239,13 +240,13 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
     }
     let width = sessions
         .iter()
-        .map(|s| s.title.chars().count())
+        .map(|s| UnicodeWidthStr::width(clean_title(&s.title).as_str()))
         .max()
         .unwrap_or(5)
-        .clamp(5, 60);
+        .clamp(8, 60);
     let mut table = format!(
-        "{:width$}  {:10}  ID{}\n",
-        "TITLE",
+        "{}  {:10}  ID{}\n",
+        fit_column("TITLE", width),
         "UPDATED",
         if all {
             "                                    DIRECTORY"
@@ -254,13 +255,14 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
         }
     );
     for s in sessions {
-        let title: String = s.title.chars().take(width).collect();
-        let title = if title.is_empty() {
-            "untitled".to_string()
-        } else {
-            title
-        };
-        let row = format!("{title:width$}  {:10}  {}", when(s.updated), s.id);
+        let title = clean_title(&s.title);
+        let title = if title.is_empty() { "untitled" } else { &title };
+        let row = format!(
+            "{}  {:10}  {}",
+            fit_column(title, width),
+            when(s.updated),
+            s.id
+        );
         table.push_str(&row);
         if all {
             table.push_str(&format!("  {}", s.cwd));
@@ -271,6 +273,40 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
     }
+}
+
+/// A title on one line, without control characters.
+fn clean_title(title: &str) -> String {
+    title
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// `text` in exactly `width` terminal columns: padded with spaces, or cut
+/// with `…` (wide characters count two columns, as the terminal draws
+/// them).
+fn fit_column(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    let fits = UnicodeWidthStr::width(text) <= width;
+    let room = if fits { width } else { width.saturating_sub(1) };
+    for c in text.chars() {
+        let w = UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    if !fits {
+        out.push('…');
+        used += 1;
+    }
+    out.push_str(&" ".repeat(width.saturating_sub(used)));
+    out
 }
 
 /// `uji delete ID`.
@@ -289,5 +325,24 @@ pub fn delete(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: &str) 
             "no session with id {id}; `uji list` shows the saved sessions"
         )),
         Err(e) => fail(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_measured_as_the_terminal_draws_them() {
+        assert_eq!(fit_column("abc", 5), "abc  ");
+        // Two columns per character: 4 columns, padded to 6.
+        assert_eq!(fit_column("修正", 6), "修正  ");
+        assert_eq!(
+            UnicodeWidthStr::width(fit_column("修正バグを直す", 7).as_str()),
+            7
+        );
+        assert_eq!(fit_column("修正バグを直す", 7), "修正バ…");
+        assert_eq!(fit_column("toolong", 4), "too…");
+        assert_eq!(clean_title("a\nb\tc "), "a b c");
     }
 }

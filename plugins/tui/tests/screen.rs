@@ -1160,3 +1160,123 @@ fn an_unknown_event_is_skipped() {
     s.event(UjiEvent::Unknown);
     assert_eq!(s.text(), before);
 }
+
+#[test]
+fn at_forty_by_ten_the_question_box_still_shows_the_question() {
+    let mut s = Screen::new(40, 10);
+    ask_edit(&mut s);
+    let screen = s.text();
+    assert!(screen.contains("Edit this file?"), "{screen}");
+    assert!(screen.contains("y yes"), "the answers show too: {screen}");
+}
+
+#[test]
+fn a_call_you_denied_says_denied_once_with_what_you_said() {
+    let mut s = Screen::new(80, 24);
+    ask_edit(&mut s);
+    s.ready().press(KeyCode::Char('n'));
+    s.type_text("keep hello").press(KeyCode::Enter);
+    s.event(UjiEvent::ApprovalResolved {
+        call_id: "c1".into(),
+        resolution: uji_protocol::frontend::Resolution::Answered,
+        decision: Some(ApprovalDecision::Deny),
+    });
+    let mut result = tool_result(
+        "c1",
+        "edit_file",
+        "denied: user denied\nThe user says: keep hello",
+        Some("notes.txt"),
+    );
+    if let MessageBody::Tool {
+        is_error,
+        error_kind,
+        ..
+    } = &mut result
+    {
+        *is_error = true;
+        *error_kind = Some(uji_protocol::ToolErrorKind::Denied);
+    }
+    s.event(message(2, result));
+    let screen = s.text();
+    assert_eq!(screen.matches("denied").count(), 1, "{screen}");
+    assert!(screen.contains("⎿  denied by you"), "{screen}");
+    assert!(screen.contains("The user says: keep hello"), "{screen}");
+}
+
+fn turn_finished() -> UjiEvent {
+    UjiEvent::TurnFinished {
+        text: Some("The plan: 1. read 2. fix".into()),
+        error: None,
+        interrupted: false,
+        usage: Usage::default(),
+    }
+}
+
+#[test]
+fn after_a_plan_mode_turn_the_plan_can_be_run_at_once() {
+    let mut s = Screen::new(80, 24);
+    s.event(UjiEvent::ModeChanged {
+        mode: uji_protocol::ApprovalMode::Plan,
+    });
+    s.event(message(1, user("plan the fix")))
+        .event(turn_started("plan the fix"))
+        .event(message(2, assistant("The plan: 1. read 2. fix", vec![])))
+        .event(turn_finished());
+    let screen = s.text();
+    assert!(screen.contains("Run this plan?"), "{screen}");
+    assert!(screen.contains("Yes, and accept edits"), "{screen}");
+    s.ready().press(KeyCode::Enter);
+    let sent = s.sent();
+    assert_eq!(
+        sent[sent.len() - 2..],
+        [
+            Op::SetMode {
+                mode: uji_protocol::ApprovalMode::AcceptEdits
+            },
+            user_message("The plan is approved: carry it out now."),
+        ]
+    );
+}
+
+#[test]
+fn keep_planning_leaves_the_mode_and_sends_nothing() {
+    let mut s = Screen::new(80, 24);
+    s.event(UjiEvent::ModeChanged {
+        mode: uji_protocol::ApprovalMode::Plan,
+    });
+    s.event(message(1, user("plan it")))
+        .event(message(2, assistant("A plan.", vec![])))
+        .event(turn_finished());
+    let before = s.sent().len();
+    s.ready().press(KeyCode::Esc);
+    assert_eq!(s.sent().len(), before);
+    assert!(!s.text().contains("Run this plan?"));
+    // Outside plan mode no question comes.
+    s.event(UjiEvent::ModeChanged {
+        mode: uji_protocol::ApprovalMode::Ask,
+    });
+    s.event(message(3, assistant("Done.", vec![])))
+        .event(turn_finished());
+    assert!(!s.text().contains("Run this plan?"));
+}
+
+#[test]
+fn a_model_chosen_in_the_picker_is_confirmed() {
+    let mut s = Screen::new(80, 24);
+    s.type_text("/effort").press(KeyCode::Enter);
+    s.ready().press(KeyCode::Enter);
+    let answer = uji_protocol::frontend::answers::ModelSet {
+        model: ModelState {
+            provider: "fake".into(),
+            model: "m1".into(),
+            effort: Some("low".into()),
+            context_window: 200000,
+        },
+    };
+    s.answer(&answer);
+    let screen = s.text();
+    assert!(
+        screen.contains("model: fake/m1, effort low, from the next request on"),
+        "{screen}"
+    );
+}

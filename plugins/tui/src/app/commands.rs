@@ -224,6 +224,7 @@ impl App {
             PickerKind::Login | PickerKind::Logout => return self.provider_chosen(kind, value),
             PickerKind::Rewind => return self.rewind_chosen(value),
             PickerKind::History => return self.history_chosen(value),
+            PickerKind::RunPlan => return self.run_plan_chosen(value),
         };
         self.submit(op, pending);
     }

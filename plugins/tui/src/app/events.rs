@@ -11,7 +11,7 @@ use super::state::{App, Pending};
 use crate::approval::Approval;
 use crate::composer::suggest::CommandEntry;
 use crate::keys::{Keymap, Mode};
-use crate::transcript::tool::{ShellBlock, ToolBlock, ToolState};
+use crate::transcript::tool::{Refusal, ShellBlock, ToolBlock, ToolState};
 use crate::transcript::welcome::{self, Welcome};
 use crate::transcript::{Block, Level};
 
@@ -484,20 +484,17 @@ impl App {
         resolution: Resolution,
         decision: Option<uji_protocol::frontend::ApprovalDecision>,
     ) {
+        use uji_protocol::frontend::ApprovalDecision;
         self.approvals.retain(|a| a.call_id() != call_id);
-        let allowed = matches!(
-            decision,
-            Some(
-                uji_protocol::frontend::ApprovalDecision::AllowOnce
-                    | uji_protocol::frontend::ApprovalDecision::AllowSession
-            )
-        );
         if let Some(tool) = self.transcript.tool_mut(call_id) {
-            tool.set_state(if allowed {
-                ToolState::Running
-            } else {
-                ToolState::Denied
-            });
+            match decision {
+                Some(ApprovalDecision::AllowOnce | ApprovalDecision::AllowSession) => {
+                    tool.set_state(ToolState::Running)
+                }
+                Some(ApprovalDecision::Deny) => tool.refused_by_you(Refusal::Denied),
+                Some(ApprovalDecision::Stop) => tool.refused_by_you(Refusal::Stopped),
+                _ => tool.set_state(ToolState::Denied),
+            }
         }
         if resolution == Resolution::TimedOut {
             self.notice(
@@ -524,6 +521,13 @@ impl App {
         self.status.busy_since = None;
         self.call_attention("uji finished");
         self.transcript.withdraw_live();
+        let planned = self.status.mode == uji_protocol::ApprovalMode::Plan
+            && !interrupted
+            && error.is_none()
+            && self.transcript.ends_with_answer();
+        if planned && self.picker.is_none() && self.status.queued.is_empty() {
+            self.offer_to_run_the_plan();
+        }
         // The failure may already be on screen as a saved error message.
         let text = if interrupted {
             Some("interrupted".to_string())

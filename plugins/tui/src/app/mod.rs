@@ -13,6 +13,7 @@ mod input;
 mod input_gate;
 mod jobs;
 mod login;
+mod plan;
 mod question;
 mod recall;
 mod state;

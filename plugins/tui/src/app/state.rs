@@ -50,6 +50,8 @@ pub enum PickerKind {
     Rewind,
     /// Ctrl+R: a message sent before, back into the draft.
     History,
+    /// After a plan-mode turn: run the plan, or keep planning.
+    RunPlan,
 }
 
 /// An operation waiting for its answer, for the answers that need handling.

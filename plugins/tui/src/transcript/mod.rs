@@ -123,6 +123,12 @@ impl Transcript {
         self.entries.is_empty()
     }
 
+    /// Whether the newest block is an answer with text (a turn that ended
+    /// on what the model said, not on a tool call or an error).
+    pub fn ends_with_answer(&self) -> bool {
+        matches!(self.entries.last(), Some(Entry { block: Block::Assistant(md), .. }) if !md.text().trim().is_empty())
+    }
+
     pub fn push(&mut self, block: Block) {
         self.push_entry(block, false);
     }

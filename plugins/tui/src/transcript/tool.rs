@@ -131,6 +131,18 @@ pub struct ToolView {
     output: Output,
     summary: Option<String>,
     diff: Option<FileDiff>,
+    /// Who refused the call, when the person did at its question (the
+    /// screen knows it from the answer; the result's words are the model's).
+    refused: Option<Refusal>,
+}
+
+/// How the person refused a call at its question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// "No" (with guidance, perhaps).
+    Denied,
+    /// "No, and stop here".
+    Stopped,
 }
 
 impl Block<ToolView> {
@@ -146,7 +158,16 @@ impl Block<ToolView> {
             output: Output::default(),
             summary: None,
             diff: None,
+            refused: None,
         })
+    }
+
+    /// The person refused the call at its question.
+    pub fn refused_by_you(&mut self, how: Refusal) {
+        self.update(|view| {
+            view.state = ToolState::Denied;
+            view.refused = Some(how);
+        });
     }
 
     /// The call this block stands for.
@@ -246,15 +267,35 @@ impl ToolView {
         match self.state {
             ToolState::Asking => vec![Line::styled("waiting for your answer", theme.dim)],
             ToolState::Running => progress_row(&self.progress, width, theme),
-            ToolState::Denied => {
-                let mut rows = vec![Line::styled("denied", theme.error)];
-                let reason = self.output.without_prefix("denied");
-                rows.extend(reason.rows(width, theme.dim, theme, expanded, Fold::Head));
-                rows
-            }
+            ToolState::Denied => self.denied_body(width, theme, expanded),
             ToolState::Failed => self.failed_body(width, theme, expanded),
             ToolState::Done => self.done_body(width, theme, expanded),
         }
+    }
+
+    /// Denied, said once: by you (and what you said), or with the reason
+    /// the gate gave.
+    fn denied_body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        let (head, reason) = match self.refused {
+            // The result's first line is the model's wording of the same
+            // refusal; what follows it is what the person said.
+            Some(how) => {
+                let head = match how {
+                    Refusal::Denied => "denied by you",
+                    Refusal::Stopped => "stopped by you",
+                };
+                let said = self
+                    .output
+                    .text
+                    .split_once('\n')
+                    .map_or("", |(_, rest)| rest);
+                (head, Output::new(said))
+            }
+            None => ("denied", self.output.without_prefix("denied")),
+        };
+        let mut rows = vec![Line::styled(head, theme.error)];
+        rows.extend(reason.rows(width, theme.dim, theme, expanded, Fold::Head));
+        rows
     }
 
     /// A failure shows the end of its output, where the error is, and
