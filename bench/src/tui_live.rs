@@ -145,6 +145,58 @@ fn resumed_rss_mib(home: &Path, last_words: &str) -> (f64, f64, Tty) {
     (peak, now, tty)
 }
 
+/// Turns in the day's session.
+const DAY_TURNS: usize = 40;
+
+/// A working day in one screen: [`DAY_TURNS`] turns, each a command with
+/// a long output (3,000 lines, of which the model reads the last 2,000), a
+/// read of a 1,000-line file and an answer of about 6 KB of Markdown, typed
+/// and answered live. Peak and current RSS (MiB) at the end of the day.
+fn day_session(model: &FakeModel) -> (f64, f64) {
+    let home = home(model);
+    let policy = "uji.tool.policy({ run_command = { allow = { \"seq *\" } } })\n";
+    let init = home.path().join("config/init.lua");
+    let mut lua = std::fs::read_to_string(&init).expect("init.lua");
+    lua.push_str(policy);
+    std::fs::write(&init, lua).expect("init.lua");
+    let source: String = (1..=1000)
+        .map(|i| format!("fn function_{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    std::fs::write(home.path().join("work/lib.rs"), source).expect("lib.rs");
+    let mut tty = Tty::spawn(screen_cmd(home.path(), &[]), 40, 120);
+    tty.wait_for_text(PROMPT);
+    for turn in 0..DAY_TURNS {
+        let command = serde_json::json!({"command": "seq 1 3000"}).to_string();
+        let read = serde_json::json!({"path": "lib.rs"}).to_string();
+        model.push(Script::sse(
+            ChatEvents::new("m1")
+                .tool_call(0, &format!("c{turn}a"), "run_command", &command, 2)
+                .tool_call(1, &format!("c{turn}b"), "read_file", &read, 2)
+                .finish("tool_calls")
+                .usage(2000, 80, 0)
+                .done(),
+        ));
+        let answer: String = (0..6).map(|k| reply(turn * 10 + k)).collect();
+        model.push(Script::sse(
+            ChatEvents::new("m1")
+                .text(&format!("{answer}\nDone with turn {turn}."), 8)
+                .finish("stop")
+                .usage(4000, 1500, 0)
+                .done(),
+        ));
+        tty.type_text(&format!("turn {turn}: go on with the next module"));
+        tty.press("<CR>");
+        tty.wait_for_within(Duration::from_secs(60), "the turn's answer", |s| {
+            s.contains(&format!("Done with turn {turn}.")) && !s.contains("esc to interrupt")
+        });
+    }
+    let pid = tty.pid().expect("uji's pid");
+    let peak = proc_field(pid, "status", "VmHWM:") as f64 / 1024.0;
+    let now = proc_field(pid, "status", "VmRSS:") as f64 / 1024.0;
+    quit(&mut tty);
+    (peak, now)
+}
+
 pub fn run() -> Vec<Row> {
     let model = FakeModel::start();
     let home = home(&model);
@@ -193,5 +245,22 @@ pub fn run() -> Vec<Row> {
         }
         quit(&mut tty);
     }
+    let (peak, now) = day_session(&model);
+    rows.push(Row {
+        area: "tui",
+        what: format!(
+            "peak RSS, a day's session lived in the screen ({DAY_TURNS} turns: a 3,000-line command, a 1,000-line read and a 6 KB answer each)"
+        ),
+        value: peak,
+        unit: "MiB",
+        target: Some(40.0),
+    });
+    rows.push(Row {
+        area: "tui",
+        what: "RSS at the end of that day".to_string(),
+        value: now,
+        unit: "MiB",
+        target: None,
+    });
     rows
 }

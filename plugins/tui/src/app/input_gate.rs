@@ -1,8 +1,9 @@
 //! The terminal reader and its pause: while an external editor has the
 //! terminal (Ctrl+G), no key may be read by uji. The reader waits on the
-//! terminal and on a wake pipe at once (poll(2), no timeout: an idle screen
-//! still uses no CPU); a pause request writes to the pipe, and the reader
-//! parks until it is resumed.
+//! terminal, a wake pipe and a SIGWINCH pipe at once (poll(2), no timeout:
+//! an idle screen still uses no CPU). A pause request writes to the wake
+//! pipe, and the reader parks until it is resumed; a resize writes to the
+//! other, and crossterm, which counts the signal too, reports it.
 
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -61,10 +62,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub fn spawn(tx: SyncSender<Msg>) -> Result<InputGate, String> {
     let (wake_rx, wake_tx) =
         std::io::pipe().map_err(|e| format!("cannot start the input reader: {e}"))?;
+    let (resized_rx, resized_tx) =
+        std::io::pipe().map_err(|e| format!("cannot start the input reader: {e}"))?;
+    signal_hook::low_level::pipe::register(signal_hook::consts::SIGWINCH, resized_tx)
+        .map_err(|e| format!("cannot listen for terminal resizes: {e}"))?;
     let shared = Arc::new((Mutex::new(State::Reading), Condvar::new()));
     let reader = Reader {
         shared: Arc::clone(&shared),
         wake: wake_rx,
+        resized: resized_rx,
         tty: Tty::open(),
     };
     std::thread::Builder::new()
@@ -110,6 +116,8 @@ impl Tty {
 struct Reader {
     shared: Arc<(Mutex<State>, Condvar)>,
     wake: PipeReader,
+    /// A byte per SIGWINCH.
+    resized: PipeReader,
     tty: Tty,
 }
 
@@ -149,20 +157,27 @@ impl Reader {
             // No terminal to wait on: crossterm waits (and cannot pause).
             return crossterm::event::poll(Duration::from_secs(3600)).is_ok();
         }
-        let woke = {
-            let mut fds = vec![PollFd::new(&self.wake, PollFlags::IN)];
+        let (woke, resized) = {
+            let mut fds = vec![
+                PollFd::new(&self.wake, PollFlags::IN),
+                PollFd::new(&self.resized, PollFlags::IN),
+            ];
             if let Some(tty) = self.tty.fd() {
                 fds.push(PollFd::from_borrowed_fd(tty, PollFlags::IN));
             }
             match poll(&mut fds, None) {
-                Ok(_) => !fds[0].revents().is_empty(),
-                Err(rustix::io::Errno::INTR) => false,
+                Ok(_) => (!fds[0].revents().is_empty(), !fds[1].revents().is_empty()),
+                Err(rustix::io::Errno::INTR) => (false, false),
                 Err(_) => return false,
             }
         };
+        let mut bytes = [0u8; 64];
+        if resized {
+            // crossterm reports the resize at its next poll, just after.
+            let _ = self.resized.read(&mut bytes);
+        }
         if woke {
-            let mut byte = [0u8; 16];
-            let _ = self.wake.read(&mut byte);
+            let _ = self.wake.read(&mut bytes);
             self.park();
         }
         true
