@@ -154,7 +154,10 @@ const DAY_TURNS: usize = 40;
 /// and answered live. Peak and current RSS (MiB) at the end of the day.
 fn day_session(model: &FakeModel) -> (f64, f64) {
     let home = home(model);
-    let policy = "uji.tool.policy({ run_command = { allow = { \"seq *\" } } })\n";
+    // A window of a million tokens (as the large models have), so the day
+    // runs without compaction, whose requests this script does not answer.
+    let policy = "uji.tool.policy({ run_command = { allow = { \"seq *\" } } })\n\
+        uji.provider.add({ id = \"fake\", models = { { id = \"m1\", context_window = 1000000 } } })\n";
     let init = home.path().join("config/init.lua");
     let mut lua = std::fs::read_to_string(&init).expect("init.lua");
     lua.push_str(policy);

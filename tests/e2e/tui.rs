@@ -585,13 +585,23 @@ fn ctrl_b_switches_plan_mode_and_the_status_line_shows_it() {
     let mut tty = open(&sandbox, &[]);
     tty.press("<C-b>");
     // The mode and the notice are two events: wait for both.
-    tty.wait_for("plan mode in the status line and its notice", |s| {
+    let screen = tty.wait_for("plan mode in the status line and its notice", |s| {
         s.lines().last().is_some_and(|l| l.contains("⏸ plan mode")) && s.contains("plan mode is on")
     });
+    assert_eq!(
+        screen.matches("plan mode is on").count(),
+        1,
+        "one notice: {screen}"
+    );
     tty.press("<C-b>");
-    tty.wait_for("plan mode gone", |s| {
-        s.lines().last().is_some_and(|l| !l.contains("plan mode"))
+    let screen = tty.wait_for("plan mode gone", |s| {
+        s.lines().last().is_some_and(|l| !l.contains("plan mode")) && s.contains("plan mode is off")
     });
+    assert_eq!(
+        screen.matches("plan mode is off").count(),
+        1,
+        "one notice: {screen}"
+    );
     quit(&mut tty);
 }
 

@@ -99,9 +99,12 @@ impl<'a> JsonLine<'a> {
             Event::Notice { text, source, .. } => JsonLine::Notice {
                 text: notice_text(source.as_deref(), text),
             },
-            // A retry is a notice to a reader of lines.
+            // A retry and a compaction are notices to a reader of lines.
             Event::StreamRetry { message, .. } => JsonLine::Notice {
                 text: message.clone(),
+            },
+            Event::Compacted { messages, .. } => JsonLine::Notice {
+                text: compacted_text(*messages),
             },
             Event::TurnFinished {
                 text,
@@ -132,6 +135,11 @@ impl<'a> JsonLine<'a> {
 }
 
 /// A notice as one line: the plugin that sent it, then its text.
+/// What a compaction says in `uji run`'s lines.
+fn compacted_text(messages: u64) -> String {
+    format!("compacted {messages} earlier messages")
+}
+
 fn notice_text(source: Option<&str>, text: &str) -> String {
     match source {
         Some(source) => format!("{source}: {text}"),
@@ -204,6 +212,7 @@ impl TextMode {
                 say!("uji: {source}{level}{text}");
             }
             Event::StreamRetry { message, .. } => say!("uji: {message}"),
+            Event::Compacted { messages, .. } => say!("uji: {}", compacted_text(*messages)),
             Event::TurnFinished {
                 text: Some(text), ..
             } => write_to(out, &format!("{}\n", text.trim_end_matches('\n')))?,

@@ -226,22 +226,9 @@ pub(crate) fn print_notices(registry: &uji_host::Registry) {
     }
 }
 
-/// Big buffers (a tool's megabytes of arguments or output) are allocated
-/// with mmap and given back to the system when freed. Without a fixed
-/// threshold glibc raises it after the first large free, and later large
-/// buffers stay resident for the rest of the session.
-fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator tuning; called before any
-    // other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
-    }
-}
-
 fn main() -> ExitCode {
     let hidden = secrecy::hide_environment();
-    tune_allocator();
+    uji_core::memory::tune_allocator();
     let cli = Cli::parse();
     logs::start(&cli);
     if let Err(e) = hidden {

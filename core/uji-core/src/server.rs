@@ -44,6 +44,7 @@ mod commands;
 pub mod jobs;
 pub mod launch;
 mod login;
+
 mod outbox;
 mod reports;
 mod shell;
@@ -745,6 +746,7 @@ enum Begins {
 
 fn end(shared: &Shared) {
     *shared.current.lock() = None;
+    crate::memory::release_free_pages();
 }
 
 /// What starts a run of turns.

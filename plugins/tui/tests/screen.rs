@@ -1280,3 +1280,22 @@ fn a_model_chosen_in_the_picker_is_confirmed() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_compaction_is_one_rule_with_its_count() {
+    let mut s = Screen::new(80, 24);
+    s.event(message(
+        5,
+        MessageBody::Compaction {
+            summary: "the story so far".into(),
+            through: 4,
+        },
+    ))
+    .event(UjiEvent::Compacted {
+        messages: 4,
+        through: 4,
+    });
+    let screen = s.text();
+    assert_eq!(screen.matches("compacted").count(), 1, "{screen}");
+    assert!(screen.contains("compacted 4 earlier messages"), "{screen}");
+}

@@ -78,6 +78,9 @@ impl<W: Wire> uji_abi::Wire for WireAdapter<W> {
                 return RResult::ROk(ROption::RNone);
             }
         };
+        // The whole conversation is in both: the text goes before the wire
+        // builds its body from the request (a third copy), not after.
+        drop(request_json);
         let wire = Arc::clone(&self.0);
         match guard(move || wire.stream(request, reply)) {
             Ok(Some(cancel)) => RResult::ROk(ROption::RSome(cancel_box(cancel))),

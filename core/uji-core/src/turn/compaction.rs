@@ -205,11 +205,7 @@ pub async fn compact_if_needed(
     tracing::info!("context ~{estimate} tokens reaches {limit}: compacting, keeping ~{keep}");
     let count = compact(agent, keep, interrupt).await?;
     agent.notify_plugins("session_compacted", serde_json::json!({"count": count}));
-    let text = format!("compacted {count} earlier messages");
-    tracing::info!("{text}");
-    agent.emit(uji_protocol::frontend::Event::notice(
-        uji_protocol::frontend::NoticeLevel::Info,
-        text,
-    ));
+    // The `compacted` event `compact` sent is the one word on it.
+    tracing::info!("compacted {count} earlier messages");
     Ok(())
 }
