@@ -924,3 +924,32 @@ fn vi_mode_edits_the_draft_with_vi_keys_when_configured() {
     );
     quit(&mut tty);
 }
+
+#[test]
+fn the_mouse_is_read_for_buttons_and_the_wheel_only_and_can_be_left_to_the_terminal() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let mut tty = open(&sandbox, &[]);
+    let printed = tty.transcript();
+    assert!(
+        printed.contains("\x1b[?1000h") && printed.contains("\x1b[?1006h"),
+        "buttons and the wheel, in SGR form"
+    );
+    assert!(
+        !printed.contains("\x1b[?1002h") && !printed.contains("\x1b[?1003h"),
+        "never motion, which would take the terminal's selection"
+    );
+    quit(&mut tty);
+
+    let sandbox = sandbox_with(&model, "uji.ui.configure({ mouse = false })\n");
+    let mut tty = open(&sandbox, &[]);
+    tty.wait_for("the mouse given back", |_| tty_mouse_off(&tty.transcript()));
+    quit(&mut tty);
+}
+
+/// Whether the mouse was switched off after it was switched on.
+fn tty_mouse_off(printed: &str) -> bool {
+    let on = printed.find("\x1b[?1000h");
+    let off = printed.rfind("\x1b[?1000l");
+    matches!((on, off), (Some(on), Some(off)) if off > on)
+}
