@@ -119,7 +119,7 @@ fn main() {
             idle_timeout: None,
         };
         let started = Instant::now();
-        let running = wire.stream(&request, Arc::new(Quiet)).unwrap();
+        let running = wire.stream(request, Arc::new(Quiet)).unwrap();
         let arrived = arrived_rx.recv().unwrap();
         samples.push(arrived.duration_since(started).as_secs_f64() * 1e6);
         // The answer must have been read as the wire's format, or the

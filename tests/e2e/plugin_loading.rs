@@ -460,7 +460,7 @@ fn wire_calls_survive_panics_and_dropped_replies() {
 
     let events = Arc::new(Collect(Mutex::new(String::new())));
     let answer = wire
-        .stream(&wire_request("fine"), events.clone())
+        .stream(wire_request("fine"), events.clone())
         .unwrap()
         .wait_blocking()
         .unwrap();
@@ -468,7 +468,7 @@ fn wire_calls_survive_panics_and_dropped_replies() {
     assert_eq!(*events.0.lock().unwrap(), "hi");
 
     let dropped = wire
-        .stream(&wire_request("drop"), events.clone())
+        .stream(wire_request("drop"), events.clone())
         .unwrap()
         .wait_blocking()
         .unwrap_err();
@@ -477,7 +477,7 @@ fn wire_calls_survive_panics_and_dropped_replies() {
         "{dropped:?}"
     );
 
-    let panicked = wire.stream(&wire_request("panic"), events).err().unwrap();
+    let panicked = wire.stream(wire_request("panic"), events).err().unwrap();
     assert!(
         matches!(panicked, CallError::Panicked { .. }),
         "{panicked:?}"

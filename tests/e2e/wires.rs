@@ -147,7 +147,7 @@ fn chat_request(server: &FakeModel, messages: Vec<Message>) -> WireRequest {
 fn start(wire: &str, request: &WireRequest) -> (RunningStream, Arc<Collect>) {
     let events = Arc::new(Collect::default());
     let running = self::wire(wire)
-        .stream(request, events.clone())
+        .stream(request.clone(), events.clone())
         .expect("the wire accepts the request");
     (running, events)
 }

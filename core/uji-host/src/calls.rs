@@ -386,14 +386,17 @@ impl RegisteredWire {
         self.plugin.name()
     }
 
-    /// Starts a model request.
+    /// Starts a model request. The request is consumed: it is gone before
+    /// the plugin builds its body from the text, so the conversation is
+    /// never held here a second time meanwhile.
     pub fn stream(
         &self,
-        request: &WireRequest,
+        request: WireRequest,
         events: Arc<dyn WireEvents>,
     ) -> Result<RunningStream, CallError> {
         check_health(&self.plugin)?;
-        let json = serde_json::to_string(request).map_err(|e| bad_output(&self.plugin, e))?;
+        let json = serde_json::to_string(&request).map_err(|e| bad_output(&self.plugin, e))?;
+        drop(request);
         let (tx, rx) = oneshot::channel();
         let flag = Arc::new(AtomicBool::new(false));
         let reply = WireReplySlot {

@@ -35,8 +35,9 @@ pub fn url(base_url: &str) -> String {
 }
 
 /// The HTTP request for a wire request.
-pub fn http_request(request: &WireRequest) -> HttpRequest {
-    let mut http = HttpRequest::json(url(&request.provider.base_url), &body(request))
+pub fn http_request(request: WireRequest) -> HttpRequest {
+    let body = body(&request);
+    let mut http = HttpRequest::post(url(&request.provider.base_url))
         .idle_timeout_secs(request.idle_timeout)
         .header("anthropic-version", ANTHROPIC_VERSION);
     if let Some(key) = request.auth.key.as_deref().map(str::trim)
@@ -44,7 +45,8 @@ pub fn http_request(request: &WireRequest) -> HttpRequest {
     {
         http = http.header("x-api-key", key);
     }
-    http
+    drop(request);
+    http.with_json(&body)
 }
 
 /// The thinking a request asks for.
@@ -491,7 +493,7 @@ mod tests {
             "https://api.anthropic.com/v1/messages"
         );
         assert_eq!(url("http://proxy/v1"), "http://proxy/v1/messages");
-        let http = http_request(&request(vec![]));
+        let http = http_request(request(vec![]));
         assert!(
             http.headers
                 .contains(&("x-api-key".into(), "sk-ant".into()))

@@ -19,8 +19,8 @@ pub struct Anthropic;
 
 impl Wire for Anthropic {
     fn stream(&self, request: WireRequest, reply: Reply) -> Option<Canceller> {
-        let http = body::http_request(&request);
-        uji_wire_common::spawn_stream(http, AnthropicStream::new(&request.model), reply)
+        let parser = AnthropicStream::new(&request.model);
+        uji_wire_common::spawn_stream(body::http_request(request), parser, reply)
     }
 }
 

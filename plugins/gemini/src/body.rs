@@ -27,12 +27,10 @@ pub fn url(base_url: &str, model: &str) -> String {
 }
 
 /// The HTTP request; the key goes only into the `x-goog-api-key` header.
-pub fn http_request(request: &WireRequest) -> HttpRequest {
-    let mut http = HttpRequest::json(
-        url(&request.provider.base_url, &request.model),
-        &body(request),
-    )
-    .idle_timeout_secs(request.idle_timeout);
+pub fn http_request(request: WireRequest) -> HttpRequest {
+    let body = body(&request);
+    let mut http = HttpRequest::post(url(&request.provider.base_url, &request.model))
+        .idle_timeout_secs(request.idle_timeout);
     if let Some(key) = request
         .auth
         .key
@@ -42,7 +40,8 @@ pub fn http_request(request: &WireRequest) -> HttpRequest {
     {
         http = http.header("x-goog-api-key", key);
     }
-    http
+    drop(request);
+    http.with_json(&body)
 }
 
 /// Thinking budgets for uji's effort levels (tokens; -1 lets the model pick).

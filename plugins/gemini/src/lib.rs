@@ -18,8 +18,8 @@ pub struct Gemini;
 
 impl Wire for Gemini {
     fn stream(&self, request: WireRequest, reply: Reply) -> Option<Canceller> {
-        let http = body::http_request(&request);
-        uji_wire_common::spawn_stream(http, GeminiStream::new(&request.model), reply)
+        let parser = GeminiStream::new(&request.model);
+        uji_wire_common::spawn_stream(body::http_request(request), parser, reply)
     }
 }
 

@@ -15,10 +15,13 @@ pub fn url(base_url: &str) -> String {
 
 /// The HTTP request for a wire request. The key goes only into the
 /// `Authorization` header, and only when there is one (Ollama needs none).
-pub fn http_request(request: &WireRequest) -> HttpRequest {
-    let http = HttpRequest::json(url(&request.provider.base_url), &body(request))
-        .idle_timeout_secs(request.idle_timeout);
-    uji_wire_common::with_bearer(http, request.auth.key.as_deref())
+pub fn http_request(request: WireRequest) -> HttpRequest {
+    let body = body(&request);
+    let http =
+        HttpRequest::post(url(&request.provider.base_url)).idle_timeout_secs(request.idle_timeout);
+    let http = uji_wire_common::with_bearer(http, request.auth.key.as_deref());
+    drop(request);
+    http.with_json(&body)
 }
 
 fn data_url(image: &Image) -> Value {
@@ -290,13 +293,15 @@ mod tests {
         assert_eq!(url(""), "https://api.openai.com/v1/chat/completions");
         let mut request = request();
         assert!(
-            !http_request(&request)
+            !http_request(request.clone())
                 .headers
                 .iter()
                 .any(|(n, _)| n == "authorization")
         );
         request.auth.key = Some(" sk-1\n".into());
-        let http = http_request(&request);
+        let http = http_request(request.clone());
+        let sent: Value = serde_json::from_slice(&http.body).unwrap();
+        assert_eq!(sent, body(&request), "the body is the request's, encoded");
         assert!(
             http.headers
                 .contains(&("authorization".into(), "Bearer sk-1".into()))

@@ -19,7 +19,7 @@ pub struct OpenAiChat;
 
 impl Wire for OpenAiChat {
     fn stream(&self, request: WireRequest, reply: Reply) -> Option<Canceller> {
-        let http = body::http_request(&request);
+        let http = body::http_request(request);
         uji_wire_common::spawn_stream(http, ChatStream::new(), reply)
     }
 }

@@ -19,8 +19,8 @@ pub struct OpenAiResponses;
 
 impl Wire for OpenAiResponses {
     fn stream(&self, request: WireRequest, reply: Reply) -> Option<Canceller> {
-        let http = body::http_request(&request);
-        uji_wire_common::spawn_stream(http, ResponsesStream::new(&request.model), reply)
+        let parser = ResponsesStream::new(&request.model);
+        uji_wire_common::spawn_stream(body::http_request(request), parser, reply)
     }
 }
 

@@ -63,14 +63,27 @@ impl std::fmt::Debug for HttpRequest {
 }
 
 impl HttpRequest {
-    /// A JSON POST to `url`.
-    pub fn json(url: impl Into<String>, body: &serde_json::Value) -> HttpRequest {
+    /// A POST to `url` with no body yet.
+    pub fn post(url: impl Into<String>) -> HttpRequest {
         HttpRequest {
             url: url.into(),
             headers: Vec::new(),
-            body: serde_json::to_vec(body).unwrap_or_default(),
+            body: Vec::new(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
+    }
+
+    /// A JSON POST to `url`.
+    pub fn json(url: impl Into<String>, body: &serde_json::Value) -> HttpRequest {
+        HttpRequest::post(url).with_json(body)
+    }
+
+    /// The body, `body` encoded. A wire builds its body from the request,
+    /// drops the request, then encodes here: the conversation is then held
+    /// twice at most (the body and its bytes), never three times.
+    pub fn with_json(mut self, body: &serde_json::Value) -> HttpRequest {
+        self.body = serde_json::to_vec(body).unwrap_or_default();
+        self
     }
 
     pub fn header(mut self, name: &str, value: impl Into<String>) -> HttpRequest {

@@ -150,18 +150,17 @@ pub async fn compact(
         "Summarise this conversation so far into the checkpoint described in your instructions.\n\n{}",
         transcript(&previous)
     );
-    let request = agent.request(
-        SUMMARY_SYSTEM.to_string(),
-        vec![Message::User {
-            text: request_text,
-            images: Vec::new(),
-        }],
-        Vec::new(),
-    )?;
-    let answer = match agent
-        .stream_with_retries(&request, interrupt, false)
-        .await?
-    {
+    let build = |agent: &Agent| {
+        agent.request(
+            SUMMARY_SYSTEM.to_string(),
+            vec![Message::User {
+                text: request_text.clone(),
+                images: Vec::new(),
+            }],
+            Vec::new(),
+        )
+    };
+    let answer = match agent.stream_with_retries(build, interrupt, false).await? {
         Streamed::Answer(answer) => answer,
         Streamed::Interrupted { .. } => return Err("interrupted".to_string()),
     };
