@@ -1304,7 +1304,7 @@ uji.command.add("wires", function() return table.concat(uji.wire.list(), ",") en
     let answer = registry
         .wire("echo")
         .unwrap()
-        .stream(&wire_request("hi"), deltas.clone())
+        .stream(wire_request("hi"), deltas.clone())
         .unwrap()
         .wait_blocking()
         .unwrap();
@@ -1316,7 +1316,7 @@ uji.command.add("wires", function() return table.concat(uji.wire.list(), ",") en
     let answer = registry
         .wire("caller")
         .unwrap()
-        .stream(&wire_request("x"), Arc::new(Deltas::default()))
+        .stream(wire_request("x"), Arc::new(Deltas::default()))
         .unwrap()
         .wait_blocking()
         .unwrap();
@@ -1327,7 +1327,7 @@ uji.command.add("wires", function() return table.concat(uji.wire.list(), ",") en
     let failed = registry
         .wire("broken")
         .unwrap()
-        .stream(&wire_request("x"), Arc::new(Deltas::default()))
+        .stream(wire_request("x"), Arc::new(Deltas::default()))
         .unwrap()
         .wait_blocking()
         .unwrap_err();
@@ -1341,7 +1341,7 @@ uji.command.add("wires", function() return table.concat(uji.wire.list(), ",") en
     let running = registry
         .wire("hang")
         .unwrap()
-        .stream(&wire_request("x"), Arc::new(Deltas::default()))
+        .stream(wire_request("x"), Arc::new(Deltas::default()))
         .unwrap();
     running.cancel();
     assert!(running.wait_blocking().is_err());

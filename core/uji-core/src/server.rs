@@ -483,7 +483,13 @@ impl Shared {
     }
 
     fn shutdown(&self) {
-        self.closing.store(true, Ordering::SeqCst);
+        // `before_quit` once, whoever ends the session (a frontend's quit,
+        // `uji.quit()`, a frontend that went away).
+        if !self.closing.swap(true, Ordering::SeqCst) {
+            self.sessions
+                .registry
+                .emit("before_quit", serde_json::json!({}));
+        }
         if let Some(interrupter) = self.current.lock().as_ref() {
             interrupter.interrupt();
         }

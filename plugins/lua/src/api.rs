@@ -21,6 +21,13 @@ use crate::runtime::{Setup, State, Timers, current};
 /// Chunk name of the prelude; errors never point into it.
 const PRELUDE_CHUNK: &str = "@[uji]/prelude.lua";
 
+/// Chunk name of the task scheduler (`tasks.lua`).
+const TASKS_CHUNK: &str = "@[uji]/tasks.lua";
+
+/// Registry name of `tasks.call`, through which uji runs Lua entry points
+/// as tasks ([`crate::runtime::State::call_in_task`]).
+pub const TASK_CALL: &str = "uji.tasks.call";
+
 /// Turns an mlua error into a message for a raw function's caller.
 pub fn lerr(e: mlua::Error) -> String {
     crate::errors::describe(&e).full()
@@ -228,9 +235,15 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
             lua_dir.to_string_lossy().replace(';', "")
         )
     });
-    lua.load(include_str!("prelude.lua"))
+    let uji: Table = lua
+        .load(include_str!("prelude.lua"))
         .set_name(PRELUDE_CHUNK)
-        .call::<()>((t, config_lua))?;
+        .call((t.clone(), config_lua))?;
+    let tasks: Table = lua
+        .load(include_str!("tasks.lua"))
+        .set_name(TASKS_CHUNK)
+        .call((t, uji))?;
+    lua.set_named_registry_value(TASK_CALL, tasks.get::<Function>("call")?)?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use uji_sdk::services::{Emit, HookRemove, KeymapAdd, KeymapList, ServiceError};
 use crate::api::{a_type, lerr, lua_of, lua_value, raw, service, string_arg};
 use crate::convert;
 use crate::errors::{LuaFailure, defined_at};
-use crate::runtime::{KeyBinding, Link, State};
+use crate::runtime::{Entered, KeyBinding, Link, State};
 
 /// Forgets the Lua side of a registration when uji drops it (replaced by a
 /// same-named one, removed, or never registered).
@@ -84,7 +84,19 @@ fn run_hook(
     };
     let lua = &state.lua;
     let payload = convert::to_lua_nil(lua, &payload).map_err(lerr)?;
-    match handler.call::<Value>(payload) {
+    let answered = match state.call_in_task(&handler, None, payload) {
+        Ok(Entered::Done(results)) => Ok(results.into_iter().next().unwrap_or(Value::Nil)),
+        // A handler that waits goes on as a task; its answer comes too
+        // late to count. A before_tool decision cannot be guessed: deny.
+        Ok(Entered::Waiting(_)) if event == "before_tool" => {
+            return Err(format!(
+                "the before_tool handler {name} waited (a sleep, a request, a dialog) before deciding; a before_tool handler must decide at once"
+            ));
+        }
+        Ok(Entered::Waiting(_)) => return Ok(Json::Null),
+        Err(e) => Err(e),
+    };
+    match answered {
         Ok(answer) => {
             let answer = convert::to_json(lua, &answer).map_err(|e| {
                 let message =
@@ -144,7 +156,13 @@ fn run_command(state: &State, id: u64, name: &str, args: String) -> Result<Strin
     let Some(handler) = handler else {
         return Err(format!("the command /{name} was removed"));
     };
-    match handler.call::<Value>(args) {
+    let answered = match state.call_in_task(&handler, None, args) {
+        Ok(Entered::Done(results)) => Ok(results.into_iter().next().unwrap_or(Value::Nil)),
+        // It goes on as a task; what it says later it says with uji.notify.
+        Ok(Entered::Waiting(_)) => Ok(Value::Nil),
+        Err(e) => Err(e),
+    };
+    match answered {
         Ok(Value::Nil) => Ok(String::new()),
         Ok(Value::String(s)) => Ok(s.to_string_lossy()),
         Ok(other) => state

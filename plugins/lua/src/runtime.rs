@@ -162,6 +162,14 @@ pub struct State {
     pub load_until: Cell<Option<std::time::Instant>>,
 }
 
+/// How a Lua entry point run as a task came back ([`State::call_in_task`]).
+pub enum Entered {
+    /// It ended without waiting, with these results.
+    Done(mlua::MultiValue),
+    /// It waits; the function cancels it.
+    Waiting(Function),
+}
+
 /// Work queued with [`State::later`].
 pub type Later = Box<dyn FnOnce(&Rc<State>)>;
 
@@ -185,6 +193,29 @@ impl State {
         self.notify(&format!("{what} failed: {}", failure.full()));
         self.host.log(LogLevel::Debug, &format!("{what}: {err}"));
         failure
+    }
+
+    /// Calls `f(args)` as a task (tasks.lua), so that it may wait:
+    /// `Ok(Entered::Done(results))` when it ended without waiting, `Err`
+    /// when it failed so, `Ok(Entered::Waiting(cancel))` when it waits;
+    /// `on_end(ok, ...)` then hears how it ends.
+    pub fn call_in_task(
+        &self,
+        f: &Function,
+        on_end: Option<Function>,
+        args: impl mlua::IntoLuaMulti,
+    ) -> mlua::Result<Entered> {
+        let call: Function = self.lua.named_registry_value(crate::api::TASK_CALL)?;
+        let mut results = call
+            .call::<mlua::MultiValue>((f.clone(), on_end, args))?
+            .into_iter();
+        match results.next() {
+            Some(mlua::Value::Boolean(true)) => Ok(Entered::Done(results.collect())),
+            _ => match results.next() {
+                Some(mlua::Value::Function(cancel)) => Ok(Entered::Waiting(cancel)),
+                _ => Ok(Entered::Waiting(self.lua.create_function(|_, ()| Ok(()))?)),
+            },
+        }
     }
 
     /// Runs `f` as the Lua code of call `token`, which an interrupt of that
@@ -252,7 +283,7 @@ impl State {
                 }
             };
             if let Some((callback, api)) = due
-                && let Err(e) = callback.call::<()>(())
+                && let Err(e) = self.call_in_task(&callback, None, ())
             {
                 self.report(&format!("a {api} callback"), &e);
             }

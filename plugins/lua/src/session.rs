@@ -9,7 +9,7 @@ use uji_sdk::services::{
     SessionInfoRequest, SessionInterrupt, SessionMode, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
-use crate::api::{a_type, json_of, lua_of, raw, service, string_arg};
+use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg};
 
 pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
     install_session(lua, t)?;
@@ -180,13 +180,179 @@ fn model_choice(spec: &Value) -> Result<ModelUse, String> {
     Ok(ModelUse::new(model))
 }
 
+/// Every field `uji.provider.add` reads: uji's own and the public uji's
+/// (`api`, `auth_env`, `context_window`), so a misspelt one is an error.
+const PROVIDER_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "wire",
+    "api",
+    "base_url",
+    "base_url_env",
+    "key_env",
+    "key_env_alt",
+    "auth_env",
+    "key_check",
+    "models",
+    "default_model",
+    "idle_timeout",
+    "context_window",
+    "loop",
+    "oauth",
+];
+
+/// Every field of a model entry; `context` and `output` are the public
+/// uji's names for `context_window` and `max_output`.
+const MODEL_FIELDS: &[&str] = &[
+    "id",
+    "context_window",
+    "context",
+    "max_output",
+    "output",
+    "images",
+    "reasoning",
+    "cache",
+    "efforts",
+];
+
+/// The wire an `api` names: a wire's name, the public uji's short names,
+/// or a table `uji.api.*()` made (`{wire = ...}`).
+fn wire_of_api(api: &Value) -> Result<String, String> {
+    let name = match api {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Table(t) => match t.get::<Value>("wire").map_err(lerr)? {
+            Value::String(s) => s.to_string_lossy(),
+            _ => {
+                return Err("uji.provider.add: api must be a wire's name (\"openai-chat\", \"anthropic\", \"gemini\", \"openai-responses\"), uji.api.openai() and the like, or an object with a stream method".to_string());
+            }
+        },
+        other => {
+            return Err(format!(
+                "uji.provider.add: api must be a wire's name or uji.api.openai() and the like, got {}",
+                a_type(other)
+            ));
+        }
+    };
+    Ok(match name.as_str() {
+        "openai" | "chat" | "openai_chat" => "openai-chat".to_string(),
+        "responses" | "openai_responses" => "openai-responses".to_string(),
+        _ => name,
+    })
+}
+
+/// Checks the fields of the provider table and of each model table, and
+/// refuses what this uji cannot do rather than dropping it.
+fn check_provider_table(table: &mlua::Table) -> Result<(), String> {
+    const API: &str = "uji.provider.add";
+    crate::api::check_fields(table, PROVIDER_FIELDS, API)?;
+    for field in ["loop", "oauth"] {
+        if !table.get::<Value>(field).map_err(lerr)?.is_nil() {
+            return Err(format!(
+                "{API}: {field} is not available in this uji (a provider here is reached through a wire: give api or wire)"
+            ));
+        }
+    }
+    if let Value::Table(models) = table.get::<Value>("models").map_err(lerr)? {
+        for (i, model) in models.sequence_values::<Value>().enumerate() {
+            if let Value::Table(model) = model.map_err(lerr)? {
+                crate::api::check_fields(
+                    &model,
+                    MODEL_FIELDS,
+                    &format!("{API}: models[{}]", i + 1),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The public uji's names, rewritten to uji's: `api` → `wire`,
+/// `auth_env` → `key_env` (+ `key_env_alt`), a model's `context` and
+/// `output`, and the provider's `context_window` as every model's default.
+fn public_names(
+    map: &mut serde_json::Map<String, Json>,
+    api: Option<String>,
+) -> Result<(), String> {
+    const API: &str = "uji.provider.add";
+    if let Some(wire) = api {
+        map.insert("wire".to_string(), Json::String(wire));
+    }
+    match map.remove("auth_env") {
+        None => {}
+        Some(Json::String(name)) => {
+            map.insert("key_env".to_string(), Json::String(name));
+        }
+        Some(Json::Array(names)) if names.iter().all(Json::is_string) => {
+            let mut names = names.into_iter();
+            if let Some(first) = names.next() {
+                map.insert("key_env".to_string(), first);
+                map.insert("key_env_alt".to_string(), Json::Array(names.collect()));
+            }
+        }
+        Some(_) => {
+            return Err(format!(
+                "{API}: auth_env must be a list of environment variable names, e.g. {{ \"MY_API_KEY\" }}"
+            ));
+        }
+    }
+    let default_window = map.remove("context_window");
+    if let Some(window) = &default_window
+        && !window.is_u64()
+    {
+        return Err(format!("{API}: context_window must be a number of tokens"));
+    }
+    if let Some(Json::Array(models)) = map.get_mut("models") {
+        for model in models.iter_mut().filter_map(Json::as_object_mut) {
+            for (public, ours) in [("context", "context_window"), ("output", "max_output")] {
+                if let Some(value) = model.remove(public) {
+                    model.insert(ours.to_string(), value);
+                }
+            }
+            if let Some(window) = &default_window {
+                model
+                    .entry("context_window")
+                    .or_insert_with(|| window.clone());
+            }
+            check_efforts(model)?;
+            model.remove("cache");
+        }
+    }
+    Ok(())
+}
+
+/// A model's `efforts` must name efforts uji knows; uji offers every
+/// effort for a reasoning model, so the list itself is not kept.
+fn check_efforts(model: &mut serde_json::Map<String, Json>) -> Result<(), String> {
+    const EFFORTS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+    let Some(efforts) = model.remove("efforts") else {
+        return Ok(());
+    };
+    let known = efforts.as_array().is_some_and(|list| {
+        list.iter()
+            .all(|e| e.as_str().is_some_and(|e| EFFORTS.contains(&e)))
+    });
+    if !known {
+        return Err(format!(
+            "uji.provider.add: efforts must be a list of {}",
+            EFFORTS.join(", ")
+        ));
+    }
+    model.insert("reasoning".to_string(), Json::Bool(true));
+    Ok(())
+}
+
 fn provider_spec(lua: &Lua, spec: &Value) -> Result<Provider, String> {
     const API: &str = "uji.provider.add";
-    let Value::Table(_) = spec else {
+    let Value::Table(table) = spec else {
         return Err(format!(
             "{API}: expected a table {{id, wire, base_url, models}}, got {}",
             a_type(spec)
         ));
+    };
+    check_provider_table(table)?;
+    let api = match table.get::<Value>("api").map_err(lerr)? {
+        Value::Nil => None,
+        api => Some(wire_of_api(&api)?),
     };
     let mut json = json_of(lua, spec, API)?;
     let Some(map) = json.as_object_mut() else {
@@ -194,6 +360,7 @@ fn provider_spec(lua: &Lua, spec: &Value) -> Result<Provider, String> {
             "{API}: expected a table {{id, wire, base_url, models}}"
         ));
     };
+    map.remove("api");
     if !map.get("id").is_some_and(Json::is_string) {
         return Err(format!("{API}: id must be a string"));
     }
@@ -233,5 +400,6 @@ fn provider_spec(lua: &Lua, spec: &Value) -> Result<Provider, String> {
         }
     }
     map.insert("models".to_string(), Json::Array(normalized));
+    public_names(map, api)?;
     serde_json::from_value(json).map_err(|e| format!("{API}: {e}"))
 }

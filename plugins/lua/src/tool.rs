@@ -23,7 +23,7 @@ use crate::api::{
 use crate::convert;
 use crate::errors::{LuaFailure, called_at, defined_at};
 use crate::interrupt;
-use crate::runtime::{CallSlot, Link, State, ToolEntry, current};
+use crate::runtime::{CallSlot, Entered, Link, State, ToolEntry, current};
 
 /// Images larger than this (decoded) are left out of a result.
 pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
@@ -198,7 +198,24 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
             return;
         }
     };
-    match state.run_for(seq, || run.call::<Value>((args, ctx_table))) {
+    let on_end = match run_ended(lua, seq, &name) {
+        Ok(on_end) => on_end,
+        Err(e) => {
+            finish(state, seq, ToolOutput::error(lerr(e)));
+            return;
+        }
+    };
+    let entered = state.run_for(seq, || {
+        state.call_in_task(&run, Some(on_end), (args, ctx_table))
+    });
+    let returned = match entered {
+        Ok(Entered::Done(results)) => Ok(results.into_iter().next().unwrap_or(Value::Nil)),
+        // run waits (a request, a process, a sleep): it finishes through
+        // ctx.done or its return value (run_ended); an interrupt cancels it.
+        Ok(Entered::Waiting(cancel)) => Ok(Value::Function(cancel)),
+        Err(e) => Err(e),
+    };
+    match returned {
         Ok(Value::Nil) => {}
         Ok(Value::Function(cancel)) => {
             if state.calls.borrow().contains_key(&seq) {
@@ -221,6 +238,34 @@ fn start_call(state: &Rc<State>, id: u64, seq: u64, call: ToolCall, ctx: ToolCon
             finish(state, seq, ToolOutput::error(failure.message));
         }
     }
+}
+
+/// What hears a run that waited end: its return value (if it gave one and
+/// the call is still open) or its error finishes the call.
+fn run_ended(lua: &Lua, seq: u64, name: &str) -> mlua::Result<Function> {
+    let tool = name.to_string();
+    lua.create_function(move |_, (ok, value): (bool, Value)| {
+        let Some(state) = current() else {
+            return Ok(());
+        };
+        if !state.calls.borrow().contains_key(&seq) {
+            return Ok(());
+        }
+        let output = match (ok, value) {
+            (true, Value::Nil | Value::Function(_)) => return Ok(()),
+            (true, value) => checked_output(&state, value, &tool, None),
+            (false, error) => {
+                let message = match error {
+                    Value::String(s) => s.to_string_lossy(),
+                    other => format!("{other:?}"),
+                };
+                state.notify(&format!("tool {tool} failed: {message}"));
+                ToolOutput::error(message)
+            }
+        };
+        finish(&state, seq, output);
+        Ok(())
+    })
 }
 
 /// The `ctx` table a run receives.

@@ -540,10 +540,14 @@ impl Gate {
         if hooks.is_empty() {
             return None;
         }
+        // `name` and `arguments` are the public uji's names for `tool` and
+        // `args`: plugins written for it read those (docs/lua.md).
         let mut payload = json!({
             "event": "before_tool",
             "tool": request.name,
+            "name": request.name,
             "args": request.args,
+            "arguments": request.args,
             "subject": subject,
             "call_id": request.call_id,
         });
@@ -593,13 +597,17 @@ impl Gate {
         output: &mut ToolOutput,
     ) {
         for hook in self.registry.hooks("after_tool") {
+            // `name` and `content` as the public uji names them, beside
+            // uji's own `tool` and `text`.
             let payload = json!({
                 "event": "after_tool",
                 "tool": request.name,
+                "name": request.name,
                 "args": args,
                 "subject": subject,
                 "call_id": request.call_id,
                 "text": output.text,
+                "content": output.text,
                 "is_error": output.is_error,
             });
             match hook.call(&payload) {
@@ -693,6 +701,14 @@ impl Gate {
         // came meanwhile stops the call before it starts.
         if interrupt.is_set() {
             return interrupted_before(decided.decided_by, decided.subject);
+        }
+        // Plugins hear of a call once it may run: after the decision and
+        // any question, never for a call that is refused.
+        if !self.registry.hooks("tool_started").is_empty() {
+            self.registry.emit(
+                "tool_started",
+                json!({"name": request.name, "call_id": request.call_id, "subject": decided.subject}),
+            );
         }
         self.execute(&request, call, decided, progress, interrupt)
             .await

@@ -560,9 +560,13 @@ impl Agent {
 
     /// Streams one request, retrying failures worth retrying, until it is
     /// answered or the user interrupts.
+    ///
+    /// `build` makes each attempt's request afresh and the request is handed
+    /// over whole: while the wire builds its body nothing here holds another
+    /// copy of the conversation (docs/benchmarks.md, "a day's session").
     pub(crate) async fn stream_with_retries(
         &self,
-        request: &WireRequest,
+        build: impl Fn(&Self) -> Result<WireRequest, String>,
         interrupt: &mut Interrupt,
         show: bool,
     ) -> Result<Streamed, String> {
@@ -585,7 +589,7 @@ impl Agent {
             let sink = Arc::new(AnswerSink::new(events, &self.settings.secrets));
             let started = Instant::now();
             let mut running = wire
-                .stream(request, Arc::clone(&sink) as Arc<dyn WireEvents>)
+                .stream(build(self)?, Arc::clone(&sink) as Arc<dyn WireEvents>)
                 .map_err(|e| e.to_string())?;
             let result = tokio::select! {
                 result = running.finished() => result,
@@ -755,6 +759,12 @@ impl Agent {
         self.apply_changes();
         self.title_from(&text);
         self.emit(Event::TurnStarted { text: text.clone() });
+        if !self.registry.hooks("message_submitted").is_empty() {
+            self.registry.emit(
+                "message_submitted",
+                json!({"text": text, "session": self.id()}),
+            );
+        }
         self.save(MessageBody::User {
             text,
             images,
@@ -923,8 +933,14 @@ impl Agent {
         if interrupt.is_set() {
             return Ok(Streamed::interrupted_early());
         }
-        let request = self.request(system, wire_messages(&self.session.messages), tools)?;
-        self.stream_with_retries(&request, interrupt, true).await
+        let build = |agent: &Self| {
+            agent.request(
+                system.clone(),
+                wire_messages(&agent.session.messages),
+                tools.clone(),
+            )
+        };
+        self.stream_with_retries(build, interrupt, true).await
     }
 
     /// Adds an answer's tokens to the session and tells the frontend.
@@ -1067,12 +1083,6 @@ impl Agent {
             decision: Some(crate::gate::reported(started.decision)),
             because: Some(started.because.clone()),
         });
-        if !self.registry.hooks("tool_started").is_empty() {
-            self.registry.emit(
-                "tool_started",
-                json!({"name": call.name, "call_id": call.id}),
-            );
-        }
     }
 
     /// A call refused before the gate: shown as started and denied, then
