@@ -24,6 +24,9 @@ const PRELUDE_CHUNK: &str = "@[uji]/prelude.lua";
 /// Chunk name of the task scheduler (`tasks.lua`).
 const TASKS_CHUNK: &str = "@[uji]/tasks.lua";
 
+/// Chunk name of the runtime surface built on tasks (`surface.lua`).
+const SURFACE_CHUNK: &str = "@[uji]/surface.lua";
+
 /// Registry name of `tasks.call`, through which uji runs Lua entry points
 /// as tasks ([`crate::runtime::State::call_in_task`]).
 pub const TASK_CALL: &str = "uji.tasks.call";
@@ -227,6 +230,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::events::install(lua, &t)?;
     crate::session::install(lua, &t)?;
     crate::served::install(lua, &t)?;
+    crate::files::install(lua, &t)?;
     install_misc(lua, &t)?;
     let config_lua = state.config_dir.as_ref().map(|dir| {
         let lua_dir = dir.join("lua");
@@ -242,8 +246,11 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     let tasks: Table = lua
         .load(include_str!("tasks.lua"))
         .set_name(TASKS_CHUNK)
-        .call((t, uji))?;
+        .call((t.clone(), uji.clone()))?;
     lua.set_named_registry_value(TASK_CALL, tasks.get::<Function>("call")?)?;
+    lua.load(include_str!("surface.lua"))
+        .set_name(SURFACE_CHUNK)
+        .call::<()>((t, uji, tasks))?;
     Ok(())
 }
 
@@ -363,11 +370,27 @@ fn install_json(lua: &Lua, t: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "json_decode",
-        raw(lua, |lua, _, text: Value| {
+        raw(lua, |lua, _, (text, options): (Value, Value)| {
             let text = string_arg(&text, "uji.json.decode", "the text")?;
+            let keep_nulls = match &options {
+                Value::Nil => true,
+                Value::Table(t) => {
+                    check_fields(t, &["nulls"], "uji.json.decode: options")?;
+                    !matches!(
+                        t.get::<Value>("nulls").map_err(lerr)?,
+                        Value::Boolean(false)
+                    )
+                }
+                other => {
+                    return Err(format!(
+                        "uji.json.decode: options must be a table {{ nulls = false }}, got {}",
+                        a_type(other)
+                    ));
+                }
+            };
             let json: Json = serde_json::from_str(&text)
                 .map_err(|e| format!("uji.json.decode: invalid JSON: {e}"))?;
-            lua_value(lua, &json)
+            convert::decoded(lua, &json, keep_nulls).map_err(lerr)
         })?,
     )?;
     t.set(
@@ -391,8 +414,45 @@ fn install_json(lua: &Lua, t: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
+/// Facts about the process for `uji.os` (surface.lua): fields, not calls.
+fn install_os(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    let platform = match std::env::consts::OS {
+        "linux" => "linux",
+        "macos" => "macos",
+        "windows" => "windows",
+        _ => "other",
+    };
+    t.set("os_platform", platform)?;
+    let executable = std::env::current_exe()
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
+    t.set("os_executable", executable)?;
+    let argv = lua.create_table()?;
+    for arg in std::env::args_os() {
+        argv.raw_push(arg.to_string_lossy().into_owned())?;
+    }
+    convert::mark_array(lua, &argv)?;
+    t.set("os_argv", argv)?;
+    let started = std::time::Instant::now();
+    t.set(
+        "os_clock",
+        lua.create_function(move |_, ()| Ok(started.elapsed().as_secs_f64()))?,
+    )?;
+    t.set(
+        "os_now",
+        lua.create_function(|_, ()| {
+            Ok(std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0))
+        })?,
+    )?;
+    Ok(())
+}
+
 /// `uji.version`, the traceback and the shipped Lua sources.
 fn install_runtime_info(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    install_os(lua, t)?;
     t.set("version", env!("CARGO_PKG_VERSION"))?;
     t.set(
         "traceback",

@@ -177,10 +177,36 @@ fn table_to_json(
 /// Converts JSON to a Lua value (see the module comment for null).
 pub fn to_lua(lua: &Lua, json: &Json) -> mlua::Result<Value> {
     let marker = array_mt(lua);
-    json_to_lua(lua, json, marker.as_ref())
+    json_to_lua(lua, json, marker.as_ref(), Nulls::DropInObjects)
 }
 
-fn json_to_lua(lua: &Lua, json: &Json, marker: Option<&Table>) -> mlua::Result<Value> {
+/// What `uji.json.decode` gives: every null (in objects too) as
+/// `uji.json.null`, as the public uji does; with `keep_nulls` false, null
+/// object fields are left out and a top-level null is nil.
+pub fn decoded(lua: &Lua, json: &Json, keep_nulls: bool) -> mlua::Result<Value> {
+    let marker = array_mt(lua);
+    if keep_nulls {
+        json_to_lua(lua, json, marker.as_ref(), Nulls::Keep)
+    } else if json.is_null() {
+        Ok(Value::Nil)
+    } else {
+        json_to_lua(lua, json, marker.as_ref(), Nulls::DropInObjects)
+    }
+}
+
+/// How JSON null values in objects become Lua.
+#[derive(Clone, Copy, PartialEq)]
+enum Nulls {
+    Keep,
+    DropInObjects,
+}
+
+fn json_to_lua(
+    lua: &Lua,
+    json: &Json,
+    marker: Option<&Table>,
+    nulls: Nulls,
+) -> mlua::Result<Value> {
     Ok(match json {
         Json::Null => Value::NULL,
         Json::Bool(b) => Value::Boolean(*b),
@@ -192,7 +218,7 @@ fn json_to_lua(lua: &Lua, json: &Json, marker: Option<&Table>) -> mlua::Result<V
         Json::Array(items) => {
             let table = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
-                table.raw_set(i + 1, json_to_lua(lua, item, marker)?)?;
+                table.raw_set(i + 1, json_to_lua(lua, item, marker, nulls)?)?;
             }
             if let Some(marker) = marker {
                 table.set_metatable(Some(marker.clone()))?;
@@ -202,10 +228,10 @@ fn json_to_lua(lua: &Lua, json: &Json, marker: Option<&Table>) -> mlua::Result<V
         Json::Object(map) => {
             let table = lua.create_table_with_capacity(0, map.len())?;
             for (k, v) in map {
-                if v.is_null() {
+                if v.is_null() && nulls == Nulls::DropInObjects {
                     continue;
                 }
-                table.raw_set(k.as_str(), json_to_lua(lua, v, marker)?)?;
+                table.raw_set(k.as_str(), json_to_lua(lua, v, marker, nulls)?)?;
             }
             Value::Table(table)
         }

@@ -10,6 +10,7 @@ mod api;
 mod convert;
 mod errors;
 mod events;
+mod files;
 mod interrupt;
 mod limits;
 mod load;

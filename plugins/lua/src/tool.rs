@@ -696,7 +696,13 @@ fn spec_display(value: Value, who: &str) -> Result<Display, String> {
     Ok(match value {
         Value::Nil => Display::default(),
         Value::Table(t) => {
-            check_fields(&t, &["verb", "question"], &format!("{who}: display"))?;
+            // `label` is the public uji's name for `verb`; `preview` and
+            // `subject` are read by uji.tool.display only.
+            check_fields(
+                &t,
+                &["verb", "label", "question"],
+                &format!("{who}: display"),
+            )?;
             let text = |key: &str| -> Result<Option<String>, String> {
                 match t.get::<Value>(key).map_err(lerr)? {
                     Value::Nil => Ok(None),
@@ -708,7 +714,7 @@ fn spec_display(value: Value, who: &str) -> Result<Display, String> {
                 }
             };
             Display {
-                verb: text("verb")?,
+                verb: text("verb")?.or(text("label")?),
                 question: text("question")?,
             }
         }

@@ -46,6 +46,8 @@ impl Shared {
             });
             return Ok(Reply::Later);
         }
+        // `/models` is the public uji's name for `/model`.
+        let name = if name == "models" { "model" } else { name };
         if !is_builtin_command(name) {
             return Err(format!(
                 "no command named /{name}; /help lists the commands"

@@ -40,6 +40,8 @@ pub fn local_commands() -> impl Iterator<Item = CommandEntry> {
 impl App {
     /// Runs `/name args`.
     pub(super) fn run_slash(&mut self, name: &str, args: &str) {
+        // `/models` is the public uji's name for `/model`.
+        let name = if name == "models" { "model" } else { name };
         match (name, args.is_empty()) {
             ("thinking", _) => {
                 let on = !self.transcript.show_thinking();

@@ -1,0 +1,319 @@
+-- The runtime surface built on tasks: uji.fs, uji.data, uji.config.files,
+-- uji.context, uji.os, uji.api, uji.tool.display, and the public uji's
+-- names beside uji's own (docs/lua.md). Loaded after prelude.lua and
+-- tasks.lua, with the raw natives, the uji table and the scheduler.
+local raw, uji, tasks = ...
+
+local unpack = unpack or table.unpack
+
+-- A native answering `true, value` / `true, nil, message` / `false, error`:
+-- value, or nil and the message; a wrong argument raises at the caller.
+local function wrap2(native)
+  return function(...)
+    local ok, a, b = native(...)
+    if not ok then
+      error(a, 2)
+    end
+    return a, b
+  end
+end
+
+-- Functions that take time follow the callback-or-wait convention: with
+-- a function last, its result goes there and a canceller comes back.
+local either = tasks.either
+
+uji.fs = {
+  read = either(wrap2(raw.fs_read)),
+  lines = either(wrap2(raw.fs_lines)),
+  write = either(wrap2(raw.fs_write)),
+  list = either(wrap2(raw.fs_list)),
+  glob = either(wrap2(raw.fs_glob)),
+  stat = either(wrap2(raw.fs_stat)),
+  exists = function(path)
+    local ok, stat = raw.fs_stat(path)
+    if not ok then
+      error(stat, 2)
+    end
+    return stat ~= nil
+  end,
+  join = function(base, ...)
+    if type(base) ~= "string" then
+      error("uji.fs.join: expects strings, got " .. type(base), 2)
+    end
+    local path = base
+    for i = 1, select("#", ...) do
+      local part = select(i, ...)
+      if type(part) ~= "string" then
+        error("uji.fs.join: argument " .. (i + 1) .. " must be a string, got " .. type(part), 2)
+      end
+      if part:sub(1, 1) == "/" then
+        path = part
+      elseif path == "" or path:sub(-1) == "/" then
+        path = path .. part
+      else
+        path = path .. "/" .. part
+      end
+    end
+    return path
+  end,
+}
+
+uji.data = {
+  read = either(wrap2(raw.data_read)),
+  write = either(wrap2(raw.data_write)),
+}
+
+uji.config.files = either(wrap2(raw.config_files))
+
+-- uji.session.info(): the public uji's `directory` and `short_directory`
+-- beside uji's `cwd`.
+local session_info = uji.session.info
+uji.session.info = function()
+  local info = session_info()
+  if type(info) == "table" then
+    info.directory = info.directory or info.cwd or ""
+    local home = os.getenv("HOME")
+    local dir = info.directory
+    if home and home ~= "" and dir:sub(1, #home) == home and (#dir == #home or dir:sub(#home + 1, #home + 1) == "/") then
+      info.short_directory = "~" .. dir:sub(#home + 1)
+    else
+      info.short_directory = dir
+    end
+  end
+  return info
+end
+
+-- uji.context: providers called at the start of each turn, in priority
+-- order (lower first, 50 by default). A string goes into that turn's
+-- system prompt; { text = ..., at = "turn" } is added after the user's
+-- message (kept in history, hidden in the transcript). Core calls them
+-- through its `turn_context` hook.
+local providers = {}
+local order = 0
+
+local function sorted_providers()
+  local list = {}
+  for _, p in pairs(providers) do
+    list[#list + 1] = p
+  end
+  table.sort(list, function(a, b)
+    if a.priority ~= b.priority then
+      return a.priority < b.priority
+    end
+    return a.order < b.order
+  end)
+  return list
+end
+
+local function run_providers()
+  local system, turn = {}, {}
+  for _, p in ipairs(sorted_providers()) do
+    local ok, value = pcall(p.provide)
+    if not ok then
+      uji.notify("context " .. p.name .. ": " .. tostring(value))
+    elseif type(value) == "string" then
+      if value:find("%S") then
+        system[#system + 1] = value
+      end
+    elseif type(value) == "table" and type(value.text) == "string" and value.text:find("%S") then
+      if value.at == "turn" then
+        turn[#turn + 1] = value.text
+      else
+        system[#system + 1] = value.text
+      end
+    end
+  end
+  if #system == 0 and #turn == 0 then
+    return nil
+  end
+  return {
+    system = #system > 0 and table.concat(system, "\n\n") or nil,
+    turn = #turn > 0 and table.concat(turn, "\n\n") or nil,
+  }
+end
+
+local context_hooked = false
+
+uji.context = {
+  add = function(name, provide, opts)
+    if type(name) ~= "string" or name == "" or type(provide) ~= "function" then
+      error("uji.context.add needs a name and a function, e.g. uji.context.add(\"notes\", function() return \"...\" end)", 2)
+    end
+    local priority = 50
+    if opts ~= nil then
+      if type(opts) ~= "table" then
+        error("uji.context.add: options must be a table { priority = number }, got " .. type(opts), 2)
+      end
+      for key in pairs(opts) do
+        if key ~= "priority" then
+          error("uji.context.add: unknown option " .. tostring(key) .. " (options: priority)", 2)
+        end
+      end
+      if opts.priority ~= nil then
+        if type(opts.priority) ~= "number" then
+          error("uji.context.add: priority must be a number, got " .. type(opts.priority), 2)
+        end
+        priority = opts.priority
+      end
+    end
+    if not context_hooked then
+      uji.on("turn_context", run_providers, { name = "uji.context" })
+      context_hooked = true
+    end
+    order = order + 1
+    providers[name] = { name = name, provide = provide, priority = priority, order = order }
+    return {
+      remove = function()
+        return uji.context.remove(name)
+      end,
+    }
+  end,
+  remove = function(name)
+    if providers[name] then
+      providers[name] = nil
+      return true
+    end
+    return false
+  end,
+  list = function()
+    local names = {}
+    for _, p in ipairs(sorted_providers()) do
+      names[#names + 1] = p.name
+    end
+    return uji.json.array(names)
+  end,
+}
+
+-- uji.os: facts about the process (fields) and a few helpers.
+local started = raw.os_clock()
+uji.os = {
+  platform = raw.os_platform,
+  executable = raw.os_executable,
+  argv = raw.os_argv,
+  clock = function()
+    return raw.os_clock() - started
+  end,
+  now = function()
+    return raw.os_now()
+  end,
+  env = function(name)
+    if type(name) ~= "string" then
+      error("uji.os.env: expects a variable name, got " .. type(name), 2)
+    end
+    local value = os.getenv(name)
+    if value == "" then
+      return nil
+    end
+    return value
+  end,
+  home = function()
+    return os.getenv("HOME")
+  end,
+}
+
+-- uji.api.*(): the wires by the public uji's names, for
+-- uji.provider.add({ api = uji.api.openai(), ... }).
+uji.api = {
+  openai = function()
+    return { wire = "openai-chat" }
+  end,
+  anthropic = function()
+    return { wire = "anthropic" }
+  end,
+  gemini = function()
+    return { wire = "gemini" }
+  end,
+  responses = function()
+    return { wire = "openai-responses" }
+  end,
+}
+
+-- uji.provider.add with an api object (a table with a stream method, as
+-- the public uji's provider plugins make): its stream becomes a Lua wire.
+-- A stream may answer through reply or return the answer (or nil and a
+-- failure).
+local provider_add = raw.provider_add
+uji.provider.add = function(spec)
+  if type(spec) == "table" and type(spec.api) == "table" and type(spec.api.stream) == "function" then
+    local api = spec.api
+    local wire = "provider:" .. tostring(spec.id)
+    uji.wire.add(wire, {
+      stream = function(request, reply)
+        local answer, failure = api:stream(request, reply)
+        if type(answer) == "table" then
+          reply.done(answer)
+        elseif failure ~= nil then
+          reply.fail(failure)
+        end
+        return answer ~= nil and type(answer) == "function" and answer or nil
+      end,
+    })
+    local copy = {}
+    for k, v in pairs(spec) do
+      copy[k] = v
+    end
+    copy.api = wire
+    spec = copy
+  end
+  local ok, err = provider_add(spec)
+  if not ok then
+    error(err, 2)
+  end
+end
+
+-- uji.tool.display(name, { label, subject, question, preview }): how a
+-- tool uji does not run (one a provider runs itself) is shown. Kept for
+-- uji.tool.displays(); this uji runs every tool it shows, so nothing else
+-- reads it yet.
+local displays = {}
+local DISPLAY_FIELDS = { label = "string", verb = "string", question = "string", subject = true, preview = "function" }
+uji.tool.display = function(name, opts)
+  if type(name) ~= "string" or name == "" then
+    error("uji.tool.display: the tool's name must be a non-empty string", 2)
+  end
+  if type(opts) ~= "table" then
+    error("uji.tool.display needs a table { label = ..., subject = ..., question = ..., preview = ... }", 2)
+  end
+  for key, value in pairs(opts) do
+    local want = DISPLAY_FIELDS[key]
+    if want == nil then
+      error("uji.tool.display: unknown field " .. tostring(key) .. " (fields: label, subject, question, preview)", 2)
+    end
+    if key == "subject" then
+      if type(value) ~= "string" and type(value) ~= "function" then
+        error("uji.tool.display: subject must be a string or a function(args), got " .. type(value), 2)
+      end
+    elseif type(value) ~= want then
+      error("uji.tool.display: " .. key .. " must be a " .. want .. ", got " .. type(value), 2)
+    end
+  end
+  displays[name] = { label = opts.label or opts.verb, subject = opts.subject, question = opts.question, preview = opts.preview }
+  return {
+    remove = function()
+      local had = displays[name] ~= nil
+      displays[name] = nil
+      return had
+    end,
+  }
+end
+uji.tool.displays = function()
+  local copy = {}
+  for name, d in pairs(displays) do
+    copy[name] = d
+  end
+  return copy
+end
+
+-- Features of the public uji's screen this uji does not have: a clear
+-- error naming the function instead of "attempt to call a nil value".
+local function missing(name)
+  return function()
+    error(name .. " is not available in this uji (the public uji's ito views and toolbar are not part of it)", 2)
+  end
+end
+uji.ui.toolbar = missing("uji.ui.toolbar")
+uji.ui.overlay = missing("uji.ui.overlay")
+uji.ui.Markdown = missing("uji.ui.Markdown")
+package.preload["ito"] = function()
+  error("require(\"ito\"): the public uji's view library is not available in this uji", 2)
+end
