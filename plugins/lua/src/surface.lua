@@ -67,9 +67,11 @@ uji.config.files = either(wrap2(raw.config_files))
 
 -- uji.session.info(): the public uji's `directory` and `short_directory`
 -- beside uji's `cwd`.
-local session_info = uji.session.info
 uji.session.info = function()
-  local info = session_info()
+  local ok, info = raw.session_info()
+  if not ok then
+    error(info, 2)
+  end
   if type(info) == "table" then
     info.directory = info.directory or info.cwd or ""
     local home = os.getenv("HOME")

@@ -223,10 +223,10 @@ function Task:cancel()
   if stop then
     pcall(stop)
   end
+  -- A cancelled task's end is no error worth reporting.
+  self.quiet = true
   if tasks.current() ~= self then
     finished(self, false, "cancelled")
-  else
-    self.quiet = true
   end
   return true
 end

@@ -1,0 +1,196 @@
+//! Small plugins written in the public uji's plugin style, run end to end:
+//! the real binary, the real Lua plugin, `uji run` against the fake model on
+//! 127.0.0.1. Each asserts on what uji sent and on what happened on disk.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+use uji_fake_model::{FakeModel, RecordedRequest};
+use uji_tests::chat::{answer, call, uji_with_model};
+use uji_tests::{Sandbox, text};
+
+const MODEL: &str = "openrouter/qwen/qwen3-coder";
+const KEY: &str = "sk-e2e-secret-key-42";
+
+fn run(sandbox: &Sandbox, model: &FakeModel, prompt: &str) -> (Output, String) {
+    let output = uji_with_model(sandbox, model, KEY)
+        .args(["run", "--yes", "--model", MODEL, prompt])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    (output, format!("{stdout}{stderr}"))
+}
+
+fn tool_results(request: &RecordedRequest) -> Vec<String> {
+    request.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A read-only guard as the public uji's readonly plugin was written: a
+/// before_tool handler reading `event.name` and `event.arguments`.
+const READONLY: &str = r#"
+require("uji.builtin.defaults")
+local M = {}
+function M.setup(opts)
+  uji.on("before_tool", function(event)
+    if event.name ~= "write_file" and event.name ~= "edit_file" then
+      return nil
+    end
+    local path = event.arguments.path or ""
+    for _, root in ipairs(opts.paths) do
+      if path:sub(1, #root) == root then
+        return { deny = path .. " is read-only (readonly plugin)" }
+      end
+    end
+  end, { name = "readonly", priority = 20 })
+end
+M.setup({ paths = { "protected/" } })
+"#;
+
+#[test]
+fn a_readonly_guard_reading_the_public_field_names_denies_the_write() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(READONLY);
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "write_file",
+            json!({"path": "protected/x.txt", "content": "x"}),
+        ))
+        .push(call(
+            "c2",
+            "write_file",
+            json!({"path": "open.txt", "content": "y"}),
+        ))
+        .push(answer("done"));
+    let (output, said) = run(&sandbox, &model, "write both");
+    assert!(output.status.success(), "{said}");
+    assert!(!sandbox.work().join("protected/x.txt").exists(), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("open.txt")).unwrap(),
+        "y"
+    );
+    let results = tool_results(&model.requests()[1]);
+    assert!(
+        results[0].contains("protected/x.txt is read-only (readonly plugin)"),
+        "{results:?}"
+    );
+}
+
+/// Records the events it hears, in order, in a file of the workspace.
+const EVENTS: &str = r#"
+require("uji.builtin.defaults")
+local seen = {}
+local function note(line)
+  seen[#seen + 1] = line
+  uji.fs.write("events.log", table.concat(seen, "\n"))
+end
+uji.on("message_submitted", function(e) note("message_submitted " .. e.text) end)
+uji.on("tool_started", function(e) note("tool_started " .. e.name) end)
+uji.on("after_tool", function(e) note("after_tool " .. e.name .. " " .. tostring(#e.content > 0)) end)
+uji.on("before_quit", function() note("before_quit") end)
+uji.tool.policy({ write_file = { deny = { "secret.txt" } } })
+"#;
+
+#[test]
+fn message_submitted_tool_started_after_the_decision_and_before_quit_fire_in_order() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(EVENTS);
+    std::fs::write(sandbox.work().join("a.txt"), "hello").unwrap();
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "write_file",
+            json!({"path": "secret.txt", "content": "x"}),
+        ))
+        .push(call("c2", "read_file", json!({"path": "a.txt"})))
+        .push(answer("read it"));
+    let (output, said) = run(&sandbox, &model, "look at a.txt");
+    assert!(output.status.success(), "{said}");
+    let log = std::fs::read_to_string(sandbox.work().join("events.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "message_submitted look at a.txt",
+            "tool_started read_file",
+            "after_tool read_file true",
+            "before_quit",
+        ],
+        "the denied write neither started nor ran after_tool (uji runs after_tool over what a tool returned, not over refusals); {said}"
+    );
+}
+
+/// A skills loader in the public style: uji.config.files finds the skills,
+/// uji.context.add announces them in the system prompt, and a skill asked
+/// for goes after the user's message for that turn only.
+const SKILLS: &str = r#"
+require("uji.builtin.defaults")
+local skills = {}
+for _, file in ipairs(uji.config.files("skills", { project = true })) do
+  local name = file.name:gsub("%.md$", "")
+  skills[#skills + 1] = { name = name, text = file.text, project = file.project }
+end
+uji.context.add("skills", function()
+  local names = {}
+  for _, s in ipairs(skills) do names[#names + 1] = s.name end
+  return "Skills you may ask for: " .. table.concat(names, ", ")
+end, { priority = 20 })
+local pending
+uji.on("message_submitted", function(e)
+  local wanted = e.text:match("use skill (%w+)")
+  for _, s in ipairs(skills) do
+    if s.name == wanted then pending = s.text end
+  end
+end)
+uji.context.add("skill", function()
+  local text = pending
+  pending = nil
+  if text then
+    return { text = "Skill instructions:\n" .. text, at = "turn" }
+  end
+end, { priority = 21 })
+"#;
+
+#[test]
+fn a_skills_loader_puts_its_list_in_the_system_prompt_and_a_skill_after_the_message() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(SKILLS);
+    let skills = sandbox.config().join("skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::write(skills.join("release.md"), "Tag, then push the tag.").unwrap();
+    let project = sandbox.work().join(".uji/skills");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("lint.md"), "Run the linter first.").unwrap();
+    let model = FakeModel::start();
+    model.push(answer("ok"));
+    let (output, said) = run(&sandbox, &model, "please use skill release");
+    assert!(output.status.success(), "{said}");
+    let request = &model.requests()[0];
+    let messages: Vec<Value> = request.json["messages"].as_array().unwrap().clone();
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("Skills you may ask for: release, lint"),
+        "{system}"
+    );
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(users[0], "please use skill release");
+    assert!(
+        users.get(1).is_some_and(|u| u.contains("Tag, then push the tag.")),
+        "the skill follows the user's message: {users:?}"
+    );
+}
