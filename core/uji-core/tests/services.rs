@@ -116,6 +116,62 @@ fn the_policy_services_change_what_the_gate_decides() {
 }
 
 #[test]
+fn the_command_sandbox_is_the_one_a_command_nobody_approved_gets() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path().canonicalize().unwrap();
+    std::fs::create_dir_all(cwd.join(".git/hooks")).unwrap();
+    // As boot does: the directory is known before the services are installed.
+    let registry = Registry::new();
+    registry.set_config(uji_core::boot::CWD_KEY, json!(cwd.to_string_lossy()));
+    registry.install_services();
+    let gate = Gate::new(registry.clone());
+    gate.install_services();
+    let core = Core {
+        registry,
+        gate,
+        providers: Providers::new(Arc::new(NoEnv)),
+    };
+    // A plugin moving "cwd" later does not move the workspace.
+    call(
+        &core,
+        ConfigSet {
+            key: uji_core::boot::CWD_KEY.into(),
+            value: json!("/"),
+        },
+    )
+    .unwrap();
+    let default = call(&core, CommandSandbox {}).unwrap();
+    assert_eq!(default.mode, uji_sdk::SandboxMode::WorkspaceWrite);
+    assert!(default.network);
+    assert_eq!(
+        Some(&default),
+        core.gate
+            .call_sandbox(uji_sdk::SubjectKind::Command, &cwd)
+            .as_ref()
+    );
+    assert!(
+        default
+            .writable
+            .contains(&cwd.to_string_lossy().into_owned())
+    );
+    assert!(!default.writable.contains(&"/".to_string()), "{default:?}");
+    let hooks = cwd.join(".git/hooks").to_string_lossy().into_owned();
+    assert!(default.read_only.contains(&hooks), "{default:?}");
+    call(
+        &core,
+        ToolSandbox {
+            mode: Some(uji_sdk::SandboxMode::ReadOnly),
+            network: Some(false),
+            writable: None,
+        },
+    )
+    .unwrap();
+    let set = call(&core, CommandSandbox {}).unwrap();
+    assert_eq!(set.mode, uji_sdk::SandboxMode::ReadOnly);
+    assert!(!set.network);
+}
+
+#[test]
 fn the_policy_services_keep_their_checks() {
     let core = core();
     let e = call(

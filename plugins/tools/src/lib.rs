@@ -1,6 +1,8 @@
 //! uji's built-in tools as a plugin built only on the public SDK, exactly
 //! like a third-party plugin: `read_file`, `edit_file`, `write_file`,
-//! `run_command`, and for background jobs `job_output` and `stop_job`.
+//! `run_command`, and for background jobs `job_output` and `stop_job`; and
+//! the host services `jobs.*` (background jobs) and `proc.*` (processes
+//! other plugins run and talk to, [`Procs`]).
 //!
 //! The tool types are public so tests (and other plugins that want the same
 //! behaviour) can use them directly.
@@ -13,6 +15,7 @@ mod edit_file;
 mod jobs;
 mod leftovers;
 mod process;
+mod procs;
 mod read_file;
 mod reaper;
 mod run_command;
@@ -23,6 +26,7 @@ mod write_file;
 pub use edit_file::EditFile;
 pub use jobs::Jobs;
 pub use jobs::tools::{JobOutput, StopJob};
+pub use procs::Procs;
 pub use read_file::ReadFile;
 pub use run_command::RunCommand;
 pub use write_file::WriteFile;
@@ -53,6 +57,7 @@ impl Plugin for ToolsPlugin {
         sandbox::set_host(host);
         let jobs = Jobs::new(Some(host.clone()));
         jobs::services::install(host, &jobs)?;
+        procs::services::install(host, &Procs::new(host))?;
         host.register_tool(ReadFile)?;
         host.register_tool(EditFile)?;
         host.register_tool(WriteFile)?;

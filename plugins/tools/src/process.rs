@@ -8,8 +8,10 @@ use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+use uji_sdk::protocol::services::ChildEnv;
 
 use crate::reaper;
 use crate::sandbox::Prepared;
@@ -67,16 +69,17 @@ pub struct Running {
 impl Running {
     /// Starts `command` with `bash -c` in `cwd`, in `sandbox`.
     pub fn start(command: &str, cwd: &Path, sandbox: &Prepared) -> io::Result<Running> {
-        reaper::become_subreaper();
-        reaper::reap_adopted();
-        let mark = reaper::new_mark();
-        let (child, reader) = spawn(command, cwd, &mark, sandbox)?;
+        let (reader, writer) = io::pipe()?;
+        let writer2 = writer.try_clone()?;
+        let mut cmd = uji_sdk::protocol::bash::command(command);
+        cmd.stdin(Stdio::null()).stdout(writer2).stderr(writer);
+        // No provider key or UJI_* secret reaches the command (docs/configuration.md).
+        let (child, guard) = start_tree(cmd, cwd, &uji_sdk::child::env(), sandbox)?;
+        // The Command (now gone) held the pipe's write ends; with them closed
+        // in this process the reader sees end-of-file when the command's
+        // processes exit.
         Ok(Running {
-            guard: TreeGuard {
-                root: child.id() as libc::pid_t,
-                mark,
-                armed: true,
-            },
+            guard,
             child,
             reader,
             eof: false,
@@ -140,22 +143,24 @@ impl Running {
     }
 }
 
-fn spawn(
-    command: &str,
+/// Starts `cmd` (its program, arguments and streams set by the caller) the
+/// way every process of this plugin starts: in `cwd`; with `env` applied,
+/// so it inherits nothing uji withholds from children (variables set on
+/// `cmd` itself stay); marked for the [`reaper`]; in a session and process
+/// group of its own; killed if uji dies; inside `sandbox`; from the
+/// [`spawner`] thread. The guard it answers kills the whole tree.
+pub fn start_tree(
+    mut cmd: Command,
     cwd: &Path,
-    mark: &str,
+    env: &ChildEnv,
     sandbox: &Prepared,
-) -> io::Result<(Child, io::PipeReader)> {
-    let (reader, writer) = io::pipe()?;
-    let writer2 = writer.try_clone()?;
-    let mut cmd = uji_sdk::protocol::bash::command(command);
-    cmd.current_dir(cwd)
-        .env(reaper::MARK_VAR, mark)
-        .stdin(Stdio::null())
-        .stdout(writer2)
-        .stderr(writer);
-    // No provider key or UJI_* secret reaches the command (docs/configuration.md).
-    uji_sdk::child::env().apply(&mut cmd);
+) -> io::Result<(Child, TreeGuard)> {
+    reaper::become_subreaper();
+    reaper::reap_adopted();
+    let mark = reaper::new_mark();
+    cmd.current_dir(cwd);
+    env.apply(&mut cmd);
+    cmd.env(reaper::MARK_VAR, &mark);
     let enter = sandbox.enter(cwd);
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: setsid, prctl, getppid, and the sandbox's unshare, open,
@@ -183,11 +188,13 @@ fn spawn(
             Ok(())
         });
     }
-    let child = spawner::spawn(cmd);
-    // The Command (now gone) held the pipe's write ends; with them closed
-    // in this process the reader sees end-of-file when the command's
-    // processes exit.
-    Ok((child?, reader))
+    let child = spawner::spawn(cmd)?;
+    let guard = TreeGuard {
+        root: child.id() as libc::pid_t,
+        mark,
+        armed: true,
+    };
+    Ok((child, guard))
 }
 
 /// Waits up to `timeout` for the pipe to have data or be closed.

@@ -446,6 +446,7 @@ pub mod frontend;
 pub mod jobs;
 pub mod keymap;
 pub mod mcp;
+pub mod procs;
 pub mod services;
 pub mod session;
 pub mod spill;

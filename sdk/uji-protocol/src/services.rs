@@ -283,6 +283,20 @@ service!(
     SandboxSettings
 );
 
+/// `tool.command_sandbox`: the OS sandbox a command nobody approved runs
+/// in now (the one `run_command` gets from the gate unless a person lifts
+/// it: the `tool.sandbox` settings, the session's directory as the
+/// workspace, the protected paths). Core serves it; the tools plugin asks
+/// it for every process it starts for another plugin (`proc.start`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandSandbox {}
+service!(
+    CommandSandbox,
+    "tool.command_sandbox",
+    "{}",
+    crate::CallSandbox
+);
+
 /// `tool.remove`: removes a tool; answers whether it existed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolRemove {

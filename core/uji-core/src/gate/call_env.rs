@@ -115,6 +115,26 @@ impl Gate {
         })
     }
 
+    /// `tool.command_sandbox`: the sandbox a command nobody approved runs
+    /// in now, with `session_dir` (else uji's current directory) as the
+    /// workspace: what [`Gate::call_sandbox`] gives `run_command`'s calls.
+    /// The tools plugin starts the processes other plugins ask for
+    /// (`proc.start`) in it, wherever they run.
+    pub fn command_sandbox(&self, session_dir: Option<&Path>) -> Result<CallSandbox, String> {
+        let cwd = session_dir
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
+            .ok_or_else(|| {
+                "uji cannot tell the session's directory, so it cannot say which sandbox \
+                 commands run in"
+                    .to_string()
+            })?;
+        self.call_sandbox(SubjectKind::Command, &cwd)
+            .ok_or_else(|| {
+                "uji gives commands no sandbox description (this is a bug in uji)".to_string()
+            })
+    }
+
     /// Whether a person's "allow once" in a question runs that call with
     /// no sandbox: only while the user set no mode (a mode set applies to
     /// every command).

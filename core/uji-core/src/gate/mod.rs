@@ -21,8 +21,8 @@ use uji_host::{ProgressSink, Registry};
 use uji_policy::{Decision, Policy, RuleProblem, ToolFacts, Verdict};
 use uji_protocol::frontend::GateDecision;
 use uji_protocol::services::{
-    PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy,
-    ToolRemove, ToolRoots, ToolSandbox,
+    CommandSandbox, PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable,
+    ToolList, ToolPolicy, ToolRemove, ToolRoots, ToolSandbox,
 };
 use uji_protocol::{
     ApprovalMode, DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolErrorKind, ToolOutput,
@@ -462,6 +462,15 @@ impl Gate {
         let gate = self.clone();
         self.registry
             .serve(move |request: ToolSandbox| Ok(gate.sandbox(request)));
+        let gate = self.clone();
+        // The directory uji started in, read once: a plugin's later
+        // `config.set("cwd", …)` does not move the workspace of the sandbox.
+        let session_dir = self
+            .registry
+            .config(crate::boot::CWD_KEY)
+            .and_then(|v| v.as_str().map(PathBuf::from));
+        self.registry
+            .serve(move |_: CommandSandbox| gate.command_sandbox(session_dir.as_deref()));
         let gate = self.clone();
         self.registry
             .serve(move |request: ToolRemove| Ok(gate.registry.remove_tool(&request.name)));
