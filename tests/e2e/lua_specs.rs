@@ -28,7 +28,10 @@ fn sandbox() -> Sandbox {
 /// Runs the `spec` tool with `args` in a fresh process; its text.
 fn spec_tool(sandbox: &Sandbox, args: serde_json::Value) -> String {
     let mut cmd = sandbox.uji();
-    cmd.args(["tool", "run", "spec", "-", "--yes"]);
+    // A provider key in uji's environment: the job spec checks that no
+    // process a plugin starts sees it.
+    cmd.env("ANTHROPIC_API_KEY", "sk-spec-secret-key")
+        .args(["tool", "run", "spec", "-", "--yes"]);
     let output = with_stdin(cmd, &args.to_string());
     let (stdout, stderr) = text(&output);
     format!("{stdout}{stderr}")
@@ -74,4 +77,9 @@ fn files_spec() {
 #[test]
 fn compat_spec() {
     run_spec_file("compat_spec.lua");
+}
+
+#[test]
+fn job_spec() {
+    run_spec_file("job_spec.lua");
 }

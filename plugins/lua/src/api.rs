@@ -231,6 +231,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::session::install(lua, &t)?;
     crate::served::install(lua, &t)?;
     crate::files::install(lua, &t)?;
+    crate::job::install(lua, &t)?;
     install_misc(lua, &t)?;
     let config_lua = state.config_dir.as_ref().map(|dir| {
         let lua_dir = dir.join("lua");
@@ -248,9 +249,14 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
         .set_name(TASKS_CHUNK)
         .call((t.clone(), uji.clone()))?;
     lua.set_named_registry_value(TASK_CALL, tasks.get::<Function>("call")?)?;
-    lua.load(include_str!("surface.lua"))
+    let surface: Table = lua
+        .load(include_str!("surface.lua"))
         .set_name(SURFACE_CHUNK)
-        .call::<()>((t, uji, tasks))?;
+        .call((t, uji, tasks))?;
+    lua.set_named_registry_value(
+        crate::job::DISPATCH,
+        surface.get::<Function>("job_dispatch")?,
+    )?;
     Ok(())
 }
 

@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod events;
 mod files;
+mod job;
 mod interrupt;
 mod limits;
 mod load;

@@ -306,6 +306,135 @@ uji.tool.displays = function()
   return copy
 end
 
+-- uji.job.start: a process with line callbacks, in the sandbox and the
+-- key-free environment run_command uses. Both the public uji's form,
+-- uji.job.start({ cmd = ..., cwd, timeout, on_stdout, on_stderr, on_exit }),
+-- and uji.job.start(cmd, { args, cwd, env, timeout, ... }). on_exit(code,
+-- reason): reason is "timeout" or "stopped" (code -1) when uji ended it.
+local jobs = {}
+local JOB_FIELDS = {
+  cmd = true, args = true, cwd = true, env = true, timeout = true,
+  on_stdout = "function", on_stderr = "function", on_exit = "function",
+}
+
+local function job_options(first, second)
+  local opts
+  if type(first) == "table" and second == nil and first.cmd ~= nil then
+    opts = first
+  elseif type(first) == "string" or type(first) == "table" then
+    if second ~= nil and type(second) ~= "table" then
+      error("uji.job.start: options must be a table, got " .. type(second), 3)
+    end
+    opts = {}
+    for k, v in pairs(second or {}) do
+      opts[k] = v
+    end
+    opts.cmd = first
+  else
+    error("uji.job.start needs a command: uji.job.start({ cmd = ... }) or uji.job.start(cmd, opts)", 3)
+  end
+  for key, want in pairs(opts) do
+    local kind = JOB_FIELDS[key]
+    if kind == nil then
+      error("uji.job.start: unknown field " .. tostring(key)
+        .. " (fields: cmd, args, cwd, env, timeout, on_stdout, on_stderr, on_exit)", 3)
+    end
+    if kind == "function" and type(want) ~= "function" then
+      error("uji.job.start: " .. key .. " must be a function, got " .. type(want), 3)
+    end
+  end
+  local cmd = opts.cmd
+  if opts.args ~= nil then
+    if type(opts.args) ~= "table" then
+      error("uji.job.start: args must be a list of strings", 3)
+    end
+    local argv = { type(cmd) == "table" and cmd[1] or cmd }
+    if type(cmd) == "table" then
+      for i = 2, #cmd do argv[#argv + 1] = cmd[i] end
+    end
+    for _, a in ipairs(opts.args) do argv[#argv + 1] = tostring(a) end
+    cmd = argv
+  end
+  if opts.timeout ~= nil and type(opts.timeout) ~= "number" then
+    error("uji.job.start: timeout must be a number of seconds, got " .. type(opts.timeout), 3)
+  end
+  if opts.cwd ~= nil and type(opts.cwd) ~= "string" then
+    error("uji.job.start: cwd must be a string, got " .. type(opts.cwd), 3)
+  end
+  return opts, cmd
+end
+
+uji.job = {
+  start = function(first, second)
+    local opts, cmd = job_options(first, second)
+    local ok, id = raw.job_start(cmd, opts.cwd, opts.env, opts.timeout)
+    if not ok then
+      if tostring(id):find("must", 1, true) then
+        error(id, 2)
+      end
+      -- The public uji's way: a process that could not start reports on
+      -- stderr and exits -1, from a task of its own.
+      uji.task.spawn(function()
+        if opts.on_stderr then opts.on_stderr("spawn: " .. tostring(id)) end
+        if opts.on_exit then opts.on_exit(-1) end
+      end)
+      local none = function() end
+      return { send = none, close = none, stop = none }
+    end
+    jobs[id] = opts
+    local function call(native, ...)
+      local done, err = native(id, ...)
+      if not done then
+        return nil, err
+      end
+      return true
+    end
+    return {
+      id = id,
+      send = function(text)
+        text = tostring(text)
+        if text:sub(-1) ~= "\n" then
+          text = text .. "\n"
+        end
+        return call(raw.job_send, text)
+      end,
+      close = function()
+        return call(raw.job_close)
+      end,
+      stop = function()
+        return call(raw.job_stop)
+      end,
+    }
+  end,
+}
+
+-- Called by the job's reader (job.rs) with each batch, in order.
+local function job_dispatch(id, stdout, stderr, code, reason)
+  local opts = jobs[id]
+  if not opts then
+    return
+  end
+  for _, line in ipairs(stdout) do
+    if opts.on_stdout then
+      local ok, err = pcall(opts.on_stdout, line)
+      if not ok then uji.notify("job: " .. tostring(err)) end
+    end
+  end
+  for _, line in ipairs(stderr) do
+    if opts.on_stderr then
+      local ok, err = pcall(opts.on_stderr, line)
+      if not ok then uji.notify("job: " .. tostring(err)) end
+    end
+  end
+  if code ~= nil then
+    jobs[id] = nil
+    if opts.on_exit then
+      local ok, err = pcall(opts.on_exit, code, reason)
+      if not ok then uji.notify("job: " .. tostring(err)) end
+    end
+  end
+end
+
 -- Features of the public uji's screen this uji does not have: a clear
 -- error naming the function instead of "attempt to call a nil value".
 local function missing(name)
@@ -319,3 +448,5 @@ uji.ui.Markdown = missing("uji.ui.Markdown")
 package.preload["ito"] = function()
   error("require(\"ito\"): the public uji's view library is not available in this uji", 2)
 end
+
+return { job_dispatch = job_dispatch }
