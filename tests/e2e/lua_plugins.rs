@@ -190,7 +190,9 @@ fn a_skills_loader_puts_its_list_in_the_system_prompt_and_a_skill_after_the_mess
         .collect();
     assert_eq!(users[0], "please use skill release");
     assert!(
-        users.get(1).is_some_and(|u| u.contains("Tag, then push the tag.")),
+        users
+            .get(1)
+            .is_some_and(|u| u.contains("Tag, then push the tag.")),
         "the skill follows the user's message: {users:?}"
     );
 }

@@ -162,7 +162,10 @@ fn dispatch(state: &std::rc::Rc<State>, id: u64, output: ProcOutput) {
 }
 
 pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
-    t.set("job_start", raw(lua, |lua, state, args| start(lua, state, args))?)?;
+    t.set(
+        "job_start",
+        raw(lua, |lua, state, args| start(lua, state, args))?,
+    )?;
     t.set(
         "job_send",
         raw(lua, |_, state, (id, data): (u64, String)| {
@@ -171,11 +174,15 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "job_close",
-        raw(lua, |_, state, id: u64| service(state, "job.close", &ProcClose { id }))?,
+        raw(lua, |_, state, id: u64| {
+            service(state, "job.close", &ProcClose { id })
+        })?,
     )?;
     t.set(
         "job_stop",
-        raw(lua, |_, state, id: u64| service(state, "job.stop", &ProcStop { id }))?,
+        raw(lua, |_, state, id: u64| {
+            service(state, "job.stop", &ProcStop { id })
+        })?,
     )?;
     Ok(())
 }

@@ -85,6 +85,9 @@ pub struct Agent {
     usage: Usage,
     /// Tokens the last request read: what the context holds.
     context_used: u64,
+    /// What `turn_context` handlers added to this turn's system prompt
+    /// (cleared when the next turn starts).
+    turn_system: Vec<String>,
     /// Messages the user sent while a turn runs.
     queue: MessageQueue,
     /// Model, title and `!cmd` results set from outside the turn.
@@ -288,6 +291,7 @@ impl Agent {
             events: Arc::new(|_| {}),
             usage,
             context_used: 0,
+            turn_system: Vec::new(),
             queue: MessageQueue::default(),
             control,
             // Nobody reads it until the agent is connected.
@@ -519,6 +523,10 @@ impl Agent {
     fn system_prompt(&self) -> String {
         let mut system =
             prompt::system_prompt(&self.settings.cwd, self.settings.append_prompt.as_deref());
+        for extra in &self.turn_system {
+            system.push_str("\n\n");
+            system.push_str(extra);
+        }
         for hook in self.registry.hooks("before_turn") {
             let payload =
                 json!({"event": "before_turn", "system": system, "session": self.session.id()});
@@ -765,11 +773,13 @@ impl Agent {
                 json!({"text": text, "session": self.id()}),
             );
         }
+        let text_for_context = text.clone();
         self.save(MessageBody::User {
             text,
             images,
             hidden: false,
         });
+        self.turn_context(&text_for_context);
         self.run_turn(interrupt).await
     }
 
@@ -781,6 +791,49 @@ impl Agent {
             text: String::new(),
         });
         self.run_turn(interrupt).await
+    }
+
+    /// Asks `turn_context` handlers (Lua's `uji.context`) what this turn
+    /// needs: a string or `{system}` goes into this turn's system prompt;
+    /// `{turn}` is saved as a hidden user message after the user's (in the
+    /// history the model reads, hidden in the transcript).
+    fn turn_context(&mut self, text: &str) {
+        self.turn_system.clear();
+        let hooks = self.registry.hooks("turn_context");
+        if hooks.is_empty() {
+            return;
+        }
+        let payload = json!({"event": "turn_context", "session": self.id(), "text": text});
+        let mut turn = Vec::new();
+        for hook in hooks {
+            match hook.call(&payload) {
+                Ok(Value::String(system)) => self.turn_system.push(system),
+                Ok(Value::Object(answer)) => {
+                    if let Some(Value::String(system)) = answer.get("system") {
+                        self.turn_system.push(system.clone());
+                    }
+                    if let Some(Value::String(text)) = answer.get("turn") {
+                        turn.push(text.clone());
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let who = hook
+                        .options()
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| hook.plugin().to_string());
+                    self.notice(format!("context handler {who} failed: {e}"));
+                }
+            }
+        }
+        for text in turn {
+            self.save(MessageBody::User {
+                text,
+                images: Vec::new(),
+                hidden: true,
+            });
+        }
     }
 
     /// The model's answers and tool calls until the turn ends.
