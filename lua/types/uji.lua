@@ -458,6 +458,150 @@ function planmode.toggle() end
 ---@return boolean
 function planmode.active() end
 
+
+---@class uji.task_handle
+---@field cancel fun(self: uji.task_handle): boolean
+---@field wait fun(self: uji.task_handle): ...
+
+---@class uji.task
+uji.task = {}
+---Runs fn(...) in a new task, started when the current code waits or ends.
+---@param fn fun(...): ...
+---@return uji.task_handle
+function uji.task.spawn(fn, ...) end
+---The first function to end wins: its position and results.
+---@return integer index, ...
+function uji.task.race(...) end
+---true and fn's results, or false when `seconds` passed first.
+---@param seconds number|nil
+---@param fn fun(): ...
+---@return boolean ok, ...
+function uji.task.timeout(seconds, fn) end
+---@return uji.task_handle|nil
+function uji.task.current() end
+---@param handler fun(message: string)
+function uji.task.on_error(handler) end
+---Waits (inside a task); 0 yields, math.huge sleeps until cancelled.
+---@param seconds number
+function uji.sleep(seconds) end
+
+---@class uji.promise
+---@field settled boolean
+---@field resolve fun(self: uji.promise, ...): boolean
+---@field await fun(self: uji.promise): ...
+---@return uji.promise
+function uji.promise() end
+
+---@class uji.job_handle
+---@field id integer
+---@field send fun(text: string): boolean|nil, string?
+---@field close fun(): boolean|nil, string?
+---@field stop fun(): boolean|nil, string?
+
+---@class uji.job_options
+---@field cmd? string|string[]
+---@field args? string[]
+---@field cwd? string
+---@field env? table<string, string>
+---@field timeout? number
+---@field on_stdout? fun(line: string)
+---@field on_stderr? fun(line: string)
+---@field on_exit? fun(code: integer, reason: "timeout"|"stopped"|nil)
+
+---@class uji.job
+uji.job = {}
+---Starts a process (sandboxed, without provider keys).
+---@param cmd string|string[]|uji.job_options
+---@param opts? uji.job_options
+---@return uji.job_handle
+function uji.job.start(cmd, opts) end
+
+---@class uji.fs
+uji.fs = {}
+---@param path string
+---@return string|nil text, string? err
+function uji.fs.read(path, on_done) end
+---@param path string
+---@param opts? {offset?: integer, limit?: integer, max_line?: integer}
+---@return {lines: string[], cut: table<integer, boolean>, total: integer}|nil, string?
+function uji.fs.lines(path, opts, on_done) end
+---@param path string
+---@param text string
+---@return {created: boolean}|nil, string?
+function uji.fs.write(path, text, on_done) end
+---@param path string
+---@return {name: string, type: "file"|"dir"|"link"|"other"}[]|nil, string?
+function uji.fs.list(path, on_done) end
+---@param pattern string
+---@return string[]|nil, string?
+function uji.fs.glob(pattern, on_done) end
+---@param path string
+---@return {type: string, size: integer, modified: integer?}|nil, string?
+function uji.fs.stat(path, on_done) end
+---@param path string
+---@return boolean
+function uji.fs.exists(path) end
+---@param base string
+---@return string
+function uji.fs.join(base, ...) end
+
+---@class uji.data
+uji.data = {}
+---@param name string
+---@return string|nil text, string? err
+function uji.data.read(name, on_done) end
+---@param name string
+---@param text string
+---@return boolean|nil, string?
+function uji.data.write(name, text, on_done) end
+
+---The files of a config folder, then (with project) the nearest .uji/<folder>.
+---@param folder string
+---@param opts? {project?: boolean}
+---@return {name: string, path: string, text: string, project: boolean}[]|nil, string?
+function uji.config.files(folder, opts, on_done) end
+
+---@class uji.context
+uji.context = {}
+---@param name string
+---@param provide fun(): string|{text: string, at?: "turn"}|nil
+---@param opts? {priority?: number}
+---@return {remove: fun(): boolean}
+function uji.context.add(name, provide, opts) end
+---@param name string
+---@return boolean
+function uji.context.remove(name) end
+---@return string[]
+function uji.context.list() end
+
+---@class uji.os
+---@field platform "linux"|"macos"|"windows"|"other"
+---@field executable string|nil
+---@field argv string[]
+uji.os = {}
+---@return number
+function uji.os.clock() end
+---@return integer
+function uji.os.now() end
+---@param name string
+---@return string|nil
+function uji.os.env(name) end
+---@return string|nil
+function uji.os.home() end
+
+---@class uji.api
+uji.api = {}
+function uji.api.openai() end
+function uji.api.anthropic() end
+function uji.api.gemini() end
+function uji.api.responses() end
+
+---Describes a tool uji does not run.
+---@param name string
+---@param opts {label?: string, subject?: string|fun(args: table): string, question?: string, preview?: fun(args: table): table}
+---@return {remove: fun(): boolean}
+function uji.tool.display(name, opts) end
+
 return uji
 
 uji.config = {}

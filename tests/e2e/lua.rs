@@ -1383,7 +1383,7 @@ end)
     );
     assert_eq!(
         env.command("json", ""),
-        r#"{"arr":[],"back":{"a":[],"b":{},"c":[1,null,3]},"empty":{},"list":[1,2],"n":3,"null":null}"#
+        r#"{"arr":[],"back":{"a":[],"b":{},"c":[1,null,3],"d":null},"empty":{},"list":[1,2],"n":3,"null":null}"#
     );
     assert_eq!(
         env.booted.registry.command("json").unwrap().description(),

@@ -5,9 +5,11 @@
 //! - a table whose keys are exactly 1..n is an array;
 //! - `uji.json.array(t)` marks a table as an array (an empty one encodes as
 //!   `[]`); arrays decoded from JSON carry the same mark, so they round-trip;
-//! - `uji.json.null` is JSON null; a null inside a decoded object leaves the
-//!   key out (reads as nil), inside an array it stays `uji.json.null` so the
-//!   positions do not shift;
+//! - `uji.json.null` is JSON null; `uji.json.decode` keeps every null as it
+//!   (objects too, as the public uji does; `{ nulls = false }` leaves null
+//!   fields out); in what uji hands Lua (hook payloads, answers) a null
+//!   inside an object leaves the key out, inside an array it stays
+//!   `uji.json.null` so the positions do not shift;
 //! - integral numbers become JSON integers.
 
 use mlua::{Lua, Table, Value};
