@@ -659,7 +659,7 @@ try(function() uji.tool.add("typo2", { run = function() end, display = { verbb =
     );
     assert!(
         notices[6].contains(
-            "init.lua:12: uji.tool.add(\"typo2\"): display: unknown field verbb (did you mean verb?); the fields are verb, question"
+            "init.lua:12: uji.tool.add(\"typo2\"): display: unknown field verbb (did you mean verb?); the fields are verb, label, question"
         ),
         "{notices:?}"
     );
