@@ -232,6 +232,14 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::served::install(lua, &t)?;
     crate::files::install(lua, &t)?;
     crate::job::install(lua, &t)?;
+    crate::packs::install_natives(lua, &t)?;
+    t.set(
+        "config_dir",
+        state
+            .config_dir
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+    )?;
     install_misc(lua, &t)?;
     let config_lua = state.config_dir.as_ref().map(|dir| {
         let lua_dir = dir.join("lua");
@@ -256,6 +264,10 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     lua.set_named_registry_value(
         crate::job::DISPATCH,
         surface.get::<Function>("job_dispatch")?,
+    )?;
+    lua.set_named_registry_value(
+        crate::load::PACKS_AFTER_CONFIG,
+        surface.get::<Function>("packs_after_config")?,
     )?;
     Ok(())
 }

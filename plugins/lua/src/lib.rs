@@ -15,6 +15,7 @@ mod interrupt;
 mod job;
 mod limits;
 mod load;
+mod packs;
 mod runtime;
 mod served;
 mod session;

@@ -152,8 +152,24 @@ fn recover_from(state: &State, failure: InitFailure) {
 /// What uji reads to show a failed init.lua (`uji_core::boot::CONFIG_ERROR_KEY`).
 const CONFIG_ERROR_KEY: &str = "config_error";
 
+/// Registry name of surface.lua's function that runs the `plugin/*.lua`
+/// of the packs init.lua added, once the config's own have run.
+pub const PACKS_AFTER_CONFIG: &str = "uji.pack.after_config";
+
+/// Runs the packs' `plugin/*.lua` (surface.lua); an error is a notice.
+fn run_pack_plugins(state: &State) {
+    let run = state
+        .lua
+        .named_registry_value::<Function>(PACKS_AFTER_CONFIG)
+        .and_then(|f| f.call::<()>(()));
+    if let Err(e) = run {
+        state.report("running the packs' plugin files", &e);
+    }
+}
+
 /// Runs `<config>/init.lua` (or the built-in defaults when there is none),
-/// then every `<config>/plugin/*.lua` in name order.
+/// then every `<config>/plugin/*.lua` in name order, then those of the
+/// packs init.lua added (`uji.pack.add`), pack by pack.
 pub fn load_config(state: &State) {
     let config = state.config_dir.clone();
     let init = config.as_ref().map(|c| c.join("init.lua"));
@@ -172,4 +188,5 @@ pub fn load_config(state: &State) {
             run_file(state, &file);
         }
     }
+    run_pack_plugins(state);
 }

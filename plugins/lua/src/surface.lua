@@ -435,6 +435,149 @@ local function job_dispatch(id, stdout, stderr, code, reason)
   end
 end
 
+-- uji.pack: packs of Lua plugins. A pack is a folder (or a git repository
+-- cloned into the data directory and pinned in uji-lock.json beside
+-- init.lua): its lua/ joins the module path, its plugin/*.lua run after
+-- init.lua (at once when added later).
+local pack_roots = {}
+local pending_roots = {}
+local config_loaded = false
+
+local function expand(path)
+  if path:sub(1, 1) == "~" then
+    local home = os.getenv("HOME") or ""
+    return home .. path:sub(2)
+  end
+  return path
+end
+
+local function run_pack_plugins(root)
+  local files = uji.fs.glob(root .. "/plugin/*.lua") or {}
+  table.sort(files)
+  for _, file in ipairs(files) do
+    raw.run_file(file)
+  end
+end
+
+local function add_root(root)
+  for _, known in ipairs(pack_roots) do
+    if known == root then
+      return
+    end
+  end
+  pack_roots[#pack_roots + 1] = root
+  package.path = package.path .. ";" .. root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua"
+  if config_loaded then
+    run_pack_plugins(root)
+  else
+    pending_roots[#pending_roots + 1] = root
+  end
+end
+
+-- What one spec names: { dir = ..., name? } or a repository.
+local function pack_source(spec, i)
+  if type(spec) == "string" then
+    if spec:find("://", 1, true) or spec:sub(1, 4) == "git@" or spec:match("^[/.~]") then
+      return { url = expand(spec) }
+    end
+    local owner, repo = spec:match("^([%w%._%-]+)/([%w%._%-]+)$")
+    if not owner then
+      error("uji.pack.add: pack " .. i .. " (" .. spec .. ") is neither owner/repo, a URL nor a path", 3)
+    end
+    return { url = "https://github.com/" .. owner .. "/" .. repo }
+  end
+  if type(spec) ~= "table" then
+    error("uji.pack.add: pack " .. i .. " must be a string or a table, got " .. type(spec), 3)
+  end
+  for key in pairs(spec) do
+    if key ~= 1 and key ~= "dir" and key ~= "url" and key ~= "name" and key ~= "commit" and key ~= "tag" and key ~= "branch" then
+      error("uji.pack.add: pack " .. i .. ": unknown field " .. tostring(key) .. " (fields: dir, url, name, commit, tag, branch)", 3)
+    end
+  end
+  if spec.dir ~= nil then
+    if type(spec.dir) ~= "string" then
+      error("uji.pack.add: pack " .. i .. ": dir must be a path", 3)
+    end
+    return { dir = expand(spec.dir), name = spec.name }
+  end
+  local url = spec.url or spec[1]
+  if type(url) ~= "string" then
+    error("uji.pack.add: pack " .. i .. " needs dir or url", 3)
+  end
+  return { url = expand(url), name = spec.name, reference = spec.commit or spec.tag or spec.branch }
+end
+
+local function pack_name(source)
+  if source.name then
+    return source.name
+  end
+  local last = (source.dir or source.url):gsub("/+$", ""):match("([^/:]+)$") or "pack"
+  return (last:gsub("%.git$", ""))
+end
+
+uji.pack = {
+  add = function(specs)
+    if type(specs) ~= "table" then
+      error("uji.pack.add takes a list of packs, e.g. uji.pack.add({ { dir = \"~/src/my-plugin\" }, \"owner/repo\" })", 2)
+    end
+    local sources = {}
+    for i, spec in ipairs(specs) do
+      sources[i] = pack_source(spec, i)
+    end
+    for _, source in ipairs(sources) do
+      local name = pack_name(source)
+      if not name:match("^[%w%._%-]+$") or name == "." or name == ".." then
+        uji.notify("pack: " .. name .. ": a pack's name is one plain word (give name = ...)")
+      elseif source.dir then
+        local stat = uji.fs.stat(source.dir)
+        if stat and stat.type == "dir" then
+          add_root((source.dir:gsub("/+$", "")))
+        else
+          uji.notify("pack: " .. name .. ": " .. source.dir .. " is not a folder")
+        end
+      else
+        local ok, root, err = raw.pack_clone(name, source.url, source.reference)
+        if not ok then
+          uji.notify("pack: " .. name .. ": " .. tostring(root))
+        elseif root then
+          add_root(root)
+        else
+          uji.notify("pack: " .. name .. ": " .. tostring(err))
+        end
+      end
+    end
+  end,
+  list = function()
+    local list = {}
+    if raw.config_dir then
+      list[#list + 1] = raw.config_dir
+    end
+    for _, root in ipairs(pack_roots) do
+      list[#list + 1] = root
+    end
+    return uji.json.array(list)
+  end,
+  update = function()
+    local ok, said = raw.pack_update()
+    if not ok then
+      error(said, 2)
+    end
+    for _, line in ipairs(said) do
+      uji.notify(line)
+    end
+    return said
+  end,
+}
+
+local function packs_after_config()
+  config_loaded = true
+  local roots = pending_roots
+  pending_roots = {}
+  for _, root in ipairs(roots) do
+    run_pack_plugins(root)
+  end
+end
+
 -- Features of the public uji's screen this uji does not have: a clear
 -- error naming the function instead of "attempt to call a nil value".
 local function missing(name)
@@ -449,4 +592,4 @@ package.preload["ito"] = function()
   error("require(\"ito\"): the public uji's view library is not available in this uji", 2)
 end
 
-return { job_dispatch = job_dispatch }
+return { job_dispatch = job_dispatch, packs_after_config = packs_after_config }
