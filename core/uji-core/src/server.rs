@@ -41,6 +41,7 @@ use crate::turn::interrupt::{Interrupter, interrupt_pair};
 
 mod ask;
 mod commands;
+mod facts;
 pub mod jobs;
 pub mod launch;
 mod login;
@@ -895,6 +896,8 @@ fn install_services(shared: &Arc<Shared>) {
     serve_typed(shared, |shared, _: SessionInfoRequest| {
         Ok(session_info(shared))
     });
+    serve_typed(shared, facts::facts);
+    serve_typed(shared, facts::messages);
     serve_typed(shared, |shared, request: SessionSubmit| {
         let op = Op::UserMessage {
             text: request.text,

@@ -640,6 +640,127 @@ pub struct SessionInfo {
     pub extra: serde_json::Map<String, Value>,
 }
 
+/// `session.facts`: what a turn of the running session is doing and has
+/// used, for `uji.session.usage/context/queue/state/elapsed` in Lua.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionFactsRequest {}
+service!(SessionFactsRequest, "session.facts", "{}", SessionFacts);
+
+/// [`SessionFacts::state`] while a turn (or a compaction) runs.
+pub const STATE_WORKING: &str = "working";
+/// [`SessionFacts::state`] while nothing runs.
+pub const STATE_IDLE: &str = "idle";
+
+/// The answer of `session.facts`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionFacts {
+    /// `working` while a turn or a compaction runs, else `idle`.
+    #[serde(default)]
+    pub state: String,
+    /// Seconds since the running turn started; `None` when idle (and while
+    /// a compaction asked for with `/compact` runs, which is no turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_secs: Option<f64>,
+    /// The texts of the messages typed while a turn runs that wait for it,
+    /// oldest first.
+    #[serde(default)]
+    pub queue: Vec<String>,
+    #[serde(default)]
+    pub context: ContextFacts,
+    #[serde(default)]
+    pub usage: UsageFacts,
+}
+
+/// How full the model's context is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextFacts {
+    /// Tokens the last request's context held (input, cached or not).
+    #[serde(default)]
+    pub used: u64,
+    /// Tokens the current model can read; `None` while there is no model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+}
+
+/// Tokens the session used, as its saved answers and this run counted them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageFacts {
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+    /// The four above added (saturating).
+    #[serde(default)]
+    pub total: u64,
+    /// What the last request answered used.
+    #[serde(default)]
+    pub last: Usage,
+    /// Requests answered in this session (its saved answers, then each
+    /// answer and summary since).
+    #[serde(default)]
+    pub requests: u64,
+}
+
+impl UsageFacts {
+    /// The facts of `usage`, with its total.
+    pub fn new(usage: Usage, last: Usage, requests: u64) -> UsageFacts {
+        UsageFacts {
+            input: usage.input,
+            output: usage.output,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+            total: usage
+                .input
+                .saturating_add(usage.output)
+                .saturating_add(usage.cache_read)
+                .saturating_add(usage.cache_write),
+            last,
+            requests,
+        }
+    }
+}
+
+/// The most messages `session.messages` answers: the newest ones.
+pub const MAX_MESSAGE_FACTS: usize = 1_000;
+/// The most bytes of one message's text `session.messages` answers; a
+/// longer text is cut there (at a character boundary), with no mark.
+pub const MAX_MESSAGE_FACT_BYTES: usize = 64 * 1024;
+
+/// `session.messages`: the running session's saved messages, oldest first,
+/// for `uji.session.messages()` in Lua. Bounded: at most the newest
+/// [`MAX_MESSAGE_FACTS`] (1,000) messages, each text cut at
+/// [`MAX_MESSAGE_FACT_BYTES`] (64 KiB).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMessagesRequest {}
+service!(
+    SessionMessagesRequest,
+    "session.messages",
+    "{}",
+    Vec<MessageFact>
+);
+
+/// One message of `session.messages`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageFact {
+    /// `user` (the person's message), `context` (a hidden user message: a
+    /// `turn_context` addition, a `before_stop` nudge), `assistant`,
+    /// `tool`, `shell` (a `!cmd`), `error`, `compaction`, or `system` for
+    /// kinds a newer uji saves.
+    #[serde(rename = "type")]
+    pub r#type: String,
+    /// The message's text: a tool's result, a compaction's summary, a
+    /// `!cmd`'s command line and (after a newline) its output.
+    #[serde(default)]
+    pub text: String,
+    /// The tool's name, for `tool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
 /// `session.submit`: a user message for the running session, queued after
 /// the running turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -750,6 +871,10 @@ mod tests {
         serde_json::to_value(request).unwrap()
     }
 
+    fn wire_answer<A: Serialize>(answer: &A) -> Value {
+        serde_json::to_value(answer).unwrap()
+    }
+
     #[test]
     fn requests_serialize_to_the_shapes_core_has_always_read() {
         assert_eq!(
@@ -804,6 +929,39 @@ mod tests {
             e.to_string()
                 .starts_with("session.submit expects {\"text\": message}: missing field `text`"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn session_facts_and_messages_have_the_shapes_lua_reads() {
+        let facts = SessionFacts {
+            state: STATE_IDLE.to_string(),
+            usage: UsageFacts::new(
+                Usage {
+                    input: 5,
+                    output: 2,
+                    cache_read: 10,
+                    cache_write: u64::MAX,
+                },
+                Usage::default(),
+                3,
+            ),
+            ..SessionFacts::default()
+        };
+        let sent = wire_answer(&facts);
+        // No elapsed time when idle; the total saturates.
+        assert_eq!(sent.get("elapsed_secs"), None);
+        assert_eq!(sent["usage"]["total"], json!(u64::MAX));
+        assert_eq!(sent["usage"]["requests"], json!(3));
+        assert_eq!(sent["context"], json!({"used": 0}));
+        let fact = MessageFact {
+            r#type: "tool".to_string(),
+            text: "ok".to_string(),
+            name: Some("read_file".to_string()),
+        };
+        assert_eq!(
+            wire_answer(&fact),
+            json!({"type": "tool", "text": "ok", "name": "read_file"})
         );
     }
 

@@ -1,6 +1,7 @@
 //! The session server in process, on a wire that answers at once (model
 //! `unit/quick`) or when the test says so (`unit/held`): what host services
-//! read of the session, and a lock poisoned while a turn runs.
+//! read of the session, `turn_context` handlers, and a lock poisoned while
+//! a turn runs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,7 +9,11 @@ use std::time::{Duration, Instant};
 
 use uji_host::PluginSearch;
 use uji_host::paths::Dirs;
-use uji_protocol::services::{ModelInfo, ModelUse, Provider, SessionInfo, SessionInfoRequest};
+use uji_protocol::HookOptions;
+use uji_protocol::services::{
+    MessageFact, ModelInfo, ModelUse, Provider, SessionFacts, SessionFactsRequest, SessionInfo,
+    SessionInfoRequest, SessionMessagesRequest,
+};
 use uji_protocol::session::MessageBody;
 use uji_sdk::{Answer, Canceller, Host, Message, Plugin, Reply, Usage, Wire, WireRequest};
 
@@ -22,6 +27,12 @@ static HELD: Mutex<Vec<(String, Reply)>> = Mutex::new(Vec::new());
 /// Every request's messages, by session id, as the wire got them.
 static SENT: Mutex<Vec<(String, Vec<Message>)>> = Mutex::new(Vec::new());
 
+/// Every request's system prompt, by session id.
+static SYSTEMS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// What `turn_context` handlers were called with.
+static CONTEXT_CALLS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+
 struct UnitWire;
 
 impl Wire for UnitWire {
@@ -29,6 +40,9 @@ impl Wire for UnitWire {
         let session = request.session.clone().unwrap_or_default();
         SENT.lock()
             .push((session.clone(), request.messages.clone()));
+        SYSTEMS
+            .lock()
+            .push((session.clone(), request.system.clone()));
         match request.model.as_str() {
             "held" => HELD.lock().push((session, reply)),
             // Streams half an answer, then waits like `held`.
@@ -65,9 +79,44 @@ impl Plugin for UnitPlugin {
         host.register_wire("unit", UnitWire)?;
         let provider = Provider::new("unit", "unit")
             .model(ModelInfo::new("quick"))
-            .model(ModelInfo::new("held"))
+            .model(ModelInfo::new("held").context_window(200_000))
             .model(ModelInfo::new("partial"));
         host.add_provider(provider).map_err(|e| e.to_string())
+    }
+}
+
+/// Handlers of `turn_context`: one adds to the system prompt and the
+/// turn for the message `hello`, one fails, one answers a string for it.
+struct ContextPlugin;
+
+impl Plugin for ContextPlugin {
+    const NAME: &'static str = "unit-context";
+    const VERSION: &'static str = "0.0.0";
+
+    fn init(host: &Host) -> Result<(), String> {
+        let named = |name: &str, priority| HookOptions {
+            priority,
+            name: Some(name.to_string()),
+        };
+        let hello = |payload: &Value| payload["text"] == "hello";
+        host.on("turn_context", named("branch", 10), move |payload| {
+            CONTEXT_CALLS.lock().push(payload.clone());
+            Ok(if hello(&payload) {
+                json!({"system": "Work on branch main.", "turn": "The tests live in tests/."})
+            } else {
+                Value::Null
+            })
+        })?;
+        host.on("turn_context", named("broken", 20), |_| {
+            Err("boom".to_string())
+        })?;
+        host.on("turn_context", named("plain", 30), move |payload| {
+            Ok(if hello(&payload) {
+                json!("Answer briefly.")
+            } else {
+                Value::Null
+            })
+        })
     }
 }
 
@@ -81,6 +130,11 @@ struct Running {
 
 /// A session on `model`, served, its `session_configured` read.
 fn start(model: &str) -> Running {
+    start_with(model, None)
+}
+
+/// [`start`], with the plugin `extra` loaded too.
+fn start_with(model: &str, extra: Option<(uji_host::PluginModuleRef, &str)>) -> Running {
     let root = tempfile::tempdir().unwrap();
     let dirs = Dirs {
         config: root.path().join("config"),
@@ -94,7 +148,8 @@ fn start(model: &str) -> Running {
         config_plugins: None,
     };
     let unit = uji_sdk::in_process_module::<UnitPlugin>();
-    let builtins = [(unit, "unit-wire")];
+    let mut builtins = vec![(unit, "unit-wire")];
+    builtins.extend(extra);
     let booted = crate::boot(
         crate::BootOptions::new(dirs, &work)
             .search(search)
@@ -150,6 +205,25 @@ impl Running {
             delivery: Delivery::Queue,
         };
         self.port.submit_op(op).unwrap();
+    }
+
+    /// What a plugin's `session.facts` answers now.
+    fn facts(&self) -> SessionFacts {
+        let registry = &self.shared.sessions.registry;
+        registry.call("test", &SessionFactsRequest {}).unwrap()
+    }
+
+    /// What a plugin's `session.messages` answers now.
+    fn message_facts(&self) -> Vec<MessageFact> {
+        let registry = &self.shared.sessions.registry;
+        registry.call("test", &SessionMessagesRequest {}).unwrap()
+    }
+
+    /// The system prompt of this session's latest request.
+    fn last_system(&self) -> String {
+        let systems = SYSTEMS.lock();
+        let mine = systems.iter().rev().find(|(id, _)| *id == self.id);
+        mine.map(|(_, system)| system.clone()).unwrap_or_default()
     }
 
     /// What a plugin's `session.info` answers now.
@@ -347,5 +421,160 @@ fn an_interrupt_while_idle_does_not_interrupt_the_next_message() {
     assert!(
         matches!(&finished, Event::TurnFinished { interrupted: false, text: Some(text), .. } if text == "quick answer"),
         "{finished:?}"
+    );
+}
+
+/// The messages of a request as (role, text).
+fn roles_and_texts(sent: &[Message]) -> Vec<(&'static str, String)> {
+    sent.iter()
+        .map(|m| match m {
+            Message::User { text, .. } => ("user", text.clone()),
+            Message::Assistant { text, .. } => ("assistant", text.clone()),
+            Message::Tool { content, .. } => ("tool", content.clone()),
+        })
+        .collect()
+}
+
+#[test]
+fn session_facts_tell_the_state_the_queue_the_context_and_the_usage() {
+    let session = start("unit/held");
+    let facts = session.facts();
+    assert_eq!(
+        (facts.state.as_str(), facts.elapsed_secs, facts.queue.len()),
+        ("idle", None, 0)
+    );
+    assert_eq!(
+        (facts.context.used, facts.context.window),
+        (0, Some(200_000))
+    );
+    assert_eq!((facts.usage.total, facts.usage.requests), (0, 0));
+    session.say("first");
+    session.wait_held();
+    session.say("second");
+    session.until(|event| matches!(event, Event::QueueChanged { queued } if !queued.is_empty()));
+    let facts = session.facts();
+    assert_eq!(facts.state, "working");
+    assert_eq!(facts.queue, ["second"]);
+    let elapsed = facts
+        .elapsed_secs
+        .expect("a running turn has an elapsed time");
+    std::thread::sleep(Duration::from_millis(20));
+    let later = session.facts().elapsed_secs.unwrap_or_default();
+    assert!(elapsed >= 0.0 && later > elapsed, "{elapsed} then {later}");
+    session.answer_held("one");
+    session.until(|event| matches!(event, Event::TurnStarted { text } if text == "second"));
+    // The queued message is the running turn's now.
+    assert!(session.facts().queue.is_empty());
+    session.answer_held("two");
+    session.until(turn_finished);
+    let facts = session.facts();
+    assert_eq!((facts.state.as_str(), facts.elapsed_secs), ("idle", None));
+    let usage = &facts.usage;
+    assert_eq!(
+        (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_write
+        ),
+        (6, 4, 0, 0)
+    );
+    assert_eq!((usage.total, usage.requests), (10, 2));
+    assert_eq!((usage.last.input, usage.last.output), (3, 2));
+    assert_eq!(facts.context.used, 3);
+    // The window is the model's the agent uses, switched while idle.
+    session.use_model("unit/quick");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while session.facts().context.window != Some(128_000) {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn session_messages_are_the_saved_conversation_oldest_first() {
+    let session = start("unit/quick");
+    assert!(session.message_facts().is_empty());
+    session.say("hello");
+    session.until(turn_finished);
+    session.say("again");
+    session.until(turn_finished);
+    let told: Vec<(String, String)> = session
+        .message_facts()
+        .into_iter()
+        .map(|m| (m.r#type, m.text))
+        .collect();
+    let expected = [
+        ("user", "hello"),
+        ("assistant", "quick answer"),
+        ("user", "again"),
+        ("assistant", "quick answer"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(t, x)| (t.to_string(), x.to_string()))
+        .collect();
+    assert_eq!(told, expected);
+}
+
+#[test]
+fn turn_context_adds_to_this_turns_system_prompt_and_a_hidden_message_after_the_users() {
+    let context = uji_sdk::in_process_module::<ContextPlugin>();
+    let session = start_with("unit/quick", Some((context, "unit-context")));
+    session.say("hello");
+    let failed = session.until(
+        |event| matches!(event, Event::Notice { text, .. } if text.starts_with("context handler")),
+    );
+    assert!(
+        matches!(&failed, Event::Notice { text, .. }
+            if text == "context handler broken failed: plugin unit-context: boom"),
+        "{failed:?}"
+    );
+    // The turn went on.
+    session.until(turn_finished);
+    let system = session.last_system();
+    assert!(
+        system.ends_with("\n\nWork on branch main.\n\nAnswer briefly."),
+        "{system}"
+    );
+    assert_eq!(
+        roles_and_texts(&session.last_sent()),
+        [
+            ("user", "hello".to_string()),
+            ("user", "The tests live in tests/.".to_string())
+        ]
+    );
+    let calls = CONTEXT_CALLS.lock().clone();
+    let mine: Vec<&Value> = calls
+        .iter()
+        .filter(|c| c["session"] == *session.id)
+        .collect();
+    assert_eq!(
+        mine,
+        [&json!({"event": "turn_context", "session": session.id, "text": "hello"})]
+    );
+    let saved = session.shared.sessions.messages(&session.id).unwrap();
+    let users: Vec<(&str, bool)> = saved
+        .iter()
+        .filter_map(|m| match &m.body {
+            MessageBody::User { text, hidden, .. } => Some((text.as_str(), *hidden)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        users,
+        [("hello", false), ("The tests live in tests/.", true)]
+    );
+    assert_eq!(session.message_facts()[1].r#type, "context");
+    // The next turn adds nothing: this turn's system additions are gone.
+    session.say("again");
+    session.until(turn_finished);
+    let system = session.last_system();
+    assert!(!system.contains("Work on branch main."), "{system}");
+    assert!(!system.contains("Answer briefly."), "{system}");
+    let sent = roles_and_texts(&session.last_sent());
+    assert_eq!(
+        sent.iter().map(|(role, _)| *role).collect::<Vec<_>>(),
+        ["user", "user", "assistant", "user"]
     );
 }

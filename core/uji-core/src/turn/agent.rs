@@ -85,8 +85,14 @@ pub struct Agent {
     usage: Usage,
     /// Tokens the last request read: what the context holds.
     context_used: u64,
-    /// What `turn_context` handlers added to this turn's system prompt
-    /// (cleared when the next turn starts).
+    /// What the last answered request used.
+    last_usage: Usage,
+    /// Requests answered in the session (saved answers, then this run's).
+    requests: u64,
+    /// When the running turn started; `None` between turns.
+    turn_started: Option<Instant>,
+    /// What `turn_context` handlers added to the system prompt for the
+    /// running turn (each after a blank line); cleared when it ends.
     turn_system: Vec<String>,
     /// Messages the user sent while a turn runs.
     queue: MessageQueue,
@@ -110,6 +116,14 @@ pub struct SessionSnapshot {
     pub usage: Usage,
     /// Tokens the last request's context held.
     pub context_used: u64,
+    /// Tokens the model the agent uses can read; `None` without a model.
+    pub context_window: Option<u64>,
+    /// What the last answered request used.
+    pub last_usage: Usage,
+    /// Requests answered in the session.
+    pub requests: u64,
+    /// When the running turn started; `None` between turns.
+    pub turn_started: Option<Instant>,
 }
 
 /// Where a session server points an agent: its events, the queue and side
@@ -143,6 +157,58 @@ impl TurnSettings {
 }
 
 const INTERRUPTED: &str = "interrupted";
+/// The hook event that adds context to a turn (`uji.context.add`).
+pub const TURN_CONTEXT: &str = "turn_context";
+
+/// What one `turn_context` handler added.
+#[derive(Debug, Default, PartialEq)]
+struct AddedContext {
+    /// For this turn's system prompt.
+    system: Option<String>,
+    /// Saved as a hidden user message.
+    turn: Option<String>,
+}
+
+/// Reads a `turn_context` handler's answer: `null`, a string (for the
+/// system prompt) or `{system?, turn?}`. Blank texts add nothing.
+fn read_context(answer: Value) -> Result<AddedContext, String> {
+    let text = |value: Option<Value>, field: &str| match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(format!(
+            "its {field} is {}, not a string",
+            json_kind(&other)
+        )),
+    };
+    match answer {
+        Value::Null => Ok(AddedContext::default()),
+        Value::String(_) => Ok(AddedContext {
+            system: text(Some(answer), "answer")?,
+            turn: None,
+        }),
+        Value::Object(mut fields) => Ok(AddedContext {
+            system: text(fields.remove("system"), "system")?,
+            turn: text(fields.remove("turn"), "turn")?,
+        }),
+        other => Err(format!(
+            "it answered {}; answer nothing, a string for the system prompt, or {{system = text, turn = text}}",
+            json_kind(&other)
+        )),
+    }
+}
+
+/// What kind of JSON value `value` is, for messages.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "an array",
+        Value::Null => "null",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Object(_) => "an object",
+    }
+}
 const BEFORE_RUN: &str = "interrupted by the user before this tool ran";
 
 /// How streaming one request ended, short of a failure.
@@ -176,6 +242,23 @@ pub fn saved_usage(messages: &[StoredMessage]) -> Usage {
         }
     }
     total
+}
+
+/// What the newest saved answer used, and how many saved answers report
+/// their usage (a resumed session counts its requests from here).
+pub fn saved_requests(messages: &[StoredMessage]) -> (Usage, u64) {
+    let mut last = Usage::default();
+    let mut requests = 0u64;
+    for message in messages {
+        if let MessageBody::Assistant {
+            usage: Some(usage), ..
+        } = &message.body
+        {
+            last = *usage;
+            requests = requests.saturating_add(1);
+        }
+    }
+    (last, requests)
 }
 
 /// Saturating: usage from a model is never trusted to stay small.
@@ -245,14 +328,7 @@ pub fn decode_arguments(raw: &str) -> Result<Value, String> {
     match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(map)) => Ok(Value::Object(map)),
         Ok(other) => {
-            let kind = match other {
-                Value::Array(_) => "an array",
-                Value::Null => "null",
-                Value::String(_) => "a string",
-                Value::Number(_) => "a number",
-                Value::Bool(_) => "a boolean",
-                Value::Object(_) => "an object",
-            };
+            let kind = json_kind(&other);
             Err(format!(
                 "error: arguments must be a JSON object, got {kind}. Send a single object matching the tool schema."
             ))
@@ -278,6 +354,7 @@ impl Agent {
         approver: Arc<dyn Approver>,
     ) -> Agent {
         let usage = saved_usage(&session.messages);
+        let (last_usage, requests) = saved_requests(&session.messages);
         let control = SessionControl::new(ChosenModel {
             model: settings.model.clone(),
             effort: settings.effort.clone(),
@@ -291,6 +368,9 @@ impl Agent {
             events: Arc::new(|_| {}),
             usage,
             context_used: 0,
+            last_usage,
+            requests,
+            turn_started: None,
             turn_system: Vec::new(),
             queue: MessageQueue::default(),
             control,
@@ -321,6 +401,15 @@ impl Agent {
             messages: self.session.messages.len() as u64,
             usage: self.usage,
             context_used: self.context_used,
+            context_window: self
+                .settings
+                .model
+                .as_ref()
+                .ok()
+                .map(|m| m.model.context_window),
+            last_usage: self.last_usage,
+            requests: self.requests,
+            turn_started: self.turn_started,
         }
     }
 
@@ -383,6 +472,7 @@ impl Agent {
     /// Adds tokens used outside a turn (a summary) to the session's.
     pub(crate) fn add_usage(&mut self, more: &Usage) {
         add_usage(&mut self.usage, more);
+        self.answered(more);
         self.publish();
     }
 
@@ -519,14 +609,11 @@ impl Agent {
             .collect()
     }
 
-    /// The system prompt after `before_turn` handlers (each may replace it).
+    /// The system prompt after `before_turn` handlers (each may replace
+    /// it), then what `turn_context` handlers added for this turn.
     fn system_prompt(&self) -> String {
         let mut system =
             prompt::system_prompt(&self.settings.cwd, self.settings.append_prompt.as_deref());
-        for extra in &self.turn_system {
-            system.push_str("\n\n");
-            system.push_str(extra);
-        }
         for hook in self.registry.hooks("before_turn") {
             let payload =
                 json!({"event": "before_turn", "system": system, "session": self.session.id()});
@@ -535,6 +622,10 @@ impl Agent {
                 Ok(_) => {}
                 Err(e) => self.notice(format!("before_turn handler failed: {e}")),
             }
+        }
+        for added in &self.turn_system {
+            system.push_str("\n\n");
+            system.push_str(added);
         }
         system
     }
@@ -695,6 +786,11 @@ impl Agent {
 
     fn finish(&mut self, outcome: TurnOutcome) -> TurnOutcome {
         let _ = self.session.sync();
+        // Published before `turn_finished`, which tells the session server
+        // the turn is over: no one reads a finished turn as running.
+        self.turn_started = None;
+        self.turn_system.clear();
+        self.publish();
         self.registry.emit(
             "turn_finished",
             json!({"text": outcome.text, "error": outcome.error, "interrupted": outcome.interrupted}),
@@ -765,6 +861,7 @@ impl Agent {
         interrupt: &mut Interrupt,
     ) -> TurnOutcome {
         self.apply_changes();
+        self.begin_turn();
         self.title_from(&text);
         self.emit(Event::TurnStarted { text: text.clone() });
         if !self.registry.hooks("message_submitted").is_empty() {
@@ -773,67 +870,72 @@ impl Agent {
                 json!({"text": text, "session": self.id()}),
             );
         }
-        let text_for_context = text.clone();
+        let context = (!self.registry.hooks(TURN_CONTEXT).is_empty()).then(|| text.clone());
         self.save(MessageBody::User {
             text,
             images,
             hidden: false,
         });
-        self.turn_context(&text_for_context);
+        if let Some(text) = context {
+            self.turn_context(&text);
+        }
         self.run_turn(interrupt).await
+    }
+
+    /// The running turn starts now; nothing is added to its system prompt
+    /// yet.
+    fn begin_turn(&mut self) {
+        self.turn_started = Some(Instant::now());
+        self.turn_system.clear();
+        self.publish();
+    }
+
+    /// Runs the `turn_context` handlers, in order, for the user's `text`.
+    /// Each may answer nothing, a string (added to this turn's system
+    /// prompt) or `{system?, turn?}`: `turn` is saved at once as a hidden
+    /// user message, so the model reads it after the user's and the
+    /// transcript does not show it. A failing handler is a notice.
+    fn turn_context(&mut self, text: &str) {
+        let payload = json!({"event": TURN_CONTEXT, "session": self.id(), "text": text});
+        for hook in self.registry.hooks(TURN_CONTEXT) {
+            let name = hook
+                .options()
+                .name
+                .clone()
+                .unwrap_or_else(|| hook.plugin().to_string());
+            let added = hook
+                .call(&payload)
+                .map_err(|e| e.to_string())
+                .and_then(read_context);
+            let added = match added {
+                Ok(added) => added,
+                Err(e) => {
+                    self.notice(format!("context handler {name} failed: {e}"));
+                    continue;
+                }
+            };
+            if let Some(system) = added.system {
+                self.turn_system.push(system);
+            }
+            if let Some(turn) = added.turn {
+                self.save(MessageBody::User {
+                    text: turn,
+                    images: Vec::new(),
+                    hidden: true,
+                });
+            }
+        }
     }
 
     /// Runs a turn for what waits in the session control (a background
     /// job's report) with no new user message.
     pub async fn wake(&mut self, interrupt: &mut Interrupt) -> TurnOutcome {
         self.apply_changes();
+        self.begin_turn();
         self.emit(Event::TurnStarted {
             text: String::new(),
         });
         self.run_turn(interrupt).await
-    }
-
-    /// Asks `turn_context` handlers (Lua's `uji.context`) what this turn
-    /// needs: a string or `{system}` goes into this turn's system prompt;
-    /// `{turn}` is saved as a hidden user message after the user's (in the
-    /// history the model reads, hidden in the transcript).
-    fn turn_context(&mut self, text: &str) {
-        self.turn_system.clear();
-        let hooks = self.registry.hooks("turn_context");
-        if hooks.is_empty() {
-            return;
-        }
-        let payload = json!({"event": "turn_context", "session": self.id(), "text": text});
-        let mut turn = Vec::new();
-        for hook in hooks {
-            match hook.call(&payload) {
-                Ok(Value::String(system)) => self.turn_system.push(system),
-                Ok(Value::Object(answer)) => {
-                    if let Some(Value::String(system)) = answer.get("system") {
-                        self.turn_system.push(system.clone());
-                    }
-                    if let Some(Value::String(text)) = answer.get("turn") {
-                        turn.push(text.clone());
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    let who = hook
-                        .options()
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| hook.plugin().to_string());
-                    self.notice(format!("context handler {who} failed: {e}"));
-                }
-            }
-        }
-        for text in turn {
-            self.save(MessageBody::User {
-                text,
-                images: Vec::new(),
-                hidden: true,
-            });
-        }
     }
 
     /// The model's answers and tool calls until the turn ends.
@@ -959,6 +1061,8 @@ impl Agent {
             }
             self.settings.model = choice.model;
             self.settings.effort = choice.effort;
+            // Its context window is the one reported now.
+            self.publish();
         }
         if let Some(secrets) = pending.secrets {
             self.gate.set_spill(self.gate.spill_dir(), secrets.clone());
@@ -999,6 +1103,7 @@ impl Agent {
     /// Adds an answer's tokens to the session and tells the frontend.
     fn count_usage(&mut self, answer: &Usage, turn: &Usage) {
         add_usage(&mut self.usage, answer);
+        self.answered(answer);
         self.context_used = answer.context();
         self.publish();
         self.emit(Event::Usage {
@@ -1011,6 +1116,12 @@ impl Agent {
                 .as_ref()
                 .map_or(0, |m| m.model.context_window),
         });
+    }
+
+    /// Counts one answered request that used `usage`.
+    fn answered(&mut self, usage: &Usage) {
+        self.last_usage = *usage;
+        self.requests = self.requests.saturating_add(1);
     }
 
     /// Saves the model's answer; returns its text and tool calls (with
@@ -1197,6 +1308,58 @@ mod tests {
             "{err}"
         );
         assert!(err.ends_with("Received: ```json\n{\"a\":1}\n```"), "{err}");
+    }
+
+    #[test]
+    fn a_resumed_session_counts_its_saved_answers_as_requests_and_knows_the_last() {
+        let answer = |seq, input: Option<u64>| StoredMessage {
+            seq,
+            time: 0,
+            body: MessageBody::Assistant {
+                text: String::new(),
+                reasoning: None,
+                tool_calls: Vec::new(),
+                usage: input.map(|input| Usage {
+                    input,
+                    ..Usage::default()
+                }),
+                model: None,
+                effort: None,
+                replay: None,
+            },
+        };
+        // An interrupted answer saved no usage: it is no answered request.
+        let saved = [answer(1, Some(5)), answer(2, Some(7)), answer(3, None)];
+        let (last, requests) = saved_requests(&saved);
+        assert_eq!((last.input, requests), (7, 2));
+        assert_eq!(saved_requests(&[]), (Usage::default(), 0));
+    }
+
+    #[test]
+    fn a_context_handler_may_answer_nothing_a_string_or_system_and_turn() {
+        assert_eq!(read_context(Value::Null), Ok(AddedContext::default()));
+        assert_eq!(
+            read_context(json!("be brief")),
+            Ok(AddedContext {
+                system: Some("be brief".to_string()),
+                turn: None
+            })
+        );
+        assert_eq!(
+            read_context(json!({"turn": "on main", "system": "  ", "later": 1})),
+            Ok(AddedContext {
+                system: None,
+                turn: Some("on main".to_string())
+            })
+        );
+        assert_eq!(
+            read_context(json!({"system": 3})),
+            Err("its system is a number, not a string".to_string())
+        );
+        assert_eq!(
+            read_context(json!(["a"])),
+            Err("it answered an array; answer nothing, a string for the system prompt, or {system = text, turn = text}".to_string())
+        );
     }
 
     #[test]

@@ -106,8 +106,14 @@ impl MessageQueue {
         }
     }
 
+    /// The texts of the waiting messages, oldest first, leaving them
+    /// queued.
+    pub fn texts(&self) -> Vec<String> {
+        self.items.lock().iter().map(|q| q.text.clone()).collect()
+    }
+
     fn changed(&self) {
-        let queued: Vec<String> = self.items.lock().iter().map(|q| q.text.clone()).collect();
+        let queued = self.texts();
         let sink = self.sink.read().clone();
         if let Some(sink) = sink {
             sink(Event::QueueChanged { queued });
@@ -268,6 +274,22 @@ mod tests {
         assert_eq!(queue.pop(), None);
         // Every change was told, none skipped.
         assert_eq!(told.lock().len(), 6);
+    }
+
+    #[test]
+    fn listing_the_queue_leaves_every_message_waiting_in_order() {
+        let queue = MessageQueue::default();
+        assert!(queue.texts().is_empty());
+        queue.push(message("first"));
+        queue.push(Queued {
+            delivery: Delivery::Steer,
+            ..message("steer")
+        });
+        queue.push(message("third"));
+        assert_eq!(queue.texts(), ["first", "steer", "third"]);
+        assert_eq!(queue.texts(), ["first", "steer", "third"]);
+        assert_eq!(queue.pop().map(|q| q.text).as_deref(), Some("first"));
+        assert_eq!(queue.texts(), ["steer", "third"]);
     }
 
     #[test]
