@@ -196,3 +196,68 @@ fn a_skills_loader_puts_its_list_in_the_system_prompt_and_a_skill_after_the_mess
         "the skill follows the user's message: {users:?}"
     );
 }
+
+/// What a status-line plugin reads: the session's facts, during a turn
+/// (from a tool's run) and after it (turn_finished).
+const FACTS: &str = r#"
+require("uji.builtin.defaults")
+local during
+uji.tool.add("peek", {
+  description = "peek", parameters = { type = "object", properties = {} }, policy = "allow",
+  run = function()
+    during = { state = uji.session.state(), elapsed = uji.session.elapsed() }
+    return "peeked"
+  end,
+})
+uji.on("turn_finished", function()
+  local usage = uji.session.usage()
+  local lines = {
+    "during " .. during.state .. " " .. tostring(type(during.elapsed) == "number"),
+    "after " .. uji.session.state() .. " " .. tostring(uji.session.elapsed()),
+    "usage " .. usage.input .. " " .. usage.output .. " " .. usage.total .. " " .. usage.requests,
+    "last " .. usage.last.input .. " " .. usage.last.output,
+    "context " .. uji.session.context().used .. " " .. tostring(uji.session.context().window ~= nil),
+    "queue " .. #uji.session.queue(),
+  }
+  for _, m in ipairs(uji.session.messages()) do
+    lines[#lines + 1] = m.type .. ":" .. (m.name or "") .. ":" .. m.text
+  end
+  uji.fs.write("facts.log", table.concat(lines, "\n"))
+end)
+"#;
+
+#[test]
+fn a_status_plugin_reads_the_sessions_facts_during_and_after_a_turn() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(FACTS);
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "peek", json!({})))
+        .push(answer("all seen"));
+    let (output, said) = run(&sandbox, &model, "peek please");
+    assert!(output.status.success(), "{said}");
+    let log = std::fs::read_to_string(sandbox.work().join("facts.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    // The fake model's usage: 100 in / 10 out for the call, 120 in (20 of
+    // them read from the cache) / 30 out for the answer; uji counts cached
+    // input apart from input.
+    assert_eq!(lines[0], "during working true", "{log}");
+    assert_eq!(lines[1], "after idle nil", "{log}");
+    assert_eq!(lines[2], "usage 200 40 260 2", "{log}");
+    assert_eq!(lines[3], "last 100 30", "{log}");
+    assert!(
+        lines[4].starts_with("context ") && lines[4].ends_with(" true"),
+        "{log}"
+    );
+    assert_eq!(lines[5], "queue 0", "{log}");
+    assert_eq!(
+        &lines[6..],
+        [
+            "user::peek please",
+            "assistant::",
+            "tool:peek:peeked",
+            "assistant::all seen"
+        ],
+        "{log}"
+    );
+}

@@ -6,7 +6,8 @@ use serde_json::{Value as Json, json};
 use uji_sdk::protocol::ApprovalMode;
 use uji_sdk::services::{
     ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList, Quit, Service, SessionCompact,
-    SessionInfoRequest, SessionInterrupt, SessionMode, SessionSetTitle, SessionSubmit, StatusSet,
+    SessionFactsRequest, SessionInfoRequest, SessionInterrupt, SessionMessagesRequest, SessionMode,
+    SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg};
@@ -101,6 +102,14 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
         ask(lua, "uji.session.interrupt", SessionInterrupt {})?,
     )?;
     t.set("quit", ask(lua, "uji.quit", Quit {})?)?;
+    t.set(
+        "session_facts",
+        ask(lua, "uji.session", SessionFactsRequest {})?,
+    )?;
+    t.set(
+        "session_messages",
+        ask(lua, "uji.session.messages", SessionMessagesRequest {})?,
+    )?;
     t.set(
         "config_set",
         raw(lua, |lua, state, (key, value): (Value, Value)| {

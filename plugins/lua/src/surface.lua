@@ -85,6 +85,56 @@ uji.session.info = function()
   return info
 end
 
+-- uji.session's facts: one question to core each (session.facts,
+-- session.messages), shaped as the public uji returns them.
+local function facts(api)
+  local ok, answer = raw.session_facts()
+  if not ok then
+    error((answer:gsub("^uji%.session", api)), 3)
+  end
+  return answer
+end
+
+local function with_total(usage)
+  usage = usage or {}
+  local out = {
+    input = usage.input or 0,
+    output = usage.output or 0,
+    cache_read = usage.cache_read or 0,
+    cache_write = usage.cache_write or 0,
+  }
+  out.total = out.input + out.output + out.cache_read + out.cache_write
+  return out
+end
+
+uji.session.messages = function()
+  local ok, list = raw.session_messages()
+  if not ok then
+    error(list, 2)
+  end
+  return list or uji.json.array({})
+end
+uji.session.usage = function()
+  local usage = facts("uji.session.usage").usage or {}
+  local out = with_total(usage)
+  out.last = with_total(usage.last)
+  out.requests = usage.requests or 0
+  return out
+end
+uji.session.context = function()
+  local context = facts("uji.session.context").context or {}
+  return { used = context.used or 0, window = context.window }
+end
+uji.session.queue = function()
+  return facts("uji.session.queue").queue or uji.json.array({})
+end
+uji.session.state = function()
+  return facts("uji.session.state").state
+end
+uji.session.elapsed = function()
+  return facts("uji.session.elapsed").elapsed_secs
+end
+
 -- uji.context: providers called at the start of each turn, in priority
 -- order (lower first, 50 by default). A string goes into that turn's
 -- system prompt; { text = ..., at = "turn" } is added after the user's

@@ -646,7 +646,7 @@ pub struct SessionInfo {
 pub struct SessionFactsRequest {}
 service!(SessionFactsRequest, "session.facts", "{}", SessionFacts);
 
-/// [`SessionFacts::state`] while a turn (or a compaction) runs.
+/// [`SessionFacts::state`] while a turn runs (from its start to its end, as the agent publishes it).
 pub const STATE_WORKING: &str = "working";
 /// [`SessionFacts::state`] while nothing runs.
 pub const STATE_IDLE: &str = "idle";
@@ -654,7 +654,7 @@ pub const STATE_IDLE: &str = "idle";
 /// The answer of `session.facts`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionFacts {
-    /// `working` while a turn or a compaction runs, else `idle`.
+    /// `working` while a turn runs, else `idle` (a `/compact` is no turn).
     #[serde(default)]
     pub state: String,
     /// Seconds since the running turn started; `None` when idle (and while

@@ -17,8 +17,12 @@ use crate::session::store::StoreError;
 
 /// `session.facts`: state, elapsed time, queue, context and usage.
 pub(super) fn facts(shared: &Arc<Shared>, _: SessionFactsRequest) -> Result<SessionFacts, String> {
-    let working = shared.busy();
     let snapshot = shared.snapshot.borrow().clone();
+    // Working while a turn runs, as the agent published it: the worker
+    // stays busy a moment after a turn ends (its `turn_finished` handlers
+    // run then), and those handlers must read the turn as over, elapsed
+    // and state alike. A compaction asked for with /compact is no turn.
+    let working = shared.busy() && snapshot.turn_started.is_some();
     let elapsed_secs = snapshot
         .turn_started
         .filter(|_| working)
