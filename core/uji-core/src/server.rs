@@ -27,8 +27,9 @@ use uji_protocol::frontend::{
     ApprovalDecision, CommandInfo, Delivery, Event, ModelState, NoticeLevel, Op, Submission,
 };
 use uji_protocol::services::{
-    ModelChoice, ModelUse, Quit, Service, SessionCompact, SessionInfo, SessionInfoRequest,
-    SessionInterrupt, SessionMode, SessionSetTitle, SessionSubmit, StatusSet,
+    HTTP_MAX_OPEN, HttpClose, HttpOpen, HttpRead, ModelChoice, ModelUse, Quit, Service,
+    SessionCompact, SessionInfo, SessionInfoRequest, SessionInterrupt, SessionMode,
+    SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::auth::providers::{MODEL_USE_NEEDS, Resolved};
@@ -42,6 +43,7 @@ use crate::turn::interrupt::{Interrupter, interrupt_pair};
 mod ask;
 mod commands;
 mod facts;
+mod http;
 pub mod jobs;
 pub mod launch;
 mod login;
@@ -144,6 +146,7 @@ impl Work {
 ///   worker pops;
 /// - `current` says whether work runs: the worker sets and clears it, the
 ///   router reads it and interrupts through it;
+/// - `http` owns the HTTP requests plugins opened;
 /// - the router owns the rest: the status-line items, the commands last
 ///   told, an interrupt waiting for the next piece of work, `closing`, the
 ///   work sender and the running `!cmd`s.
@@ -173,6 +176,9 @@ struct Shared {
     status: Mutex<BTreeMap<String, String>>,
     /// The slash commands the frontend was last told of.
     commands: Mutex<Vec<CommandInfo>>,
+    /// The HTTP requests plugins opened (`http.*`), run on `runtime`. One
+    /// session server runs per process, so its bound is the process's.
+    http: http::Http,
 }
 
 /// How an operation was answered by the code that handled it.
@@ -551,6 +557,7 @@ fn serve_shared(
             shells: shell::Shells::default(),
             status: Mutex::new(BTreeMap::new()),
             commands: Mutex::new(Vec::new()),
+            http: http::Http::new(tokio::runtime::Handle::current(), HTTP_MAX_OPEN),
             sessions,
         }
     });
@@ -890,14 +897,24 @@ fn session_info(shared: &Shared) -> SessionInfo {
 }
 
 /// Host services that act on the running session: `session.*`, `quit`,
-/// and `model.use` (so a model switched from a hook or a command is the
-/// one the next request uses).
+/// `model.use` (so a model switched from a hook or a command is the one
+/// the next request uses), and `http.*` (run on the session's runtime).
 fn install_services(shared: &Arc<Shared>) {
     serve_typed(shared, |shared, _: SessionInfoRequest| {
         Ok(session_info(shared))
     });
     serve_typed(shared, facts::facts);
     serve_typed(shared, facts::messages);
+    serve_typed(shared, |shared, request: HttpOpen| {
+        shared.http.open(request)
+    });
+    serve_typed(shared, |shared, request: HttpRead| {
+        shared.http.read(request)
+    });
+    serve_typed(shared, |shared, request: HttpClose| {
+        shared.http.close(request);
+        Ok(())
+    });
     serve_typed(shared, |shared, request: SessionSubmit| {
         let op = Op::UserMessage {
             text: request.text,

@@ -861,6 +861,143 @@ service!(
     Option<String>
 );
 
+// ---- HTTP for plugins -------------------------------------------------------
+
+/// The most HTTP requests open at once in one uji process (`http.open`
+/// fails past it until one is read to its end or closed).
+pub const HTTP_MAX_OPEN: usize = 16;
+/// `timeout_ms` when not given: 30 s.
+pub const HTTP_DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// `idle_ms` when not given: 120 s.
+pub const HTTP_DEFAULT_IDLE_MS: u64 = 120_000;
+/// `max_bytes` of `http.read` when not given: 64 KiB.
+pub const HTTP_DEFAULT_READ_BYTES: u64 = 64 * 1024;
+/// The most redirects `http.open` follows.
+pub const HTTP_MAX_REDIRECTS: usize = 10;
+/// The most bytes of a body the Lua side reads for a request that is not
+/// streamed (`uji.http.request`): core bounds no body, its reader does.
+pub const HTTP_MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+
+fn default_method() -> String {
+    "GET".to_string()
+}
+
+/// `http.open`: sends an HTTP request through uji's own client (reqwest
+/// with rustls: a plugin links no TLS stack of its own) and answers once
+/// the response's status and headers arrived; the body is read with
+/// [`HttpRead`]. Blocks the calling thread, so call it from a thread of the
+/// plugin's own. Only `http` and `https` URLs; at most
+/// [`HTTP_MAX_REDIRECTS`] redirects are followed. Proxies come from
+/// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (loopback hosts
+/// are always reached directly); certificates are checked against the
+/// built-in Mozilla roots and those of the PEM file `SSL_CERT_FILE`
+/// names. A status of 4xx or 5xx is a response like any other; a
+/// transport failure (refused, DNS, TLS, timeout) is an error naming the
+/// URL and the cause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpOpen {
+    /// `GET` when not given.
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub url: String,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub headers: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Milliseconds the whole request may take, from sending it to the end
+    /// of its body ([`HTTP_DEFAULT_TIMEOUT_MS`] when not given); for a
+    /// `stream`, only until the response's headers arrive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Milliseconds the body may go without data before reading it fails
+    /// ([`HTTP_DEFAULT_IDLE_MS`] when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u64>,
+    /// A stream (server-sent events, a long download): no limit on the
+    /// whole request, only `idle_ms` between pieces of data.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+}
+
+impl HttpOpen {
+    /// A `GET` of `url` with the default limits.
+    pub fn get(url: impl Into<String>) -> HttpOpen {
+        HttpOpen {
+            method: default_method(),
+            url: url.into(),
+            headers: Default::default(),
+            body: None,
+            timeout_ms: None,
+            idle_ms: None,
+            stream: false,
+        }
+    }
+}
+service!(
+    HttpOpen,
+    "http.open",
+    "{\"url\": http(s) URL, \"method\"?: \"GET\", \"headers\"?: {name: value}, \"body\"?: text, \"timeout_ms\"?: ms, \"idle_ms\"?: ms, \"stream\"?: true or false}",
+    HttpOpened
+);
+
+/// The answer of `http.open`: the response, its body still to read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpOpened {
+    /// Names the request to [`HttpRead`] and [`HttpClose`].
+    pub id: u64,
+    pub status: u16,
+    /// Lower-case names; a header sent several times has its values joined
+    /// with `", "`.
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// The URL that answered, after redirects.
+    #[serde(default)]
+    pub url: String,
+}
+
+/// `http.read`: the next piece of a response's body. Blocks the calling
+/// thread until data arrives, the body ends, or `wait_ms` passes (then it
+/// answers no data, not done). Once it answers `done` the id is forgotten;
+/// a failure (the connection broke, `idle_ms` or `timeout_ms` passed)
+/// forgets it too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpRead {
+    pub id: u64,
+    /// Most bytes of the body to take ([`HTTP_DEFAULT_READ_BYTES`] when not
+    /// given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// Most milliseconds to wait for data.
+    pub wait_ms: u64,
+}
+service!(
+    HttpRead,
+    "http.read",
+    "{\"id\": request id, \"max_bytes\"?: bytes, \"wait_ms\": ms}",
+    HttpChunk
+);
+
+/// A piece of a body: the answer of `http.read`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpChunk {
+    /// The body's bytes as UTF-8: a byte that is not becomes U+FFFD, and a
+    /// character is never split between two pieces (a piece takes at most
+    /// `max_bytes` of the body, or one whole character when that is less).
+    #[serde(default)]
+    pub data: String,
+    /// The body ended with this piece.
+    #[serde(default)]
+    pub done: bool,
+}
+
+/// `http.close`: drops a request and its connection; an id that is not
+/// open (closed, read to its end) is fine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpClose {
+    pub id: u64,
+}
+service!(HttpClose, "http.close", "{\"id\": request id}", ());
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -962,6 +1099,24 @@ mod tests {
         assert_eq!(
             wire_answer(&fact),
             json!({"type": "tool", "text": "ok", "name": "read_file"})
+        );
+    }
+
+    #[test]
+    fn an_http_request_is_a_get_unless_it_says_and_a_read_says_how_long_to_wait() {
+        let open: HttpOpen = decode_params(json!({"url": "https://example.com/"})).unwrap();
+        assert_eq!(open, HttpOpen::get("https://example.com/"));
+        assert_eq!(open.method, "GET");
+        assert_eq!(
+            wire(&open),
+            json!({"method": "GET", "url": "https://example.com/"})
+        );
+        let e = decode_params::<HttpRead>(json!({"id": 1})).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "http.read expects {\"id\": request id, \"max_bytes\"?: bytes, \"wait_ms\": ms}: missing field `wait_ms`"
+            ),
+            "{e}"
         );
     }
 

@@ -578,3 +578,42 @@ fn turn_context_adds_to_this_turns_system_prompt_and_a_hidden_message_after_the_
         ["user", "user", "assistant", "user"]
     );
 }
+
+#[test]
+fn plugins_reach_http_through_the_session_services() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/ping", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let answer = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\npong";
+        stream.write_all(answer.as_bytes()).unwrap();
+    });
+    let session = start("unit/quick");
+    let registry = &session.shared.sessions.registry;
+    let opened = registry
+        .call("test", &uji_protocol::services::HttpOpen::get(url))
+        .unwrap();
+    assert_eq!(opened.status, 200);
+    let read = uji_protocol::services::HttpRead {
+        id: opened.id,
+        max_bytes: None,
+        wait_ms: 5_000,
+    };
+    let mut body = String::new();
+    loop {
+        let chunk = registry.call("test", &read).unwrap();
+        body.push_str(&chunk.data);
+        if chunk.done {
+            break;
+        }
+    }
+    assert_eq!(body, "pong");
+    let close = uji_protocol::services::HttpClose { id: opened.id };
+    registry.call("test", &close).unwrap();
+}
