@@ -261,3 +261,145 @@ fn a_status_plugin_reads_the_sessions_facts_during_and_after_a_turn() {
         "{log}"
     );
 }
+
+/// A small HTTP server on 127.0.0.1 for the web plugins: `/search?q=...`
+/// answers JSON results, `/lines` three lines in separate writes, anything
+/// else 404. Records each request line and body.
+fn web_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut first = String::new();
+            reader.read_line(&mut first).unwrap();
+            let mut length = 0usize;
+            loop {
+                let mut header = String::new();
+                reader.read_line(&mut header).unwrap();
+                if header.trim().is_empty() {
+                    break;
+                }
+                let lower = header.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            record.lock().unwrap().push(format!(
+                "{} {}",
+                first.trim(),
+                String::from_utf8_lossy(&body)
+            ));
+            let path = first.split_whitespace().nth(1).unwrap_or("/").to_string();
+            if path.starts_with("/search") {
+                let json = r#"{"results":[{"title":"uji docs","url":"https://uji.example/docs","content":"The Lua API"},{"title":"Two","url":"https://two.example","content":null}]}"#;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}",
+                    json.len()
+                );
+            } else if path == "/lines" {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n"
+                );
+                for part in ["one\ntw", "o\n", "three"] {
+                    let _ = stream.write_all(part.as_bytes());
+                    let _ = stream.flush();
+                    std::thread::sleep(std::time::Duration::from_millis(30));
+                }
+            } else {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 404 Not Found\r\ncontent-length: 4\r\nconnection: close\r\n\r\nnope"
+                );
+            }
+        }
+    });
+    (base, seen)
+}
+
+/// A web search tool written as the public uji's websearch plugin is: its
+/// run returns the canceller uji.http.request gives and finishes through
+/// ctx.done; the JSON is read with nulls = false.
+const WEBSEARCH: &str = r#"
+require("uji.builtin.defaults")
+local base = os.getenv("SEARCH_URL")
+uji.tool.add("web_search", {
+  description = "Search the web",
+  policy = "allow",
+  parameters = { type = "object", properties = { query = { type = "string" } }, required = { "query" } },
+  subject = function(args) return args.query end,
+  run = function(args, ctx)
+    return uji.http.request({
+      url = base .. "/search?q=" .. args.query:gsub(" ", "+"),
+      headers = { accept = "application/json", ["x-token"] = "t1" },
+      timeout = 5,
+    }, function(response, err)
+      if not response then return ctx.done("error: " .. err) end
+      if response.status ~= 200 then return ctx.done("error: status " .. response.status) end
+      local data = uji.json.decode(response.body, { nulls = false })
+      local out = {}
+      for i, r in ipairs(data.results) do
+        out[#out + 1] = i .. ". " .. r.title .. " <" .. r.url .. "> " .. (r.content or "")
+      end
+      ctx.done(table.concat(out, "\n") .. "\n(" .. response.headers["content-type"] .. ")")
+    end)
+  end,
+})
+uji.tool.add("fetch_lines", {
+  description = "Fetch lines", policy = "allow",
+  parameters = { type = "object", properties = {} },
+  run = function()
+    local seen = {}
+    local response = uji.http.request({ url = base .. "/lines", on_line = function(l) seen[#seen + 1] = l end })
+    local missing, err = uji.http.request({ url = base .. "/missing", method = "post", body = "x=1" })
+    local refused, why = uji.http.request({ url = "http://127.0.0.1:9/" })
+    return table.concat(seen, ",") .. " | " .. response.body:gsub("\n", "/") .. " | " .. missing.status
+      .. " " .. missing.body .. " | " .. tostring(refused) .. " " .. tostring(why ~= nil)
+  end,
+})
+"#;
+
+#[test]
+fn a_web_search_plugin_reaches_a_local_server_through_uji_http() {
+    let (base, seen) = web_server();
+    let sandbox = Sandbox::new();
+    sandbox.write_init(WEBSEARCH);
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "web_search", json!({"query": "uji lua"})))
+        .push(call("c2", "fetch_lines", json!({})))
+        .push(answer("found"));
+    let output = uji_with_model(&sandbox, &model, KEY)
+        .env("SEARCH_URL", &base)
+        .args(["run", "--yes", "--model", MODEL, "search"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    let results = tool_results(&model.requests()[2]);
+    assert_eq!(
+        results[0],
+        "1. uji docs <https://uji.example/docs> The Lua API\n2. Two <https://two.example> \n(application/json)",
+        "{results:?}"
+    );
+    assert_eq!(
+        results[1], "one,two,three | one/two/three | 404 nope | nil true",
+        "{results:?}"
+    );
+    let seen = seen.lock().unwrap();
+    assert!(seen[0].starts_with("GET /search?q=uji+lua "), "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|r| r.starts_with("POST /missing") && r.ends_with("x=1")),
+        "{seen:?}"
+    );
+}

@@ -232,6 +232,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::served::install(lua, &t)?;
     crate::files::install(lua, &t)?;
     crate::job::install(lua, &t)?;
+    crate::http::install(lua, &t)?;
     crate::packs::install_natives(lua, &t)?;
     t.set(
         "config_dir",

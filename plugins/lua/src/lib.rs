@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod events;
 mod files;
+mod http;
 mod interrupt;
 mod job;
 mod limits;

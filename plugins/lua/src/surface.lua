@@ -85,6 +85,98 @@ uji.session.info = function()
   return info
 end
 
+-- uji.http.request(opts [, on_done]): { status, headers, body, url } (a
+-- 404 is an answer, not an error) or nil and why. It runs in core. With
+-- on_line(line) (or stream(chunk)) the body is handed over as it comes;
+-- on_line returning false is a line that is no progress; an error in it
+-- ends the request with nil and the error.
+local function http_request(opts)
+  if type(opts) ~= "table" or type(opts.url) ~= "string" then
+    error("uji.http.request needs a url: uji.http.request({ url = \"https://...\" })", 3)
+  end
+  if opts.on_line ~= nil and type(opts.on_line) ~= "function" then
+    error("uji.http.request: on_line must be a function(line), got " .. type(opts.on_line), 3)
+  end
+  if opts.stream ~= nil and type(opts.stream) ~= "function" then
+    error("uji.http.request: stream must be a function(chunk), got " .. type(opts.stream), 3)
+  end
+  local on_line, on_chunk = opts.on_line, opts.stream
+  local lines, partial, failed = {}, "", nil
+  local id
+  local function line_out(line)
+    lines[#lines + 1] = line
+    local ok, err = pcall(on_line, line)
+    if not ok then
+      failed = tostring(err)
+      raw.http_cancel(id)
+    end
+  end
+  local chunk
+  if on_line or on_chunk then
+    chunk = function(data)
+      if failed then
+        return
+      end
+      if on_chunk then
+        local ok, err = pcall(on_chunk, data)
+        if not ok then
+          failed = tostring(err)
+          raw.http_cancel(id)
+          return
+        end
+      end
+      if on_line then
+        partial = partial .. data
+        while true do
+          local at = partial:find("\n", 1, true)
+          if not at then
+            break
+          end
+          local line = partial:sub(1, at - 1):gsub("\r$", "")
+          partial = partial:sub(at + 1)
+          line_out(line)
+          if failed then
+            return
+          end
+        end
+      end
+    end
+  end
+  return tasks.wait("uji.http.request", function(resume)
+    local function done(response, err)
+      if failed then
+        return resume(nil, failed)
+      end
+      if response and on_line then
+        if partial ~= "" then
+          line_out((partial:gsub("\r$", "")))
+          if failed then
+            return resume(nil, failed)
+          end
+        end
+        response.body = table.concat(lines, "\n")
+      end
+      resume(response, err)
+    end
+    local fields = {}
+    for k, v in pairs(opts) do
+      if k ~= "on_line" and k ~= "stream" then
+        fields[k] = v
+      end
+    end
+    local ok, started = raw.http_start(fields, done, chunk)
+    if not ok then
+      error(started, 0)
+    end
+    id = started
+    return function()
+      raw.http_cancel(id)
+    end
+  end)
+end
+
+uji.http = { request = either(http_request) }
+
 -- uji.session's facts: one question to core each (session.facts,
 -- session.messages), shaped as the public uji returns them.
 local function facts(api)
