@@ -7,7 +7,9 @@ use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::protocol::HookOptions;
 use uji_sdk::protocol::keymap;
-use uji_sdk::services::{Emit, HookRemove, KeymapAdd, KeymapList, ServiceError};
+use uji_sdk::services::{
+    CommandList, CommandRemove, Emit, HookRemove, KeymapAdd, KeymapList, ServiceError,
+};
 
 use crate::api::{a_type, lerr, lua_of, lua_value, raw, service, string_arg};
 use crate::convert;
@@ -479,6 +481,21 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
             let payload = convert::to_json(lua, &payload).map_err(|e| format!("uji.emit: {e}"))?;
             let answers = service(state, "uji.emit", &Emit { event, payload })?;
             lua_of(lua, "uji.emit", &answers)
+        })?,
+    )?;
+    t.set(
+        "command_remove",
+        raw(lua, |_, state, name: Value| {
+            let name = string_arg(&name, "uji.command.remove", "the command's name")?;
+            let name = name.trim_start_matches('/').to_string();
+            service(state, "uji.command.remove", &CommandRemove { name })
+        })?,
+    )?;
+    t.set(
+        "command_list",
+        raw(lua, |lua, state, ()| {
+            let names = service(state, "uji.command.list", &CommandList {})?;
+            crate::api::string_list(lua, &names)
         })?,
     )?;
     t.set(

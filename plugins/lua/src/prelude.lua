@@ -55,6 +55,8 @@ uji.log = wrap(raw.log)
 
 uji.command = {
   add = wrap(raw.command_add),
+  remove = wrap(raw.command_remove),
+  list = wrap(raw.command_list),
 }
 
 uji.keymap = {

@@ -89,6 +89,19 @@ pub(crate) use service;
 pub struct WireList {}
 service!(WireList, "wire.list", "{}", Vec<String>);
 
+/// `command.remove`: removes a plugin's slash command; answers whether it
+/// existed (uji's own commands cannot be removed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRemove {
+    pub name: String,
+}
+service!(CommandRemove, "command.remove", "{\"name\": string}", bool);
+
+/// `command.list`: the names of the slash commands plugins added, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandList {}
+service!(CommandList, "command.list", "{}", Vec<String>);
+
 /// `wire.remove`: removes a wire; answers whether it existed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireRemove {

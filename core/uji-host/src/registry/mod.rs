@@ -216,6 +216,10 @@ impl Registry {
         self.0.named.command(name)
     }
 
+    pub fn remove_command(&self, name: &str) -> bool {
+        self.0.named.remove_command(name)
+    }
+
     pub fn commands(&self) -> Vec<Arc<RegisteredCommand>> {
         self.0.named.commands()
     }

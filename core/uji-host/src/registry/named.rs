@@ -136,6 +136,18 @@ impl NamedTable {
         self.named.read().commands.get(name).cloned()
     }
 
+    /// Removes command `name`, then tells the sink; whether it was there.
+    pub fn remove_command(&self, name: &str) -> bool {
+        let removed = self.named.write().commands.remove(name).is_some();
+        if removed {
+            let sink = self.commands_sink.read().clone();
+            if let Some(sink) = sink {
+                sink();
+            }
+        }
+        removed
+    }
+
     pub fn commands(&self) -> Vec<Arc<RegisteredCommand>> {
         self.named.read().commands.values().cloned().collect()
     }

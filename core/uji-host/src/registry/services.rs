@@ -7,8 +7,8 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use serde_json::Value;
 use uji_protocol::services::{
-    self, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList, PluginsAllowReplace, Service as _,
-    WireList, WireRemove,
+    self, CommandList, CommandRemove, ConfigSet, Emit, HookRemove, KeymapAdd, KeymapList,
+    PluginsAllowReplace, Service as _, WireList, WireRemove,
 };
 
 use super::Registry;
@@ -104,6 +104,18 @@ impl Registry {
         self.serve(move |_: WireList| Ok(registry.wire_names()));
         let registry = self.clone();
         self.serve(move |request: WireRemove| Ok(registry.remove_wire(&request.name)));
+        let registry = self.clone();
+        self.serve(move |request: CommandRemove| Ok(registry.remove_command(&request.name)));
+        let registry = self.clone();
+        self.serve(move |_: CommandList| {
+            let mut names: Vec<String> = registry
+                .commands()
+                .iter()
+                .map(|c| c.name().to_string())
+                .collect();
+            names.sort();
+            Ok(names)
+        });
         let registry = self.clone();
         self.serve(move |request: HookRemove| {
             Ok(registry.remove_hook(&request.event, &request.name))
