@@ -15,6 +15,7 @@ mod acp;
 mod bounds;
 mod examples;
 mod jobs;
+mod lua_runtime;
 mod mcp;
 mod measure;
 mod run;
@@ -204,7 +205,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 14] = [
+    let areas: [Area; 15] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -215,6 +216,7 @@ fn main() {
         ("bounds", bounds::run),
         ("edit-bounds", bounds::edits),
         ("lua", examples::lua),
+        ("lua-runtime", lua_runtime::run),
         ("tui", tui_frames::run),
         ("tui-live", tui_live::run),
         ("acp", acp::run),
