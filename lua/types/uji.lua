@@ -602,6 +602,47 @@ function uji.api.responses() end
 ---@return {remove: fun(): boolean}
 function uji.tool.display(name, opts) end
 
+---@class uji.http_response
+---@field status integer
+---@field headers table<string, string>
+---@field body string
+---@field url string
+
+---@class uji.http
+uji.http = {}
+---A request through uji's core; waits (in a task) or calls on_done.
+---@param opts {url: string, method?: string, headers?: table<string, string>, body?: string, timeout?: number, idle?: number, on_line?: fun(line: string): boolean?, stream?: fun(chunk: string)}
+---@param on_done? fun(response: uji.http_response|nil, err: string|nil)
+---@return uji.http_response|nil response, string? err
+function uji.http.request(opts, on_done) end
+
+---@class uji.pack
+uji.pack = {}
+---@param specs (string|{dir?: string, url?: string, name?: string, commit?: string, tag?: string, branch?: string})[]
+function uji.pack.add(specs) end
+---@return string[]
+function uji.pack.list() end
+---@return string[]
+function uji.pack.update() end
+
+---@return {type: string, text: string, name?: string}[]
+function uji.session.messages() end
+---@return {input: integer, output: integer, cache_read: integer, cache_write: integer, total: integer, last: table, requests: integer}
+function uji.session.usage() end
+---@return {used: integer, window: integer?}
+function uji.session.context() end
+---@return string[]
+function uji.session.queue() end
+---@return "working"|"idle"
+function uji.session.state() end
+---@return number|nil
+function uji.session.elapsed() end
+---@param name string
+---@return boolean
+function uji.command.remove(name) end
+---@return string[]
+function uji.command.list() end
+
 return uji
 
 uji.config = {}
