@@ -27,7 +27,9 @@ fn server() -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let Ok(clone) = stream.try_clone() else { continue };
+            let Ok(clone) = stream.try_clone() else {
+                continue;
+            };
             let mut reader = BufReader::new(clone);
             let mut line = String::new();
             while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
@@ -36,9 +38,8 @@ fn server() -> String {
                 }
                 line.clear();
             }
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-            );
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
         }
     });
     base
@@ -122,7 +123,10 @@ fn load_ms(home: &Path, init: &str) -> f64 {
             .stdout(std::process::Stdio::null())
             .status()
             .expect("uji models");
-        assert!(status.success(), "uji models failed in the Lua load benchmark");
+        assert!(
+            status.success(),
+            "uji models failed in the Lua load benchmark"
+        );
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
     }
     median(samples)
@@ -146,7 +150,9 @@ fn rich_init(home: &Path) -> String {
             "uji.tool.add(\"t{i}\", {{ description = \"tool {i}\", parameters = {{ type = \"object\", properties = {{ x = {{ type = \"string\" }} }} }}, run = function(a) return a.x end }})\n"
         ));
     }
-    init.push_str("uji.context.add(\"notes\", function() return \"notes\" end, { priority = 10 })\n");
+    init.push_str(
+        "uji.context.add(\"notes\", function() return \"notes\" end, { priority = 10 })\n",
+    );
     init.push_str(&format!(
         "uji.pack.add({{ {{ dir = {:?} }} }})\nrequire(\"benchpack\").setup()\n",
         pack.display().to_string()

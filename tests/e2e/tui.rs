@@ -953,3 +953,45 @@ fn tty_mouse_off(printed: &str) -> bool {
     let off = printed.rfind("\x1b[?1000l");
     matches!((on, off), (Some(on), Some(off)) if off > on)
 }
+
+/// `/reload` (here bound to Alt+R, so the draft stays as typed) starts uji
+/// again on the session: the new init.lua runs, the conversation is back
+/// on screen and the draft is still in the composer.
+#[test]
+fn reload_loads_the_config_again_and_keeps_the_conversation_and_the_draft() {
+    let model = FakeModel::start();
+    model.push(answer("the first answer"));
+    let sandbox = sandbox(&model);
+    let init = sandbox.config().join("init.lua");
+    let base = std::fs::read_to_string(&init).unwrap();
+    std::fs::write(
+        &init,
+        format!("{base}\nuji.keymap.add(\"normal\", \"<A-r>\", {{ command = \"reload\" }})\n"),
+    )
+    .unwrap();
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("hello there");
+    tty.press("<CR>");
+    tty.wait_for_text("the first answer");
+    std::fs::write(
+        &init,
+        format!(
+            "{base}\nuji.keymap.add(\"normal\", \"<A-r>\", {{ command = \"reload\" }})\nuji.notify(\"config v2 loaded\")\n"
+        ),
+    )
+    .unwrap();
+    tty.type_text("half typed");
+    tty.press("<A-r>");
+    let screen = tty.wait_for_text("config v2 loaded");
+    let screen = if screen.contains("the first answer") {
+        screen
+    } else {
+        tty.wait_for_text("the first answer")
+    };
+    assert!(
+        screen.contains("half typed"),
+        "the draft came back: {screen}"
+    );
+    assert!(screen.contains("› hello there"), "{screen}");
+    quit(&mut tty);
+}

@@ -28,7 +28,7 @@ use uji_protocol::frontend::{
 };
 use uji_protocol::services::{
     HTTP_MAX_OPEN, HttpClose, HttpOpen, HttpRead, ModelChoice, ModelUse, Quit, Service,
-    SessionCompact, SessionInfo, SessionInfoRequest, SessionInterrupt, SessionMode,
+    SessionCompact, SessionInfo, SessionInfoRequest, SessionInterrupt, SessionMode, SessionReload,
     SessionSetTitle, SessionSubmit, StatusSet,
 };
 
@@ -944,6 +944,15 @@ fn install_services(shared: &Arc<Shared>) {
         Ok(())
     });
     serve_typed(shared, ask::ask);
+    serve_typed(shared, |shared, _: SessionReload| {
+        if shared.busy() {
+            return Err(
+                "a turn is running; /reload when it has ended (or interrupt it first)".to_string(),
+            );
+        }
+        shared.emit(Event::Reload);
+        Ok(())
+    });
     serve_typed(shared, |shared, _: Quit| {
         shared.handle(None, Op::Shutdown).map(drop)
     });

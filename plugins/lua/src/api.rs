@@ -270,6 +270,10 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
         crate::load::PACKS_AFTER_CONFIG,
         surface.get::<Function>("packs_after_config")?,
     )?;
+    lua.set_named_registry_value(
+        crate::load::ADD_COMMANDS,
+        surface.get::<Function>("add_commands")?,
+    )?;
     Ok(())
 }
 

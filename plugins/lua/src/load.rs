@@ -156,14 +156,19 @@ const CONFIG_ERROR_KEY: &str = "config_error";
 /// of the packs init.lua added, once the config's own have run.
 pub const PACKS_AFTER_CONFIG: &str = "uji.pack.after_config";
 
-/// Runs the packs' `plugin/*.lua` (surface.lua); an error is a notice.
-fn run_pack_plugins(state: &State) {
+/// Registry name of surface.lua's function adding the Lua plugin's own
+/// commands (`/reload`, `/sync`), before init.lua (which may replace them).
+pub const ADD_COMMANDS: &str = "uji.surface.add_commands";
+
+/// Calls surface.lua's function registered as `name`; an error is a notice
+/// saying `what` failed.
+fn call_surface(state: &State, name: &str, what: &str) {
     let run = state
         .lua
-        .named_registry_value::<Function>(PACKS_AFTER_CONFIG)
+        .named_registry_value::<Function>(name)
         .and_then(|f| f.call::<()>(()));
     if let Err(e) = run {
-        state.report("running the packs' plugin files", &e);
+        state.report(what, &e);
     }
 }
 
@@ -171,6 +176,7 @@ fn run_pack_plugins(state: &State) {
 /// then every `<config>/plugin/*.lua` in name order, then those of the
 /// packs init.lua added (`uji.pack.add`), pack by pack.
 pub fn load_config(state: &State) {
+    call_surface(state, ADD_COMMANDS, "adding /reload and /sync");
     let config = state.config_dir.clone();
     let init = config.as_ref().map(|c| c.join("init.lua"));
     match init {
@@ -188,5 +194,5 @@ pub fn load_config(state: &State) {
             run_file(state, &file);
         }
     }
-    run_pack_plugins(state);
+    call_surface(state, PACKS_AFTER_CONFIG, "running the packs' plugin files");
 }

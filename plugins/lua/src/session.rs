@@ -7,7 +7,7 @@ use uji_sdk::protocol::ApprovalMode;
 use uji_sdk::services::{
     ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList, Quit, Service, SessionCompact,
     SessionFactsRequest, SessionInfoRequest, SessionInterrupt, SessionMessagesRequest, SessionMode,
-    SessionSetTitle, SessionSubmit, StatusSet,
+    SessionReload, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg};
@@ -102,6 +102,7 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
         ask(lua, "uji.session.interrupt", SessionInterrupt {})?,
     )?;
     t.set("quit", ask(lua, "uji.quit", Quit {})?)?;
+    t.set("session_reload", ask(lua, "uji.reload", SessionReload {})?)?;
     t.set(
         "session_facts",
         ask(lua, "uji.session", SessionFactsRequest {})?,

@@ -720,6 +720,33 @@ local function packs_after_config()
   end
 end
 
+-- uji.reload(): starts uji again on this session (the screen keeps the
+-- conversation and the draft), loading init.lua, plugins and packs afresh;
+-- refused while a turn runs. /reload does it; /sync updates the packs first.
+uji.reload = function()
+  local ok, err = raw.session_reload()
+  if not ok then
+    error(err, 2)
+  end
+end
+-- Added when the configuration starts loading (the state is ready then),
+-- before init.lua, which may replace them.
+local function add_commands()
+  uji.command.add("reload", {
+    desc = "Load init.lua, plugins and packs again (the conversation and the draft stay)",
+    handler = function()
+      uji.reload()
+    end,
+  })
+  uji.command.add("sync", {
+    desc = "Update the packs in uji-lock.json, then /reload",
+    handler = function()
+      uji.pack.update()
+      uji.reload()
+    end,
+  })
+end
+
 -- Features of the public uji's screen this uji does not have: a clear
 -- error naming the function instead of "attempt to call a nil value".
 local function missing(name)
@@ -734,4 +761,4 @@ package.preload["ito"] = function()
   error("require(\"ito\"): the public uji's view library is not available in this uji", 2)
 end
 
-return { job_dispatch = job_dispatch, packs_after_config = packs_after_config }
+return { job_dispatch = job_dispatch, packs_after_config = packs_after_config, add_commands = add_commands }

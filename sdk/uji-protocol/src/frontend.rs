@@ -691,6 +691,11 @@ pub enum Event {
     },
     /// The session ended; no more events.
     Closed,
+    /// A plugin asked to start uji again on this session (`uji.reload()`,
+    /// `/reload`, `/sync`), to load the configuration afresh. A frontend
+    /// that can (the screen) ends the session and starts `uji resume --id`
+    /// on it, keeping the draft; others ignore it.
+    Reload,
     /// An event this frontend does not know (from a newer uji): skip it.
     #[serde(other)]
     Unknown,

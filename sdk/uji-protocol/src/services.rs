@@ -97,6 +97,12 @@ pub struct CommandRemove {
 }
 service!(CommandRemove, "command.remove", "{\"name\": string}", bool);
 
+/// `session.reload`: asks the frontend to start uji again on the session
+/// (Lua's `uji.reload()`); refused while a turn runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionReload {}
+service!(SessionReload, "session.reload", "{}", ());
+
 /// `command.list`: the names of the slash commands plugins added, sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandList {}

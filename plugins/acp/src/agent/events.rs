@@ -100,6 +100,11 @@ impl Agent<'_> {
             | Event::JobOutput { .. }
             | Event::JobFinished { .. }
             | Event::Unknown => {}
+            // An editor's agent keeps running; its configuration is read
+            // again when the editor starts the next `uji acp`.
+            Event::Reload => {
+                crate::log_info("reload asked for: uji acp reloads when the editor starts it again")
+            }
         }
         Flow::Go
     }

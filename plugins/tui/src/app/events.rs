@@ -204,6 +204,7 @@ impl App {
                 self.draft_changed();
             }
             Event::Closed => self.closed = true,
+            Event::Reload => self.reload(),
             _ => {}
         }
     }

@@ -16,6 +16,7 @@ mod login;
 mod plan;
 mod question;
 mod recall;
+mod reload;
 mod state;
 
 use std::sync::Arc;
@@ -70,8 +71,18 @@ pub fn run(session: FrontendSession) -> Result<(), String> {
     let input = input_gate::spawn(tx)?;
     let outbox: Arc<dyn Outbox> = session;
     let mut app = App::new(outbox, crate::theme::Theme::from_env());
+    if let Some(draft) = reload::carried_draft() {
+        app.composer.set_text(&draft);
+    }
     let result = main_loop(&mut app, &mut guard, &input, &rx);
     drop(guard);
+    if let Some((id, draft)) = app.reload_target() {
+        // Only returns when uji could not be started again.
+        let why = reload::restart(&id, draft.as_ref());
+        return Err(format!(
+            "could not start uji again for /reload ({why}); resume with: uji resume --id {id}"
+        ));
+    }
     // On the terminal again, below the shell prompt's line.
     if let Some(farewell) = app.farewell() {
         use std::io::Write;

@@ -131,6 +131,9 @@ pub struct App {
     pub(super) quitting: bool,
     pub(super) closed: bool,
     pub(super) session_id: String,
+    /// Set by [`Event::Reload`]: when the session has closed, uji starts
+    /// again on it with this draft (see [`crate::app::reload`]).
+    pub(super) reload: Option<Option<std::path::PathBuf>>,
     /// The session's title, for the terminal's title.
     pub(super) title: String,
     /// The terminal's title as last set (set again only when it changes).
@@ -193,6 +196,7 @@ impl App {
             quitting: false,
             closed: false,
             session_id: String::new(),
+            reload: None,
             title: String::new(),
             shown_title: String::new(),
             focused: true,
@@ -330,6 +334,42 @@ impl App {
             crate::status::tokens(usage.output),
         ));
         Some(text)
+    }
+
+    /// Ends the session to start uji again on it, keeping the draft.
+    pub(super) fn reload(&mut self) {
+        if self.session_id.is_empty() {
+            return;
+        }
+        let draft = self.composer.text().to_string();
+        let kept = if draft.is_empty() {
+            None
+        } else {
+            match super::reload::keep_draft(&draft) {
+                Ok(path) => Some(path),
+                Err(e) => {
+                    self.notice(
+                        Level::Error,
+                        format!("not reloading: the draft could not be kept ({e})"),
+                    );
+                    return;
+                }
+            }
+        };
+        self.reload = Some(kept);
+        self.notice(
+            Level::Info,
+            "reloading: uji starts again on this session".to_string(),
+        );
+        self.quit();
+    }
+
+    /// The session to start again on and where its draft is, once the
+    /// screen is left.
+    pub fn reload_target(&self) -> Option<(String, Option<std::path::PathBuf>)> {
+        self.reload
+            .as_ref()
+            .map(|draft| (self.session_id.clone(), draft.clone()))
     }
 
     pub(super) fn quit(&mut self) {
