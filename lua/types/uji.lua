@@ -643,6 +643,10 @@ function uji.command.remove(name) end
 ---@return string[]
 function uji.command.list() end
 
+---Loads init.lua, plugins and packs again (the screen keeps the
+---conversation and the draft); refused while a turn runs.
+function uji.reload() end
+
 return uji
 
 uji.config = {}
