@@ -219,6 +219,17 @@ impl Providers {
         Ok(resolved)
     }
 
+    /// Records `choice` when all it lacks is its key (as the public uji's
+    /// `uji.model.use` does: the first request then fails, saying which
+    /// key to set). `Err` when the choice is wrong in another way.
+    fn choose_without_key(&self, choice: &str) -> Result<Resolved, String> {
+        let (provider, model) = split_choice(choice);
+        let resolved =
+            self.resolve_in(&self.list(), &provider, model.as_deref(), KeyCheck::Skip)?;
+        *self.chosen.write() = Some(choice.to_string());
+        Ok(resolved)
+    }
+
     /// The reasoning effort given with the last `model.use` (none when it
     /// gave none).
     pub fn chosen_effort(&self) -> Option<String> {
@@ -260,16 +271,13 @@ impl Providers {
                     && self.key_of(provider).is_some()
                     && provider.default_model.is_some()
                 {
-                    return self.resolve_in(&list, &provider.id, None);
+                    return self.resolve_in(&list, &provider.id, None, KeyCheck::Require);
                 }
             }
             return Err(NO_PROVIDER.to_string());
         };
-        let (provider, model) = match choice.split_once('/') {
-            Some((p, m)) if !p.is_empty() && !m.is_empty() => (p.to_string(), Some(m.to_string())),
-            _ => (choice.trim_end_matches('/').to_string(), None),
-        };
-        self.resolve_in(&list, &provider, model.as_deref())
+        let (provider, model) = split_choice(&choice);
+        self.resolve_in(&list, &provider, model.as_deref(), KeyCheck::Require)
     }
 
     fn resolve_in(
@@ -277,6 +285,7 @@ impl Providers {
         list: &[Provider],
         provider_id: &str,
         model: Option<&str>,
+        keys: KeyCheck,
     ) -> Result<Resolved, String> {
         let provider = list.iter().find(|p| p.id == provider_id).ok_or_else(|| {
             let known: Vec<&str> = list.iter().map(|p| p.id.as_str()).collect();
@@ -301,7 +310,7 @@ impl Providers {
         let unknown_model = known.is_none();
         let model = known.unwrap_or_else(|| ModelInfo::new(model_id));
         let key = self.key_of(provider);
-        if let (Some(var), None) = (&provider.key_env, &key) {
+        if let (KeyCheck::Require, Some(var), None) = (keys, &provider.key_env, &key) {
             return Err(format!(
                 "{var} is not set: export it, or run `uji login {}` (/login in uji's screen) to use {}, or choose another provider with --model",
                 provider.id, provider.id
@@ -360,7 +369,20 @@ impl Providers {
             let Some(choice) = request.choice() else {
                 return Err(MODEL_USE_NEEDS.to_string());
             };
-            let resolved = providers.choose(&choice)?;
+            let resolved = match providers.choose(&choice) {
+                Ok(resolved) => resolved,
+                Err(missing_key) => {
+                    // Only the key is missing: keep the choice; the first
+                    // request fails with this message.
+                    let resolved = providers.choose_without_key(&choice).map_err(|_| missing_key.clone())?;
+                    events.notify_at(
+                        NoticeLevel::Warn,
+                        "providers",
+                        &format!("{missing_key} (the choice is kept; requests fail until the key is there)"),
+                    );
+                    resolved
+                }
+            };
             providers.set_effort(request.effort);
             if let Some(notice) = resolved.notice() {
                 events.notify_at(NoticeLevel::Warn, "providers", &notice);
@@ -373,6 +395,22 @@ impl Providers {
         let providers = self.clone();
         registry
             .serve(move |_: ModelCurrent| Ok(providers.resolve(None).ok().map(|r| choice_of(&r))));
+    }
+}
+
+/// Whether resolving a choice needs its key to be there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyCheck {
+    Require,
+    /// `model.use` records a choice whose key is not set yet.
+    Skip,
+}
+
+/// `provider/model` or `provider` as its parts.
+fn split_choice(choice: &str) -> (String, Option<String>) {
+    match choice.split_once('/') {
+        Some((p, m)) if !p.is_empty() && !m.is_empty() => (p.to_string(), Some(m.to_string())),
+        _ => (choice.trim_end_matches('/').to_string(), None),
     }
 }
 
