@@ -6,6 +6,7 @@
 mod attention;
 mod clipboard;
 mod commands;
+mod dialogs;
 mod draw;
 mod editor;
 mod events;
@@ -70,6 +71,7 @@ pub fn run(session: FrontendSession) -> Result<(), String> {
     let input = input_gate::spawn(tx)?;
     let outbox: Arc<dyn Outbox> = session;
     let mut app = App::new(outbox, crate::theme::Theme::from_env());
+    app.hello();
     let result = main_loop(&mut app, &mut guard, &input, &rx);
     drop(guard);
     // On the terminal again, below the shell prompt's line.
