@@ -6,14 +6,14 @@
 //! `--json` prints one JSON object per line on stdout: the versioned schema
 //! documented in docs/headless.md.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 use uji_host::PluginModuleRef;
-use uji_protocol::frontend::{Event, GateDecision, NoticeLevel, Op};
+use uji_protocol::frontend::{DialogAnswer, DialogKind, Event, GateDecision, NoticeLevel, Op};
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::Usage;
 use uji_sdk::{Frontend, FrontendSession, Host, Plugin};
@@ -261,6 +261,50 @@ impl TextMode {
     }
 }
 
+/// What `uji run` does with a plugin's dialog, as nobody can answer it: a
+/// confirm is answered no (the safe default), anything else is refused
+/// and the plugin gets an error. The operation, and the notice saying so.
+fn dialog_default(kind: DialogKind, title: &str, dialog_id: &str) -> (Op, String) {
+    let dialog_id = dialog_id.to_string();
+    if kind == DialogKind::Confirm {
+        let op = Op::AnswerDialog {
+            dialog_id,
+            answer: DialogAnswer::Confirmed { yes: false },
+        };
+        let notice =
+            format!("a plugin asked to confirm {title:?}; uji run cannot ask, so the answer is no");
+        return (op, notice);
+    }
+    let kind = kind.as_str();
+    let reason = format!(
+        "uji run cannot show dialogs ({kind} {title:?}); run it in the screen (`uji`), or give the plugin what it asks for another way"
+    );
+    let notice =
+        format!("a plugin's {kind} dialog {title:?} was refused: uji run cannot show dialogs");
+    (Op::RefuseDialog { dialog_id, reason }, notice)
+}
+
+/// Answers a dialog as [`dialog_default`] says; the notice to show, and the
+/// id of the operation (its error, if the dialog has gone meanwhile, is not
+/// the run's).
+fn answer_dialog(session: &FrontendSession, event: &Event) -> Option<(Event, Option<String>)> {
+    let Event::Dialog {
+        dialog_id,
+        kind,
+        title,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let (op, text) = dialog_default(*kind, title, dialog_id);
+    let sent = session
+        .submit(&op)
+        .map_err(|e| tracing::debug!("dialog answer not sent: {e}"))
+        .ok();
+    Some((Event::notice(NoticeLevel::Warn, text), sent))
+}
+
 /// Asks the session to end; `closed` follows. A session that has already
 /// ended needs no asking: the next read says so and the frontend returns.
 fn shut_down(session: &FrontendSession) {
@@ -278,6 +322,9 @@ impl Frontend for Headless {
         // Once stdout's reader has gone nothing more is printed: the
         // session shuts down (interrupting the turn) and uji exits quietly.
         let mut closed = false;
+        // Dialogs get a default answer here (docs/headless.md).
+        let hello = session.submit(&Op::Hello { dialogs: true });
+        let mut ours: HashSet<String> = hello.into_iter().collect();
         loop {
             // An error means the session has ended: nothing more to show.
             let event = match session.next_event(POLL) {
@@ -288,6 +335,15 @@ impl Frontend for Headless {
             match &event {
                 Event::Closed => return Ok(()),
                 _ if closed => continue,
+                Event::Error {
+                    op_id: Some(op_id), ..
+                } if ours.remove(op_id) => {
+                    // A dialog that ended before its answer came.
+                    continue;
+                }
+                Event::Ack { op_id, .. } => {
+                    ours.remove(op_id);
+                }
                 Event::Error { message, .. } => {
                     // An operation failed (the prompt could not start a
                     // turn): nothing more will come of this run.
@@ -297,6 +353,13 @@ impl Frontend for Headless {
                 }
                 _ => {}
             }
+            let event = match answer_dialog(&session, &event) {
+                Some((notice, sent)) => {
+                    ours.extend(sent);
+                    notice
+                }
+                None => event,
+            };
             let written = if as_json {
                 json_line(&mut out, &event)
             } else {
@@ -311,5 +374,49 @@ impl Frontend for Headless {
                 shut_down(&session);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_confirm_in_uji_run_is_answered_no_and_says_so() {
+        let (op, notice) = dialog_default(DialogKind::Confirm, "Push?", "dialog-1");
+        assert_eq!(
+            op,
+            Op::AnswerDialog {
+                dialog_id: "dialog-1".into(),
+                answer: DialogAnswer::Confirmed { yes: false }
+            }
+        );
+        assert!(notice.contains("the answer is no"), "{notice}");
+    }
+
+    #[test]
+    fn a_select_or_prompt_in_uji_run_is_refused_with_the_reason_the_plugin_reads() {
+        for kind in [DialogKind::Select, DialogKind::Prompt, DialogKind::Unknown] {
+            let (op, notice) = dialog_default(kind, "Branch", "dialog-2");
+            let Op::RefuseDialog { dialog_id, reason } = op else {
+                panic!("{kind:?} is not refused");
+            };
+            assert_eq!(dialog_id, "dialog-2");
+            let expected = format!("uji run cannot show dialogs ({} \"Branch\")", kind.as_str());
+            assert!(reason.starts_with(&expected), "{reason}");
+            assert!(notice.contains("was refused"), "{notice}");
+        }
+    }
+
+    #[test]
+    fn the_json_stream_shows_a_refused_dialog_as_a_notice_line() {
+        let (_, text) = dialog_default(DialogKind::Select, "Branch", "dialog-3");
+        let event = Event::notice(NoticeLevel::Warn, text);
+        let mut out = Vec::new();
+        json_line(&mut out, &event).unwrap();
+        let line: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(line["type"], "notice");
+        assert!(line["text"].as_str().unwrap().contains("Branch"));
     }
 }

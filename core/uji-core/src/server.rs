@@ -44,6 +44,7 @@ mod ask;
 mod commands;
 mod facts;
 mod http;
+mod dialogs;
 pub mod jobs;
 pub mod launch;
 mod login;
@@ -164,6 +165,8 @@ struct Shared {
     starting: AtomicUsize,
     closing: AtomicBool,
     approver: Option<FrontendApprover>,
+    /// Plugins' dialogs (`ui.dialog`) and whether the frontend shows them.
+    dialogs: dialogs::Dialogs,
     /// The session's runtime, for questions asked from plugins' threads.
     runtime: tokio::runtime::Handle,
     queue: MessageQueue,
@@ -359,6 +362,20 @@ impl Shared {
             Op::ListJobs => self.list_jobs(),
             Op::StopJob { job_id } => self.stop_job(op_id, job_id),
             Op::Background => self.background(),
+            Op::Hello { dialogs } => {
+                self.dialogs.set_shown(dialogs);
+                Ok(Reply::Done(None))
+            }
+            Op::AnswerDialog { dialog_id, answer } => {
+                let resolved = self.dialogs.answer(&dialog_id, answer)?;
+                self.emit(resolved);
+                Ok(Reply::Done(None))
+            }
+            Op::RefuseDialog { dialog_id, reason } => {
+                let resolved = self.dialogs.refuse(&dialog_id, reason)?;
+                self.emit(resolved);
+                Ok(Reply::Done(None))
+            }
             Op::Unknown => Err(format!(
                 "unknown operation type; this uji speaks frontend protocol {} (docs/frontends.md)",
                 uji_protocol::frontend::PROTOCOL_VERSION
@@ -503,6 +520,9 @@ impl Shared {
         if let Some(approver) = &self.approver {
             approver.withdraw_all();
         }
+        for resolved in self.dialogs.withdraw_all() {
+            self.emit(resolved);
+        }
         self.shells.stop_all();
         self.queue.clear();
         // Dropping the work sender ends the worker once its work is done.
@@ -549,6 +569,7 @@ fn serve_shared(
             starting: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
             approver: (approvals == Approvals::Frontend).then(|| FrontendApprover::new(sink)),
+            dialogs: dialogs::Dialogs::default(),
             runtime: tokio::runtime::Handle::current(),
             queue: MessageQueue::default(),
             control: SessionControl::new(agent.chosen_model()),
@@ -953,6 +974,7 @@ fn install_services(shared: &Arc<Shared>) {
         shared.emit(Event::Reload);
         Ok(())
     });
+    serve_typed(shared, dialogs::ask);
     serve_typed(shared, |shared, _: Quit| {
         shared.handle(None, Op::Shutdown).map(drop)
     });

@@ -3,6 +3,7 @@
 //! answers (`events`). One uji session is served at a time (the frontend
 //! contract's rule), so ACP's sessionId is always uji's current session id.
 
+mod dialogs;
 mod events;
 mod requests;
 
@@ -75,6 +76,8 @@ pub struct Agent<'a> {
     pending: HashMap<String, Pending>,
     /// Calls whose permission question is still open in the editor.
     asking: HashSet<String>,
+    /// Plugins' dialogs whose permission question is open in the editor.
+    dialogs: HashMap<String, uji_protocol::frontend::DialogKind>,
     calls: HashMap<String, Call>,
     prompt_op: Option<String>,
     mcp_after_switch: Vec<mcp::Server>,
@@ -145,12 +148,21 @@ impl<'a> Agent<'a> {
             next_op: 0,
             pending: HashMap::new(),
             asking: HashSet::new(),
+            dialogs: HashMap::new(),
             calls: HashMap::new(),
             prompt_op: None,
             mcp_after_switch: Vec::new(),
             after_answer: Vec::new(),
             models: None,
             turn_text: String::new(),
+        }
+    }
+
+    /// Tells uji this frontend shows dialogs (as permission questions, or
+    /// refused with a reason).
+    pub fn hello(&mut self) {
+        if let Err(e) = self.op(None, &Op::Hello { dialogs: true }) {
+            crate::log_warn(&format!("cannot say hello: {e}"));
         }
     }
 

@@ -137,6 +137,7 @@ async fn run_loop(
     editor: Arc<EditorLink>,
 ) -> Result<(), String> {
     let mut agent = agent::Agent::new(cx, ops, tx, settings, editor);
+    agent.hello();
     while let Some(input) = rx.next().await {
         match agent.input(input) {
             agent::Flow::Go => {}

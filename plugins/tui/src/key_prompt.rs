@@ -2,6 +2,10 @@
 //! input's place. What is typed or pasted is held here only, drawn as a
 //! count of characters (never the characters), and handed over once on
 //! Enter; it never reaches the composer, its history or the transcript.
+//!
+//! A plugin's prompt dialog (`ui.dialog` with kind `prompt`) is the same
+//! box: masked when the dialog is `hidden`, else a plain one-line input,
+//! prefilled with the dialog's `value`.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -49,9 +53,38 @@ pub struct KeyPrompt {
     /// the prompt (a key must never land in the draft, where it is drawn),
     /// so only Enter waits for the guard.
     guard: Guard,
+    /// A plugin's prompt dialog: its id, and whether the text is shown.
+    dialog: Option<DialogInput>,
+}
+
+/// What makes a prompt a plugin's dialog rather than `/login`'s.
+struct DialogInput {
+    id: String,
+    visible: bool,
 }
 
 impl KeyPrompt {
+    /// A plugin's prompt dialog: masked when `hidden`, else shown as
+    /// typed; starts with `value`.
+    pub fn for_dialog(id: &str, title: &str, hidden: bool, value: Option<&str>) -> KeyPrompt {
+        let mut prompt = KeyPrompt::new("", title, "");
+        prompt.key = value.unwrap_or_default().to_string();
+        prompt.dialog = Some(DialogInput {
+            id: id.to_string(),
+            visible: !hidden,
+        });
+        prompt
+    }
+
+    /// The dialog this prompt answers, if it is a plugin's.
+    pub fn dialog_id(&self) -> Option<&str> {
+        self.dialog.as_ref().map(|d| d.id.as_str())
+    }
+
+    fn visible(&self) -> bool {
+        self.dialog.as_ref().is_some_and(|d| d.visible)
+    }
+
     /// `title` names the provider and its variable; `note` says what
     /// happens to the key (checked, saved where, overridden by what).
     pub fn new(provider: &str, title: &str, note: &str) -> KeyPrompt {
@@ -61,6 +94,7 @@ impl KeyPrompt {
             note: note.to_string(),
             key: String::new(),
             guard: Guard::default(),
+            dialog: None,
         }
     }
 
@@ -89,7 +123,8 @@ impl KeyPrompt {
             KeyPromptKey::Backspace => {
                 self.key.pop();
             }
-            KeyPromptKey::Accept if self.key.trim().is_empty() => {}
+            // A dialog may be answered with nothing; a key may not.
+            KeyPromptKey::Accept if self.key.trim().is_empty() && self.dialog.is_none() => {}
             KeyPromptKey::Accept => {
                 return Some(KeyPromptOutcome::Submit(std::mem::take(&mut self.key)));
             }
@@ -108,6 +143,9 @@ impl KeyPrompt {
 
     /// What the input line shows instead of the key.
     fn masked(&self) -> String {
+        if self.visible() {
+            return self.key.clone();
+        }
         match self.key.chars().count() {
             0 => String::new(),
             n => format!("{} characters (hidden)", n),
@@ -121,12 +159,21 @@ impl KeyPrompt {
             return None;
         }
         let width = usize::from(inner.width);
-        let prompt = "key: ";
+        let prompt = if self.dialog.is_some() {
+            "› "
+        } else {
+            "key: "
+        };
         let masked = self.masked();
+        let empty = if self.dialog.is_some() {
+            "type, then enter"
+        } else {
+            "paste or type the key"
+        };
         let input = if masked.is_empty() {
             Line::from(vec![
                 Span::styled(prompt, theme.accent),
-                Span::styled("paste or type the key", theme.dim),
+                Span::styled(empty, theme.dim),
             ])
         } else {
             Line::from(vec![
@@ -134,10 +181,15 @@ impl KeyPrompt {
                 Span::styled(masked.clone(), theme.text),
             ])
         };
-        let hint = if self.guard.shows_ready() {
-            "enter save · esc cancel · the key is never shown"
-        } else {
-            "enter saves in a moment · esc cancel · the key is never shown"
+        let hint = match (self.dialog.as_ref(), self.guard.shows_ready()) {
+            (Some(d), true) if d.visible => "enter answer · esc cancel",
+            (Some(d), false) if d.visible => "enter answers in a moment · esc cancel",
+            (Some(_), true) => "enter answer · esc cancel · what you type is never shown",
+            (Some(_), false) => {
+                "enter answers in a moment · esc cancel · what you type is never shown"
+            }
+            (None, true) => "enter save · esc cancel · the key is never shown",
+            (None, false) => "enter saves in a moment · esc cancel · the key is never shown",
         };
         let rows = [
             Line::styled(cut(&self.note, width), theme.dim),
@@ -149,7 +201,7 @@ impl KeyPrompt {
         }
         let row = inner.y.saturating_add(1);
         (row < inner.bottom()).then(|| {
-            let used = prompt.len() + masked.chars().count();
+            let used = prompt.chars().count() + masked.chars().count();
             let x = inner.x + u16::try_from(used).unwrap_or(0).min(inner.width - 1);
             (x, row)
         })
@@ -187,6 +239,31 @@ mod tests {
         );
         assert!(prompt.masked().is_empty(), "the prompt keeps nothing");
         assert!(!format!("{:?}", KeyPromptOutcome::Submit("gsk-x".into())).contains("gsk"));
+    }
+
+    #[test]
+    fn a_dialog_prompt_shows_its_prefilled_text_unless_hidden() {
+        let mut shown = KeyPrompt::for_dialog("dialog-1", "Commit message", false, Some("fix: "));
+        typed(&mut shown, "parser");
+        let mut buf = Buffer::empty(Rect::new(0, 0, 60, shown.height()));
+        shown.render(buf.area, &mut buf, &Theme::plain());
+        let screen = buffer_rows(&buf).join("\n");
+        assert!(screen.contains("› fix: parser"), "{screen}");
+        assert!(screen.contains("Commit message"), "{screen}");
+        assert_eq!(shown.dialog_id(), Some("dialog-1"));
+        let mut hidden = KeyPrompt::for_dialog("dialog-2", "Token", true, None);
+        typed(&mut hidden, "s3cret");
+        let mut buf = Buffer::empty(Rect::new(0, 0, 60, hidden.height()));
+        hidden.render(buf.area, &mut buf, &Theme::plain());
+        let screen = buffer_rows(&buf).join("\n");
+        assert!(!screen.contains("s3cret"), "{screen}");
+        assert!(screen.contains("6 characters (hidden)"), "{screen}");
+        // A dialog may be answered with nothing.
+        let mut empty = KeyPrompt::for_dialog("dialog-3", "Note", false, None);
+        assert_eq!(
+            empty.handle(KeyPromptKey::Accept),
+            Some(KeyPromptOutcome::Submit(String::new()))
+        );
     }
 
     #[test]

@@ -21,8 +21,9 @@ use uji_protocol::FileDiff;
 use uji_protocol::frontend::answers::{self, Answer, CommandOutput, ModelList, SessionList};
 use uji_protocol::frontend::answers::{ProviderList, SessionSummary};
 use uji_protocol::frontend::{
-    ApprovalDecision, CommandInfo, Delivery, Event as UjiEvent, GateDecision, KeyOrigin,
-    ModelEntry, ModelState, Op, ProviderEntry, Secret, SessionConfigured, ToolInfo,
+    ApprovalDecision, CommandInfo, Delivery, DialogAnswer, DialogKind, Event as UjiEvent,
+    GateDecision, KeyOrigin, ModelEntry, ModelState, Op, ProviderEntry, Resolution, Secret,
+    SessionConfigured, ToolInfo,
 };
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::{ToolCallRequest, Usage};
@@ -1298,4 +1299,254 @@ fn a_compaction_is_one_rule_with_its_count() {
     let screen = s.text();
     assert_eq!(screen.matches("compacted").count(), 1, "{screen}");
     assert!(screen.contains("compacted 4 earlier messages"), "{screen}");
+}
+
+// ---- plugins' dialogs (ui.dialog) -------------------------------------------
+
+fn dialog(id: &str, kind: DialogKind, title: &str) -> UjiEvent {
+    UjiEvent::Dialog {
+        dialog_id: id.into(),
+        kind,
+        title: title.into(),
+        items: Vec::new(),
+        current: None,
+        value: None,
+        hidden: false,
+        body: None,
+    }
+}
+
+fn select_dialog(id: &str, title: &str, items: &[&str], current: Option<usize>) -> UjiEvent {
+    let mut event = dialog(id, DialogKind::Select, title);
+    if let UjiEvent::Dialog {
+        items: list,
+        current: at,
+        ..
+    } = &mut event
+    {
+        *list = items.iter().map(|item| item.to_string()).collect();
+        *at = current;
+    }
+    event
+}
+
+fn answered(id: &str, answer: DialogAnswer) -> Op {
+    Op::AnswerDialog {
+        dialog_id: id.into(),
+        answer,
+    }
+}
+
+fn dialog_answers(s: &Screen) -> Vec<Op> {
+    s.sent()
+        .into_iter()
+        .filter(|op| matches!(op, Op::AnswerDialog { .. }))
+        .collect()
+}
+
+#[test]
+fn a_select_dialog_is_a_fuzzy_picker_and_enter_answers_the_items_index() {
+    let mut s = Screen::new(70, 20);
+    s.event(select_dialog(
+        "dialog-1",
+        "Deploy which branch?",
+        &["main", "dev", "release/1.0"],
+        Some(1),
+    ));
+    let screen = s.ready().text();
+    assert!(screen.contains("Deploy which branch?"), "{screen}");
+    assert!(screen.contains("release/1.0"), "{screen}");
+    // It opens on `current`: Enter now would pick "dev".
+    s.type_text("rls");
+    let screen = s.text();
+    assert!(
+        !screen.contains("main"),
+        "the filter hides the rest: {screen}"
+    );
+    s.press(KeyCode::Enter);
+    assert_eq!(
+        s.last_sent(),
+        answered("dialog-1", DialogAnswer::Selected { index: 2 })
+    );
+    assert!(!s.text().contains("Deploy which branch?"));
+}
+
+#[test]
+fn a_select_dialog_opens_on_its_current_item_and_esc_cancels_it() {
+    let mut s = Screen::new(70, 20);
+    s.event(select_dialog(
+        "dialog-1",
+        "Branch",
+        &["main", "dev"],
+        Some(1),
+    ));
+    s.ready().press(KeyCode::Enter);
+    assert_eq!(
+        s.last_sent(),
+        answered("dialog-1", DialogAnswer::Selected { index: 1 })
+    );
+    s.event(select_dialog("dialog-2", "Branch", &["main", "dev"], None));
+    s.ready().press(KeyCode::Esc);
+    assert_eq!(s.last_sent(), answered("dialog-2", DialogAnswer::Cancelled));
+}
+
+#[test]
+fn keys_typed_before_a_dialog_is_ready_go_to_the_draft_and_never_answer_it() {
+    let mut s = Screen::new(70, 20);
+    s.type_text("please al");
+    s.event(select_dialog("dialog-1", "Branch", &["main", "dev"], None));
+    s.type_text("so");
+    s.press(KeyCode::Enter);
+    assert!(dialog_answers(&s).is_empty(), "{:?}", s.sent());
+    let confirm = dialog("dialog-2", DialogKind::Confirm, "Push now?");
+    s.event(confirm);
+    s.press(KeyCode::Char('y'));
+    assert!(dialog_answers(&s).is_empty(), "{:?}", s.sent());
+    // The typing is in the draft, and the dialog still waits.
+    s.ready();
+    s.press(KeyCode::Esc);
+    assert_eq!(s.last_sent(), answered("dialog-1", DialogAnswer::Cancelled));
+    let screen = s.text();
+    assert!(screen.contains("please also"), "{screen}");
+}
+
+#[test]
+fn a_prompt_dialog_is_prefilled_and_enter_answers_its_text() {
+    let mut s = Screen::new(70, 20);
+    let mut prompt = dialog("dialog-1", DialogKind::Prompt, "Commit message");
+    if let UjiEvent::Dialog { value, .. } = &mut prompt {
+        *value = Some("fix: ".into());
+    }
+    s.event(prompt);
+    // Enter before the prompt is ready answers nothing.
+    s.press(KeyCode::Enter);
+    assert!(dialog_answers(&s).is_empty());
+    s.type_text("parser");
+    let screen = s.text();
+    assert!(screen.contains("fix: parser"), "{screen}");
+    s.ready().press(KeyCode::Enter);
+    assert_eq!(
+        s.last_sent(),
+        answered(
+            "dialog-1",
+            DialogAnswer::Text {
+                text: "fix: parser".into()
+            }
+        )
+    );
+}
+
+#[test]
+fn a_hidden_prompt_dialog_never_draws_what_is_typed() {
+    let mut s = Screen::new(70, 20);
+    let mut prompt = dialog("dialog-1", DialogKind::Prompt, "Deploy token");
+    if let UjiEvent::Dialog { hidden, .. } = &mut prompt {
+        *hidden = true;
+    }
+    s.event(prompt);
+    s.type_text("tok-secret");
+    let screen = s.text();
+    assert!(!screen.contains("tok-secret"), "{screen}");
+    assert!(screen.contains("10 characters (hidden)"), "{screen}");
+    s.ready().press(KeyCode::Enter);
+    assert_eq!(
+        s.last_sent(),
+        answered(
+            "dialog-1",
+            DialogAnswer::Text {
+                text: "tok-secret".into()
+            }
+        )
+    );
+}
+
+#[test]
+fn a_confirm_dialog_is_the_question_box_y_answers_yes_and_esc_no() {
+    let mut s = Screen::new(70, 20);
+    let mut confirm = dialog("dialog-1", DialogKind::Confirm, "Push to origin?");
+    if let UjiEvent::Dialog { body, .. } = &mut confirm {
+        *body = Some("3 commits on main".into());
+    }
+    s.event(confirm);
+    let screen = s.ready().text();
+    assert!(screen.contains("Push to origin?"), "{screen}");
+    assert!(screen.contains("3 commits on main"), "{screen}");
+    assert!(screen.contains("Yes (y)"), "{screen}");
+    s.press(KeyCode::Char('y'));
+    assert_eq!(
+        s.last_sent(),
+        answered("dialog-1", DialogAnswer::Confirmed { yes: true })
+    );
+    s.event(dialog("dialog-2", DialogKind::Confirm, "Force?"));
+    s.ready().press(KeyCode::Esc);
+    assert_eq!(
+        s.last_sent(),
+        answered("dialog-2", DialogAnswer::Confirmed { yes: false })
+    );
+    s.event(dialog("dialog-3", DialogKind::Confirm, "Tag?"));
+    s.ready().press(KeyCode::Char('n'));
+    assert_eq!(
+        s.last_sent(),
+        answered("dialog-3", DialogAnswer::Confirmed { yes: false })
+    );
+    // A dialog's answer is never an approval.
+    assert!(!s.sent().iter().any(|op| matches!(op, Op::Approval { .. })));
+}
+
+#[test]
+fn dialogs_are_shown_one_at_a_time_in_order() {
+    let mut s = Screen::new(70, 20);
+    s.event(dialog("dialog-1", DialogKind::Confirm, "First?"));
+    s.event(select_dialog("dialog-2", "Second", &["a", "b"], None));
+    s.event(dialog("dialog-3", DialogKind::Confirm, "Third?"));
+    let screen = s.ready().text();
+    assert!(
+        screen.contains("First?") && !screen.contains("Second"),
+        "{screen}"
+    );
+    // The third goes before it is shown (its plugin gave up).
+    s.event(UjiEvent::DialogResolved {
+        dialog_id: "dialog-3".into(),
+        resolution: Resolution::Withdrawn,
+        answer: None,
+    });
+    s.press(KeyCode::Char('y'));
+    let screen = s.text();
+    assert!(screen.contains("Second"), "{screen}");
+    // The next one has a guard of its own: the same key again answers
+    // nothing.
+    s.press(KeyCode::Enter);
+    assert_eq!(dialog_answers(&s).len(), 1);
+    s.ready().press(KeyCode::Enter);
+    assert_eq!(
+        dialog_answers(&s),
+        [
+            answered("dialog-1", DialogAnswer::Confirmed { yes: true }),
+            answered("dialog-2", DialogAnswer::Selected { index: 0 }),
+        ]
+    );
+    assert!(!s.text().contains("Third?"));
+}
+
+#[test]
+fn a_dialog_that_timed_out_leaves_the_screen_with_a_notice() {
+    let mut s = Screen::new(70, 20);
+    s.event(select_dialog("dialog-1", "Branch", &["main"], None));
+    s.ready();
+    s.event(UjiEvent::DialogResolved {
+        dialog_id: "dialog-1".into(),
+        resolution: Resolution::TimedOut,
+        answer: None,
+    });
+    let screen = s.text();
+    assert!(screen.contains("timed out"), "{screen}");
+    s.press(KeyCode::Enter);
+    assert!(dialog_answers(&s).is_empty());
+}
+
+#[test]
+fn the_screen_says_it_shows_dialogs() {
+    let mut s = Screen::new(70, 20);
+    s.app.hello();
+    assert_eq!(s.last_sent(), Op::Hello { dialogs: true });
 }

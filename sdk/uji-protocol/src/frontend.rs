@@ -30,8 +30,10 @@ use crate::{ApprovalMode, FileDiff, Image};
 /// events and operations an interactive frontend needs; 4 added
 /// `list_providers`, `login` and `logout`, and background jobs
 /// (`list_jobs`, `stop_job`, `background`; `job_started`, `job_output`,
-/// `job_finished`); 5 added `commands_changed`; 6 added the `stop` decision, `set_mode` and `mode_changed`.
-pub const PROTOCOL_VERSION: u32 = 6;
+/// `job_finished`); 5 added `commands_changed`; 6 added the `stop` decision, `set_mode` and `mode_changed`;
+/// 7 added dialogs (`hello` with `dialogs`, `answer_dialog`, `refuse_dialog`;
+/// `dialog`, `dialog_resolved`).
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -281,7 +283,76 @@ pub enum Op {
     /// the turn goes on. The ack's `result` is `{"running": n}`, the
     /// commands that were running (0: nothing to move).
     Background,
+    /// What this frontend can show (protocol 7); send it first. A
+    /// frontend that never sends it shows no dialogs: `ui.dialog` then
+    /// fails at once instead of waiting.
+    Hello {
+        /// It shows `dialog` events and answers them (`answer_dialog` or
+        /// `refuse_dialog`).
+        #[serde(default)]
+        dialogs: bool,
+    },
+    /// Answers the open dialog `dialog_id` (protocol 7). (Not `id`: that
+    /// names the operation.) An `error` when no such dialog is open or the
+    /// answer does not fit its kind (the dialog stays open).
+    AnswerDialog {
+        dialog_id: String,
+        answer: DialogAnswer,
+    },
+    /// This frontend cannot show the dialog `dialog_id` (protocol 7): the
+    /// plugin that asked gets an error with `reason`.
+    RefuseDialog {
+        dialog_id: String,
+        reason: String,
+    },
     /// An operation this uji does not know (from a newer frontend).
+    #[serde(other)]
+    Unknown,
+}
+
+/// The kind of a dialog a plugin asks through the frontend (`ui.dialog`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DialogKind {
+    /// Pick one of `items`.
+    Select,
+    /// Type a line of text.
+    Prompt,
+    /// Yes or no.
+    Confirm,
+    /// A kind a newer uji asks for: refuse it (`refuse_dialog`).
+    #[serde(other)]
+    Unknown,
+}
+
+impl DialogKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DialogKind::Select => "select",
+            DialogKind::Prompt => "prompt",
+            DialogKind::Confirm => "confirm",
+            DialogKind::Unknown => "unknown",
+        }
+    }
+}
+
+/// How a dialog was answered: what `ui.dialog` returns, and what a
+/// frontend sends in `answer_dialog`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DialogAnswer {
+    /// A select's item, by its index in `items` (not in a filtered list).
+    Selected { index: usize },
+    /// A prompt's text.
+    Text { text: String },
+    /// A confirm's answer.
+    Confirmed { yes: bool },
+    /// The person dismissed it (Esc).
+    Cancelled,
+    /// Nobody answered within the dialog's timeout (uji's answer, never a
+    /// frontend's).
+    TimedOut,
+    /// An answer a newer uji or frontend knows: refused as an answer.
     #[serde(other)]
     Unknown,
 }
@@ -313,6 +384,9 @@ impl Op {
             Op::ListJobs => "list_jobs",
             Op::StopJob { .. } => "stop_job",
             Op::Background => "background",
+            Op::Hello { .. } => "hello",
+            Op::AnswerDialog { .. } => "answer_dialog",
+            Op::RefuseDialog { .. } => "refuse_dialog",
             Op::Unknown => "unknown",
         }
     }
@@ -689,6 +763,39 @@ pub enum Event {
     JobFinished {
         job: JobInfo,
     },
+    /// A plugin asks the person something (protocol 7; only frontends that
+    /// said `hello` with `dialogs: true` get it). Show one at a time, in
+    /// order; answer with `answer_dialog`, or `refuse_dialog` a kind you
+    /// cannot show.
+    Dialog {
+        dialog_id: String,
+        kind: DialogKind,
+        title: String,
+        /// A select's items.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        items: Vec<String>,
+        /// A select's item the list opens on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        current: Option<usize>,
+        /// A prompt's prefilled text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<String>,
+        /// A prompt whose text is masked (a password, a key).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        hidden: bool,
+        /// A confirm's details, shown under the title.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
+    },
+    /// The dialog is closed (protocol 7): `answered` (`answer` says how),
+    /// `timed_out`, or `withdrawn` (the session ended, or the plugin's
+    /// call went away): take it off the screen.
+    DialogResolved {
+        dialog_id: String,
+        resolution: Resolution,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<DialogAnswer>,
+    },
     /// The session ended; no more events.
     Closed,
     /// A plugin asked to start uji again on this session (`uji.reload()`,
@@ -779,6 +886,49 @@ mod tests {
         let event: Event =
             serde_json::from_value(json!({"type": "delta", "text": "a", "colour": "red"})).unwrap();
         assert_eq!(event, Event::Delta { text: "a".into() });
+    }
+
+    #[test]
+    fn a_dialog_and_its_answer_read_as_written_and_newer_values_are_unknown() {
+        let event: Event =
+            serde_json::from_value(json!({"type": "dialog", "dialog_id": "dialog-1",
+            "kind": "select", "title": "Branch", "items": ["main", "dev"], "current": 1}))
+            .unwrap();
+        let Event::Dialog {
+            kind,
+            items,
+            current,
+            hidden,
+            ..
+        } = &event
+        else {
+            panic!("{event:?}");
+        };
+        assert_eq!(
+            (*kind, items.len(), *current, *hidden),
+            (DialogKind::Select, 2, Some(1), false)
+        );
+        let kind: DialogKind = serde_json::from_value(json!("colour")).unwrap();
+        assert_eq!(kind, DialogKind::Unknown);
+        let sub: Submission = serde_json::from_value(json!({"id": "9", "type": "answer_dialog",
+            "dialog_id": "dialog-1", "answer": {"type": "selected", "index": 1}}))
+        .unwrap();
+        assert_eq!(
+            sub.op,
+            Op::AnswerDialog {
+                dialog_id: "dialog-1".into(),
+                answer: DialogAnswer::Selected { index: 1 }
+            }
+        );
+        assert_eq!(sub.id.as_deref(), Some("9"));
+        assert_eq!(
+            serde_json::to_value(DialogAnswer::Cancelled).unwrap(),
+            json!({"type": "cancelled"})
+        );
+        let newer: DialogAnswer = serde_json::from_value(json!({"type": "drawn"})).unwrap();
+        assert_eq!(newer, DialogAnswer::Unknown);
+        let old: Submission = serde_json::from_value(json!({"type": "hello"})).unwrap();
+        assert_eq!(old.op, Op::Hello { dialogs: false });
     }
 
     #[test]

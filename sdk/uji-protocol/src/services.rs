@@ -1017,6 +1017,49 @@ pub struct HttpClose {
 }
 service!(HttpClose, "http.close", "{\"id\": request id}", ());
 
+// ---- dialogs -----------------------------------------------------------------
+
+pub use crate::frontend::{DialogAnswer, DialogKind};
+
+/// `ui.dialog`: asks the person a question through the session's frontend
+/// (the `dialog` event): pick one of `items` (`select`), type a line
+/// (`prompt`) or say yes or no (`confirm`). Blocks the calling thread until
+/// it is answered, dismissed (`cancelled`), `timeout_ms` passes
+/// (`timed_out`) or the session ends (an error), so call it from a thread
+/// of the plugin's own. Fails at once when the frontend cannot show
+/// dialogs, or cannot show this one (`uji run` cannot show a select or a
+/// prompt, and answers a confirm with no).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UiDialog {
+    pub kind: DialogKind,
+    pub title: String,
+    /// A select's items (at least one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<String>,
+    /// A select's item the list opens on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<usize>,
+    /// A prompt's prefilled text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// A prompt whose text is masked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
+    /// A confirm's details, shown under the title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// How long to wait for an answer; none: until answered or the session
+    /// ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+service!(
+    UiDialog,
+    "ui.dialog",
+    "{\"kind\": \"select\" | \"prompt\" | \"confirm\", \"title\", \"items\"?, \"current\"?, \"value\"?, \"hidden\"?, \"body\"?, \"timeout_ms\"?}",
+    DialogAnswer
+);
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -1029,6 +1072,21 @@ mod tests {
 
     fn wire_answer<A: Serialize>(answer: &A) -> Value {
         serde_json::to_value(answer).unwrap()
+    }
+
+    #[test]
+    fn a_dialog_request_needs_only_its_kind_and_title_and_a_newer_kind_is_unknown() {
+        let select: UiDialog =
+            decode_params(json!({"kind": "select", "title": "Branch", "items": ["a"]})).unwrap();
+        assert_eq!(select.kind, DialogKind::Select);
+        assert_eq!(
+            (select.current, select.timeout_ms, select.hidden),
+            (None, None, false)
+        );
+        let newer: UiDialog = decode_params(json!({"kind": "colour", "title": "t"})).unwrap();
+        assert_eq!(newer.kind, DialogKind::Unknown);
+        let answer: DialogAnswer = serde_json::from_value(json!({"type": "timed_out"})).unwrap();
+        assert_eq!(answer, DialogAnswer::TimedOut);
     }
 
     #[test]

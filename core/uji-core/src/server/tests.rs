@@ -616,4 +616,162 @@ fn plugins_reach_http_through_the_session_services() {
     assert_eq!(body, "pong");
     let close = uji_protocol::services::HttpClose { id: opened.id };
     registry.call("test", &close).unwrap();
+/// A plugin's `ui.dialog`, asked on a thread of its own as plugins do.
+fn dialog_from_plugin(
+    session: &Running,
+    request: uji_protocol::services::UiDialog,
+) -> std::thread::JoinHandle<Result<DialogAnswer, String>> {
+    let registry = session.shared.sessions.registry.clone();
+    std::thread::spawn(move || registry.call("test", &request))
+}
+
+fn select(items: &[&str]) -> uji_protocol::services::UiDialog {
+    uji_protocol::services::UiDialog {
+        kind: DialogKind::Select,
+        title: "Branch".to_string(),
+        items: items.iter().map(|item| item.to_string()).collect(),
+        current: Some(1),
+        value: None,
+        hidden: false,
+        body: None,
+        timeout_ms: None,
+    }
+}
+
+fn hello(session: &Running, dialogs: bool) {
+    session.port.submit_op(Op::Hello { dialogs }).unwrap();
+    session.until(|event| matches!(event, Event::Ack { .. }));
+}
+
+fn dialog_id(session: &Running) -> String {
+    match session.until(|event| matches!(event, Event::Dialog { .. })) {
+        Event::Dialog { dialog_id, .. } => dialog_id,
+        _ => unreachable!(),
+    }
+}
+
+use uji_protocol::frontend::{DialogAnswer, DialogKind, Resolution};
+
+#[test]
+fn a_dialog_is_answered_through_a_frontend_that_shows_them() {
+    let session = start("unit/quick");
+    hello(&session, true);
+    let asked = dialog_from_plugin(&session, select(&["main", "dev"]));
+    let shown = session.until(|event| matches!(event, Event::Dialog { .. }));
+    let Event::Dialog {
+        dialog_id,
+        kind,
+        items,
+        current,
+        ..
+    } = shown
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (kind, items.len(), current),
+        (DialogKind::Select, 2, Some(1))
+    );
+    // An answer that does not fit is refused, and the dialog stays open.
+    let wrong = Op::AnswerDialog {
+        dialog_id: dialog_id.clone(),
+        answer: DialogAnswer::Selected { index: 2 },
+    };
+    session.port.submit_op(wrong).unwrap();
+    let refused = session.until(|event| matches!(event, Event::Error { .. }));
+    assert!(format!("{refused:?}").contains("2 items"), "{refused:?}");
+    let right = Op::AnswerDialog {
+        dialog_id: dialog_id.clone(),
+        answer: DialogAnswer::Selected { index: 0 },
+    };
+    session.port.submit_op(right).unwrap();
+    let resolved = session.until(|event| matches!(event, Event::DialogResolved { .. }));
+    assert_eq!(
+        resolved,
+        Event::DialogResolved {
+            dialog_id,
+            resolution: Resolution::Answered,
+            answer: Some(DialogAnswer::Selected { index: 0 }),
+        }
+    );
+    assert_eq!(
+        asked.join().unwrap(),
+        Ok(DialogAnswer::Selected { index: 0 })
+    );
+}
+
+#[test]
+fn a_frontend_that_never_said_it_shows_dialogs_makes_the_plugin_fail_at_once() {
+    let session = start("unit/quick");
+    let started = Instant::now();
+    let answer = dialog_from_plugin(&session, select(&["a", "b"]))
+        .join()
+        .unwrap();
+    let message = answer.unwrap_err();
+    assert!(
+        message.starts_with("this frontend cannot show dialogs"),
+        "{message}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn a_dialog_nobody_answers_in_time_times_out_and_is_taken_off_the_screen() {
+    let session = start("unit/quick");
+    hello(&session, true);
+    let mut prompt = select(&[]);
+    prompt.kind = DialogKind::Prompt;
+    prompt.timeout_ms = Some(100);
+    let asked = dialog_from_plugin(&session, prompt);
+    let id = dialog_id(&session);
+    let resolved = session.until(|event| matches!(event, Event::DialogResolved { .. }));
+    assert!(
+        matches!(&resolved, Event::DialogResolved { dialog_id, resolution: Resolution::TimedOut, .. } if *dialog_id == id),
+        "{resolved:?}"
+    );
+    assert_eq!(asked.join().unwrap(), Ok(DialogAnswer::TimedOut));
+}
+
+#[test]
+fn a_refused_dialog_gives_the_plugin_the_frontends_reason() {
+    let session = start("unit/quick");
+    hello(&session, true);
+    let asked = dialog_from_plugin(&session, select(&["a", "b"]));
+    let dialog_id = dialog_id(&session);
+    let reason = "the editor cannot ask for text".to_string();
+    let op = Op::RefuseDialog {
+        dialog_id,
+        reason: reason.clone(),
+    };
+    session.port.submit_op(op).unwrap();
+    assert_eq!(asked.join().unwrap(), Err(reason));
+}
+
+#[test]
+fn a_dialog_open_when_the_session_ends_fails_instead_of_waiting() {
+    let session = start("unit/quick");
+    hello(&session, true);
+    let mut confirm = select(&[]);
+    confirm.kind = DialogKind::Confirm;
+    confirm.body = Some("Pushes to origin".to_string());
+    let asked = dialog_from_plugin(&session, confirm);
+    dialog_id(&session);
+    session.port.submit_op(Op::Shutdown).unwrap();
+    let message = asked.join().unwrap().unwrap_err();
+    assert_eq!(message, "the session ended before the dialog was answered");
+}
+
+#[test]
+fn a_dialog_of_an_unknown_kind_or_a_select_without_items_is_refused() {
+    let session = start("unit/quick");
+    hello(&session, true);
+    let empty = dialog_from_plugin(&session, select(&[])).join().unwrap();
+    assert!(empty.unwrap_err().contains("needs items"));
+    let registry = session.shared.sessions.registry.clone();
+    let newer = registry.call_service(
+        "test",
+        "ui.dialog",
+        serde_json::json!({"kind": "colour", "title": "t"}),
+    );
+    assert!(newer.unwrap_err().contains("select"));
 }

@@ -89,6 +89,21 @@ impl Agent<'_> {
             } => self.turn_finished(error.as_deref(), interrupted),
             Event::ModelChanged { model } => self.model_changed(model),
             Event::CommandsChanged { commands } => self.commands_changed(commands),
+            Event::Dialog {
+                dialog_id,
+                kind,
+                title,
+                items,
+                body,
+                ..
+            } => self.dialog(super::dialogs::Dialog {
+                id: dialog_id,
+                kind,
+                title,
+                items,
+                body,
+            }),
+            Event::DialogResolved { dialog_id, .. } => self.dialog_resolved(&dialog_id),
             Event::Closed => return Flow::Done(Ok(())),
             // The rest is for frontends that draw more (jobs, the queue,
             // titles…); an event from a newer uji is skipped too.

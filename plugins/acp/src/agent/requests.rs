@@ -332,6 +332,9 @@ impl Agent<'_> {
         call_id: String,
         answer: Result<RequestPermissionResponse, agent_client_protocol::Error>,
     ) {
+        if self.dialog_answer(&call_id, &answer) {
+            return;
+        }
         if !self.asking.remove(&call_id) {
             // Withdrawn or timed out in uji meanwhile.
             return;

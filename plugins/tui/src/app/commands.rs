@@ -189,6 +189,10 @@ impl App {
             return;
         };
         match outcome {
+            PickerOutcome::Cancelled if kind == PickerKind::Dialog => {
+                self.picker = None;
+                self.answer_dialog(uji_protocol::frontend::DialogAnswer::Cancelled);
+            }
             PickerOutcome::Cancelled => self.picker = None,
             PickerOutcome::Chosen(value) => {
                 self.picker = None;
@@ -227,6 +231,7 @@ impl App {
             PickerKind::Rewind => return self.rewind_chosen(value),
             PickerKind::History => return self.history_chosen(value),
             PickerKind::RunPlan => return self.run_plan_chosen(value),
+            PickerKind::Dialog => return self.dialog_item_chosen(value),
         };
         self.submit(op, pending);
     }

@@ -156,6 +156,30 @@ impl App {
     fn on_session_event(&mut self, event: Event) {
         match event {
             Event::SessionConfigured(configured) => self.configure(*configured),
+            Event::Dialog {
+                dialog_id,
+                kind,
+                title,
+                items,
+                current,
+                value,
+                hidden,
+                body,
+            } => self.on_dialog(super::dialogs::DialogRequest {
+                id: dialog_id,
+                kind,
+                title,
+                items,
+                current,
+                value,
+                hidden,
+                body,
+            }),
+            Event::DialogResolved {
+                dialog_id,
+                resolution,
+                ..
+            } => self.on_dialog_resolved(&dialog_id, resolution),
             Event::Ack { op_id, result } => self.on_ack(&op_id, result),
             Event::Error { op_id, message } => {
                 if let Some(id) = op_id {

@@ -302,6 +302,14 @@ impl App {
             return;
         };
         let call_id = approval.call_id().to_string();
+        if self.is_dialog(&call_id) {
+            self.approvals.remove(0);
+            let yes = matches!(
+                answer,
+                ApprovalAnswer::AllowOnce | ApprovalAnswer::AllowSession
+            );
+            return self.answer_dialog(uji_protocol::frontend::DialogAnswer::Confirmed { yes });
+        }
         let (decision, guidance) = match answer {
             ApprovalAnswer::AllowOnce => (ApprovalDecision::AllowOnce, None),
             ApprovalAnswer::AllowSession => (ApprovalDecision::AllowSession, None),

@@ -8,7 +8,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use uji_protocol::frontend::answers::{LoggedOut, ProviderList};
-use uji_protocol::frontend::{KeyOrigin, LoginResult, Op, ProviderEntry, Secret};
+use uji_protocol::frontend::{DialogAnswer, KeyOrigin, LoginResult, Op, ProviderEntry, Secret};
 
 use super::state::{App, Pending, PickerKind};
 use crate::approval_guard::Route;
@@ -189,8 +189,16 @@ impl App {
             return;
         };
         let provider = prompt.provider().to_string();
+        let dialog = prompt.dialog_id().is_some();
         match prompt.handle(pressed) {
             None => {}
+            Some(outcome) if dialog => {
+                self.login.prompt = None;
+                self.answer_dialog(match outcome {
+                    KeyPromptOutcome::Submit(text) => DialogAnswer::Text { text },
+                    KeyPromptOutcome::Cancelled => DialogAnswer::Cancelled,
+                });
+            }
             Some(KeyPromptOutcome::Cancelled) => {
                 self.login.prompt = None;
                 self.notice(Level::Info, "login cancelled; nothing was saved");

@@ -6,6 +6,7 @@
 mod attention;
 mod clipboard;
 mod commands;
+mod dialogs;
 mod draw;
 mod editor;
 mod events;
@@ -71,6 +72,7 @@ pub fn run(session: FrontendSession) -> Result<(), String> {
     let input = input_gate::spawn(tx)?;
     let outbox: Arc<dyn Outbox> = session;
     let mut app = App::new(outbox, crate::theme::Theme::from_env());
+    app.hello();
     if let Some(draft) = reload::carried_draft() {
         app.composer.set_text(&draft);
     }

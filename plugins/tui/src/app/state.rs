@@ -52,6 +52,8 @@ pub enum PickerKind {
     History,
     /// After a plan-mode turn: run the plan, or keep planning.
     RunPlan,
+    /// A plugin's select dialog: the item's index.
+    Dialog,
 }
 
 /// An operation waiting for its answer, for the answers that need handling.
@@ -110,6 +112,8 @@ pub struct App {
     /// Open approval questions; the first is on screen.
     pub(super) approvals: Vec<Approval>,
     pub(super) picker: Option<(PickerKind, Picker)>,
+    /// Plugins' dialogs: the one on screen and those waiting.
+    pub(super) dialogs: super::dialogs::Dialogs,
     /// `/login`'s providers and its key prompt.
     pub(super) login: super::login::LoginFlow,
     /// A session the user asked to delete; a second Ctrl+D confirms.
@@ -181,6 +185,7 @@ impl App {
             verbs: HashMap::new(),
             approvals: Vec::new(),
             picker: None,
+            dialogs: Default::default(),
             login: Default::default(),
             delete_armed: None,
             keymap: Keymap::new(&[]),
@@ -224,6 +229,13 @@ impl App {
             Msg::UjiGone(_) => self.closed = true,
             Msg::Signal(_) => self.quit(),
         }
+        // A question that closed makes room for a waiting dialog.
+        self.sync_dialogs();
+    }
+
+    /// Tells uji what this screen shows: dialogs too.
+    pub fn hello(&mut self) {
+        self.submit(Op::Hello { dialogs: true }, Pending::Other);
     }
 
     pub fn closed(&self) -> bool {
