@@ -42,9 +42,9 @@ use crate::turn::interrupt::{Interrupter, interrupt_pair};
 
 mod ask;
 mod commands;
+mod dialogs;
 mod facts;
 mod http;
-mod dialogs;
 pub mod jobs;
 pub mod launch;
 mod login;

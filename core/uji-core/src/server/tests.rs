@@ -616,6 +616,8 @@ fn plugins_reach_http_through_the_session_services() {
     assert_eq!(body, "pong");
     let close = uji_protocol::services::HttpClose { id: opened.id };
     registry.call("test", &close).unwrap();
+}
+
 /// A plugin's `ui.dialog`, asked on a thread of its own as plugins do.
 fn dialog_from_plugin(
     session: &Running,
