@@ -403,3 +403,35 @@ fn a_web_search_plugin_reaches_a_local_server_through_uji_http() {
         "{seen:?}"
     );
 }
+
+/// `uji run` cannot ask a person: a confirm is answered no, a select is
+/// refused with a message the plugin gets (not a hang).
+#[test]
+fn dialogs_in_uji_run_answer_no_or_refuse_without_hanging() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(
+        r#"
+require("uji.builtin.defaults")
+uji.tool.add("ask_person", {
+  description = "d", policy = "allow", parameters = { type = "object", properties = {} },
+  run = function()
+    local yes = uji.ui.confirm({ title = "Go on?" })
+    local choice, why = uji.ui.select({ "a", "b" }, { title = "Which?" })
+    return tostring(yes) .. " | " .. tostring(choice) .. " | " .. tostring(why)
+  end,
+})
+"#,
+    );
+    let model = FakeModel::start();
+    model
+        .push(call("c1", "ask_person", json!({})))
+        .push(answer("ok"));
+    let (output, said) = run(&sandbox, &model, "ask");
+    assert!(output.status.success(), "{said}");
+    let results = tool_results(&model.requests()[1]);
+    assert!(results[0].starts_with("false | nil | "), "{results:?}");
+    assert!(
+        results[0].contains("uji run cannot show dialogs"),
+        "{results:?}"
+    );
+}

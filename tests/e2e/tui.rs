@@ -995,3 +995,43 @@ fn reload_loads_the_config_again_and_keeps_the_conversation_and_the_draft() {
     assert!(screen.contains("› hello there"), "{screen}");
     quit(&mut tty);
 }
+
+/// A picker plugin: `uji.ui.select` from a command, waited for in its
+/// task, drawn by the screen's picker (fuzzy filter), the choice returned
+/// as the item; then a prompt with a prefilled value.
+#[test]
+fn a_lua_picker_asks_through_the_screen_and_gets_the_item_chosen() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    let init = sandbox.config().join("init.lua");
+    let base = std::fs::read_to_string(&init).unwrap();
+    std::fs::write(
+        &init,
+        format!(
+            r#"{base}
+uji.command.add("pick", function()
+  local choice = uji.ui.select({{ "alpha", "beta", "gamma" }}, {{ title = "Pick a letter" }})
+  local name = uji.ui.prompt({{ title = "Your name?", value = "ann" }})
+  uji.notify("picked " .. tostring(choice) .. " by " .. tostring(name))
+end)
+"#
+        ),
+    )
+    .unwrap();
+    let mut tty = open(&sandbox, &[]);
+    tty.type_text("/pick");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("Pick a letter");
+    assert!(screen.contains("gamma"), "{screen}");
+    // Keys typed before a dialog has been on screen for the guard's time
+    // go to the draft (approval_guard.rs); a person reads first.
+    std::thread::sleep(Duration::from_millis(700));
+    tty.type_text("bet");
+    tty.press("<CR>");
+    tty.wait_for_text("Your name?");
+    std::thread::sleep(Duration::from_millis(700));
+    tty.type_text("e");
+    tty.press("<CR>");
+    tty.wait_for_text("picked beta by anne");
+    quit(&mut tty);
+}

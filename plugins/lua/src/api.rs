@@ -233,6 +233,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::files::install(lua, &t)?;
     crate::job::install(lua, &t)?;
     crate::http::install(lua, &t)?;
+    crate::dialogs::install(lua, &t)?;
     crate::packs::install_natives(lua, &t)?;
     t.set(
         "config_dir",

@@ -8,6 +8,7 @@
 
 mod api;
 mod convert;
+mod dialogs;
 mod errors;
 mod events;
 mod files;

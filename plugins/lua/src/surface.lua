@@ -177,6 +177,113 @@ end
 
 uji.http = { request = either(http_request) }
 
+-- Dialogs through whichever frontend runs the session (the screen draws
+-- them; uji run answers a confirm no and refuses the rest; an editor maps
+-- them where ACP can). Each follows the callback-or-wait convention and
+-- answers nil and why when the frontend cannot ask.
+local function ask(kind, request)
+  request.kind = kind
+  return tasks.wait("uji.ui." .. kind, function(resume)
+    local ok, err = raw.ui_dialog(request, resume)
+    if not ok then
+      error(err, 0)
+    end
+  end)
+end
+
+local function check_opts(api, opts, fields)
+  if type(opts) ~= "table" then
+    error(api .. " needs a table, e.g. " .. api .. "({ title = \"...\" })", 4)
+  end
+  for key, value in pairs(opts) do
+    local want = fields[key]
+    if want == nil then
+      local names = {}
+      for name in pairs(fields) do names[#names + 1] = name end
+      table.sort(names)
+      error(api .. ": unknown field " .. tostring(key) .. " (fields: " .. table.concat(names, ", ") .. ")", 4)
+    end
+    if want ~= "any" and type(value) ~= want then
+      error(api .. ": " .. key .. " must be a " .. want .. ", got " .. type(value), 4)
+    end
+  end
+end
+
+-- uji.ui.select({ title, items, current, label }) or (items, opts): the item
+-- chosen (the value itself, shown through label when given), or nil on Esc.
+local function select(first, second)
+  local opts
+  if type(first) == "table" and first.items ~= nil then
+    opts = first
+  else
+    opts = {}
+    for k, v in pairs(second or {}) do opts[k] = v end
+    opts.items = first
+  end
+  check_opts("uji.ui.select", opts,
+    { title = "string", items = "table", current = "any", label = "function", prompt = "string" })
+  local shown = {}
+  local current
+  for i, item in ipairs(opts.items) do
+    local text = item
+    if opts.label then
+      text = opts.label(item)
+    end
+    if type(text) ~= "string" then
+      error("uji.ui.select: items must be a list of strings (or give label = function(item) ... end)", 3)
+    end
+    shown[i] = text
+    if opts.current ~= nil and item == opts.current then
+      current = i
+    end
+  end
+  if #shown == 0 then
+    error("uji.ui.select: items is empty", 3)
+  end
+  local kind, value = ask("select", { title = opts.title or opts.prompt or "", items = shown, current = current })
+  if kind == "selected" then
+    return opts.items[value]
+  end
+  if kind == nil then
+    return nil, value
+  end
+  return nil
+end
+
+-- uji.ui.prompt({ title, value, hidden }): the text (maybe ""), or nil.
+local function prompt(opts)
+  check_opts("uji.ui.prompt", opts, { title = "string", value = "string", hidden = "boolean", default = "string" })
+  local kind, value = ask("prompt", { title = opts.title or "", value = opts.value or opts.default, hidden = opts.hidden })
+  if kind == "text" then
+    return value
+  end
+  if kind == nil then
+    return nil, value
+  end
+  return nil
+end
+
+-- uji.ui.confirm({ title, body, timeout }): true or false (Esc is false),
+-- nil when it timed out.
+local function confirm(opts)
+  check_opts("uji.ui.confirm", opts, { title = "string", body = "string", timeout = "number", preview = "any" })
+  local kind, value = ask("confirm", { title = opts.title or "", body = opts.body, timeout = opts.timeout })
+  if kind == "confirmed" then
+    return value
+  end
+  if kind == "cancelled" then
+    return false
+  end
+  if kind == nil then
+    return nil, value
+  end
+  return nil
+end
+
+uji.ui.select = either(select)
+uji.ui.prompt = either(prompt)
+uji.ui.confirm = either(confirm)
+
 -- uji.session's facts: one question to core each (session.facts,
 -- session.messages), shaped as the public uji returns them.
 local function facts(api)
