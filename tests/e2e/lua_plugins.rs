@@ -435,3 +435,102 @@ uji.tool.add("ask_person", {
         "{results:?}"
     );
 }
+
+/// A stdio MCP client written in Lua on uji.job.start (as the public uji's
+/// mcp plugin is): JSON-RPC lines to the test MCP server, the handshake in
+/// a task, a tool call that waits for it and for its answer.
+const MCP_CLIENT: &str = r#"
+require("uji.builtin.defaults")
+local server = os.getenv("MCP_SERVER")
+local pending, next_id = {}, 0
+local ready = uji.promise()
+local exited
+local job = uji.job.start({
+  cmd = { server },
+  on_stdout = function(line)
+    local ok, message = pcall(uji.json.decode, line, { nulls = false })
+    if ok and type(message) == "table" and message.id and pending[message.id] then
+      pending[message.id]:resolve(message)
+      pending[message.id] = nil
+    end
+  end,
+  on_exit = function(code, reason) exited = code end,
+})
+local function request(method, params)
+  next_id = next_id + 1
+  local answer = uji.promise()
+  pending[next_id] = answer
+  job.send(uji.json.encode({ jsonrpc = "2.0", id = next_id, method = method, params = params }))
+  local in_time, message = uji.task.timeout(10, function() return answer:await() end)
+  if not in_time then error(method .. " timed out") end
+  if message.error then error(method .. ": " .. message.error.message) end
+  return message.result
+end
+uji.task.spawn(function()
+  request("initialize", { protocolVersion = "2025-06-18", capabilities = {}, clientInfo = { name = "lua-mcp", version = "0.1" } })
+  job.send(uji.json.encode({ jsonrpc = "2.0", method = "notifications/initialized" }))
+  local names = {}
+  for _, tool in ipairs(request("tools/list", {}).tools) do names[#names + 1] = tool.name end
+  ready:resolve(names)
+end)
+uji.tool.add("mcp_call", {
+  description = "Calls a tool of the MCP server",
+  policy = "allow",
+  parameters = { type = "object", properties = { tool = { type = "string" }, arguments = { type = "object" } }, required = { "tool" } },
+  run = function(args)
+    local names = ready:await()
+    local result = request("tools/call", { name = args.tool, arguments = args.arguments or {} })
+    local texts = {}
+    for _, part in ipairs(result.content or {}) do
+      if part.type == "text" then texts[#texts + 1] = part.text end
+    end
+    return table.concat(texts, "\n") .. " (tools: " .. #names .. ", error: " .. tostring(result.isError == true) .. ")"
+  end,
+})
+uji.on("before_quit", function() job.stop() end)
+"#;
+
+#[test]
+fn a_stdio_mcp_client_in_lua_talks_to_a_real_server_through_uji_job() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(MCP_CLIENT);
+    let server = uji_tests::uji_bin().with_file_name("uji-test-mcp-server");
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "c1",
+            "mcp_call",
+            json!({"tool": "echo", "arguments": {"text": "over stdio"}}),
+        ))
+        .push(call("c2", "mcp_call", json!({"tool": "fail"})))
+        .push(answer("done"));
+    let output = uji_with_model(&sandbox, &model, KEY)
+        .env("MCP_SERVER", &server)
+        .args(["run", "--yes", "--model", MODEL, "use the server"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    let first = tool_results(&model.requests()[1]);
+    assert!(
+        first[0].starts_with("echo: over stdio (tools: ") && first[0].ends_with("error: false)"),
+        "{first:?}"
+    );
+    let listed = first[0]
+        .split("tools: ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    assert!(
+        listed.parse::<usize>().unwrap() >= 5,
+        "tools/list answered: {first:?}"
+    );
+    let second = tool_results(&model.requests()[2]);
+    assert_eq!(
+        second[1],
+        format!("it broke (tools: {listed}, error: true)")
+    );
+}
