@@ -647,6 +647,17 @@ function uji.command.list() end
 ---conversation and the draft); refused while a turn runs.
 function uji.reload() end
 
+---@param items_or_opts any[]|{title?: string, items: any[], current?: any, label?: fun(item: any): string}
+---@param opts? {title?: string, current?: any, label?: fun(item: any): string}
+---@return any|nil choice, string? err
+function uji.ui.select(items_or_opts, opts, on_done) end
+---@param opts {title?: string, value?: string, hidden?: boolean}
+---@return string|nil text, string? err
+function uji.ui.prompt(opts, on_done) end
+---@param opts {title?: string, body?: string, timeout?: number}
+---@return boolean|nil yes, string? err
+function uji.ui.confirm(opts, on_done) end
+
 return uji
 
 uji.config = {}
