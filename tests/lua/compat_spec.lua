@@ -98,3 +98,21 @@ describe("uji.command", function()
     expect.eq(table.concat(uji.command.list(), ","):find("zzz-spec", 1, true), nil)
   end)
 end)
+
+describe("uji.provider.add with a models function", function()
+  it("adds the models the function returns, in a task after start-up", function()
+    uji.provider.add({ id = "lazy", name = "Lazy", api = "openai", base_url = "http://127.0.0.1:9",
+      models = function()
+        uji.sleep(0.01)
+        return { { id = "m-late", context = 4096 } }
+      end })
+    uji.sleep(0.1)
+    local found
+    for _, p in ipairs(uji.provider.list()) do
+      if p.id == "lazy" then found = p end
+    end
+    expect.truthy(found, "provider lazy")
+    expect.eq(found.models[1].id, "m-late")
+    expect.eq(found.models[1].context_window, 4096)
+  end)
+end)

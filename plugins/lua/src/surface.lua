@@ -506,6 +506,32 @@ uji.provider.add = function(spec)
     copy.api = wire
     spec = copy
   end
+  -- models = function() ... end: the list comes from the function, called
+  -- once in a task after start-up (it may wait, e.g. on uji.http.request);
+  -- its failure is a notice and the provider keeps the models it had.
+  local models = type(spec) == "table" and spec.models or nil
+  if type(models) == "function" then
+    local copy = {}
+    for k, v in pairs(spec) do
+      copy[k] = v
+    end
+    copy.models = nil
+    spec = copy
+    local id = spec.id
+    uji.schedule(function()
+      local ok, list = pcall(models)
+      if not ok then
+        uji.notify("provider " .. tostring(id) .. ": its models function failed: " .. tostring(list))
+      elseif type(list) ~= "table" then
+        uji.notify("provider " .. tostring(id) .. ": its models function must return a list, got " .. type(list))
+      else
+        local added, err = provider_add({ id = id, models = list })
+        if not added then
+          uji.notify("provider " .. tostring(id) .. ": " .. tostring(err))
+        end
+      end
+    end)
+  end
   local ok, err = provider_add(spec)
   if not ok then
     error(err, 2)
