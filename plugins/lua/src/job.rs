@@ -80,12 +80,13 @@ fn env_of(value: &Value) -> Result<BTreeMap<String, String>, String> {
     Ok(env)
 }
 
-/// `job_start(cmd, cwd, env, timeout)` → the process id.
+/// `job_start(cmd, cwd, env, timeout)` → the process id, or `nil` and why
+/// it could not start (a wrong argument is an error instead).
 fn start(
     lua: &Lua,
     state: &State,
     (cmd, cwd, env, timeout): (Value, Option<String>, Value, Option<f64>),
-) -> Result<u64, String> {
+) -> Result<(Option<u64>, Option<String>), String> {
     let request = ProcStart {
         command: command_of(lua, &cmd)?,
         cwd,
@@ -96,9 +97,12 @@ fn start(
             None => None,
         },
     };
-    let started = service(state, "uji.job.start", &request)?;
+    let started = match state.host.service(&request) {
+        Ok(started) => started,
+        Err(e) => return Ok((None, Some(e.message().to_string()))),
+    };
     read_in_background(state, started.id)?;
-    Ok(started.id)
+    Ok((Some(started.id), None))
 }
 
 /// A thread reading process `id` until it exits, each batch handed to the

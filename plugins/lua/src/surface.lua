@@ -642,15 +642,15 @@ end
 uji.job = {
   start = function(first, second)
     local opts, cmd = job_options(first, second)
-    local ok, id = raw.job_start(cmd, opts.cwd, opts.env, opts.timeout)
+    local ok, id, why = raw.job_start(cmd, opts.cwd, opts.env, opts.timeout)
     if not ok then
-      if tostring(id):find("must", 1, true) then
-        error(id, 2)
-      end
+      error(id, 2)
+    end
+    if id == nil then
       -- The public uji's way: a process that could not start reports on
       -- stderr and exits -1, from a task of its own.
       uji.task.spawn(function()
-        if opts.on_stderr then opts.on_stderr("spawn: " .. tostring(id)) end
+        if opts.on_stderr then opts.on_stderr("spawn: " .. tostring(why)) end
         if opts.on_exit then opts.on_exit(-1) end
       end)
       local none = function() end

@@ -16,9 +16,6 @@ end
 
 local tasks = {}
 
--- The task the last tasks.enter left waiting (read by tasks.call at once).
-local entered_task
-
 -- coroutine -> task, for the tasks alive now.
 local by_coroutine = setmetatable({}, { __mode = "k" })
 
@@ -147,7 +144,7 @@ end
 --- Runs `fn(...)` as a new task at once, for uji's entry points (a tool's
 --- run, a command, a key binding, a timer). Returns "done" and its
 --- results when it ended without waiting, "error" and the error when it
---- failed so, and "waiting" when it waits: then `on_end(ok, ...)`, when
+--- failed so, and "waiting" and the task when it waits: then `on_end(ok, ...)`, when
 --- given, is called when it ends (else its error goes to the handler).
 function tasks.enter(fn, on_end, ...)
   local task = new_task(fn)
@@ -160,7 +157,6 @@ function tasks.enter(fn, on_end, ...)
     end
     return "error", results[2]
   end
-  entered_task = task
   if on_end then
     task.watchers = {
       function(t)
@@ -172,7 +168,7 @@ function tasks.enter(fn, on_end, ...)
       end,
     }
   end
-  return "waiting"
+  return "waiting", task
 end
 
 --- For Rust's entry points: runs `fn(...)` as a task (see tasks.enter);
@@ -180,21 +176,16 @@ end
 --- error when it failed so, and returns false and a function that cancels
 --- it when it waits (`on_end` then hears how it ended).
 function tasks.call(fn, on_end, ...)
-  entered_task = nil
   local results = pack(tasks.enter(fn, on_end, ...))
-  results.task = entered_task
-  entered_task = nil
   if results[1] == "done" then
     return true, unpack(results, 2, results.n)
   end
   if results[1] == "error" then
     error(results[2], 0)
   end
+  local task = results[2]
   return false, function()
-    local task = results.task
-    if task then
-      task:cancel()
-    end
+    task:cancel()
   end
 end
 
