@@ -684,29 +684,30 @@ uji.job = {
 }
 
 -- Called by the job's reader (job.rs) with each batch, in order.
+-- A job's callback; its error is a notice and the job goes on.
+local function job_callback(callback, ...)
+  if callback then
+    local ok, err = pcall(callback, ...)
+    if not ok then
+      uji.notify("job: " .. tostring(err))
+    end
+  end
+end
+
 local function job_dispatch(id, stdout, stderr, code, reason)
   local opts = jobs[id]
   if not opts then
     return
   end
   for _, line in ipairs(stdout) do
-    if opts.on_stdout then
-      local ok, err = pcall(opts.on_stdout, line)
-      if not ok then uji.notify("job: " .. tostring(err)) end
-    end
+    job_callback(opts.on_stdout, line)
   end
   for _, line in ipairs(stderr) do
-    if opts.on_stderr then
-      local ok, err = pcall(opts.on_stderr, line)
-      if not ok then uji.notify("job: " .. tostring(err)) end
-    end
+    job_callback(opts.on_stderr, line)
   end
   if code ~= nil then
     jobs[id] = nil
-    if opts.on_exit then
-      local ok, err = pcall(opts.on_exit, code, reason)
-      if not ok then uji.notify("job: " .. tostring(err)) end
-    end
+    job_callback(opts.on_exit, code, reason)
   end
 end
 

@@ -16,12 +16,7 @@ pub fn url(base_url: &str) -> String {
 /// The HTTP request for a wire request. The key goes only into the
 /// `Authorization` header, and only when there is one (Ollama needs none).
 pub fn http_request(request: WireRequest) -> HttpRequest {
-    let body = body(&request);
-    let http =
-        HttpRequest::post(url(&request.provider.base_url)).idle_timeout_secs(request.idle_timeout);
-    let http = uji_wire_common::with_bearer(http, request.auth.key.as_deref());
-    drop(request);
-    http.with_json(&body)
+    uji_wire_common::bearer_json_request(url(&request.provider.base_url), request, body)
 }
 
 fn data_url(image: &Image) -> Value {

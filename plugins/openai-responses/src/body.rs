@@ -20,12 +20,7 @@ pub fn url(base_url: &str) -> String {
 
 /// The HTTP request; the key goes only into the `Authorization` header.
 pub fn http_request(request: WireRequest) -> HttpRequest {
-    let body = body(&request);
-    let http =
-        HttpRequest::post(url(&request.provider.base_url)).idle_timeout_secs(request.idle_timeout);
-    let http = uji_wire_common::with_bearer(http, request.auth.key.as_deref());
-    drop(request);
-    http.with_json(&body)
+    uji_wire_common::bearer_json_request(url(&request.provider.base_url), request, body)
 }
 
 /// The effort to send, when there is one (`off` sends none).

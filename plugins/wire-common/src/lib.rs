@@ -215,6 +215,21 @@ pub fn with_bearer(http: HttpRequest, key: Option<&str>) -> HttpRequest {
     }
 }
 
+/// The JSON POST of an OpenAI-style API (a bearer key): `body` is built
+/// from the request, then the request is dropped before the body is
+/// encoded, so the conversation is never held three times at once.
+pub fn bearer_json_request(
+    url: String,
+    request: uji_sdk::WireRequest,
+    body: impl FnOnce(&uji_sdk::WireRequest) -> serde_json::Value,
+) -> HttpRequest {
+    let body = body(&request);
+    let http = HttpRequest::post(url).idle_timeout_secs(request.idle_timeout);
+    let http = with_bearer(http, request.auth.key.as_deref());
+    drop(request);
+    http.with_json(&body)
+}
+
 /// A tool's parameters as a JSON schema: an empty object schema when the
 /// tool declared none (the APIs refuse a missing one).
 pub fn object_schema(parameters: &serde_json::Value) -> serde_json::Value {
