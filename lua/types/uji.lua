@@ -658,6 +658,31 @@ function uji.ui.prompt(opts, on_done) end
 ---@return boolean|nil yes, string? err
 function uji.ui.confirm(opts, on_done) end
 
+---@class uji.base64
+uji.base64 = {}
+---@param data string
+---@param opts? {url?: boolean, pad?: boolean}
+---@return string
+function uji.base64.encode(data, opts) end
+---@param text string
+---@param opts? {url?: boolean, pad?: boolean}
+---@return string
+function uji.base64.decode(text, opts) end
+---@param data string
+---@return string digest 32 raw bytes
+function uji.sha256(data) end
+---@param n integer
+---@return string bytes
+function uji.random(n) end
+---@param target string
+function uji.ui.open(target) end
+---@param parent? table
+---@return table class
+function uji.class(parent) end
+---@param err any
+---@return string
+function uji.message(err) end
+
 return uji
 
 uji.config = {}

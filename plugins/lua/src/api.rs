@@ -234,6 +234,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::job::install(lua, &t)?;
     crate::http::install(lua, &t)?;
     crate::dialogs::install(lua, &t)?;
+    crate::bytes::install(lua, &t)?;
     crate::packs::install_natives(lua, &t)?;
     t.set(
         "config_dir",

@@ -7,6 +7,7 @@
 //! jobs queued to it. See docs/lua.md for the Lua side.
 
 mod api;
+mod bytes;
 mod convert;
 mod dialogs;
 mod errors;

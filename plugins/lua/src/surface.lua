@@ -881,6 +881,48 @@ local function add_commands()
   })
 end
 
+-- Bytes: uji.base64.encode/decode(data [, { url, pad }]), uji.sha256(data)
+-- (32 raw bytes), uji.random(n) (n random bytes); uji.ui.open(url or path).
+local function raise_on(native)
+  return function(...)
+    local ok, value = native(...)
+    if not ok then
+      error(value, 2)
+    end
+    return value
+  end
+end
+uji.base64 = { encode = raise_on(raw.base64_encode), decode = raise_on(raw.base64_decode) }
+uji.sha256 = raise_on(raw.sha256)
+uji.random = raise_on(raw.random)
+uji.ui.open = raise_on(raw.ui_open)
+
+-- uji.message(err): an error's text without the traceback uji adds.
+uji.message = function(err)
+  local text = tostring(err)
+  return (text:gsub("\nstack traceback:.*$", ""))
+end
+
+-- uji.class([parent]): a class; calling it makes an instance and runs its
+-- init(...) when it has one; a parent's methods are inherited.
+uji.class = function(parent)
+  if parent ~= nil and type(parent) ~= "table" then
+    error("uji.class: the parent must be a class, got " .. type(parent), 2)
+  end
+  local class = {}
+  class.__index = class
+  return setmetatable(class, {
+    __index = parent,
+    __call = function(cls, ...)
+      local object = setmetatable({}, cls)
+      if type(cls.init) == "function" then
+        object:init(...)
+      end
+      return object
+    end,
+  })
+end
+
 -- Features of the public uji's screen this uji does not have: a clear
 -- error naming the function instead of "attempt to call a nil value".
 local function missing(name)
