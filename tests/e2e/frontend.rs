@@ -75,6 +75,7 @@ fn start(model: &FakeModel) -> Session {
     let (agent, resumed) = sessions
         .start(&Start::New {
             title: Some("frontend test".into()),
+            parent: None,
         })
         .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()

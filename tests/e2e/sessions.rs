@@ -296,3 +296,50 @@ fn a_resumed_session_comes_back_on_the_model_and_effort_it_last_used() {
     assert_eq!(body["model"], "test-model", "{body}");
     assert_eq!(body["reasoning_effort"], "high", "{body}");
 }
+
+/// `uji run --parent ID` (how a subagent's run is started) saves the
+/// parent in the session's header; `uji list` and `uji resume` without an
+/// id leave such sessions out, and `uji resume --id` still opens one.
+#[test]
+fn a_run_for_a_parent_session_is_saved_with_it_and_left_out_of_the_list() {
+    let sandbox = Sandbox::new();
+    let model = uji_fake_model::FakeModel::start();
+    model
+        .push(uji_tests::chat::answer("parent answer"))
+        .push(uji_tests::chat::answer("child answer"));
+    let run = |args: &[&str]| {
+        let output = uji_tests::chat::uji_with_model(&sandbox, &model, "sk-parent-test")
+            .args(["run", "--json", "--model", "openrouter/qwen/qwen3-coder"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{:?}", text(&output));
+        let first = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        let event: serde_json::Value = serde_json::from_str(&first).unwrap();
+        event["id"].as_str().unwrap().to_string()
+    };
+    let parent = run(&["the parent task"]);
+    let child = run(&["--parent", &parent, "--title", "a subtask", "Task: look"]);
+    let file = std::fs::read_to_string(
+        sandbox
+            .root
+            .path()
+            .join(format!("data/sessions/{child}.jsonl")),
+    )
+    .unwrap();
+    let header: serde_json::Value = serde_json::from_str(file.lines().next().unwrap()).unwrap();
+    assert_eq!(header["parent"], parent.as_str(), "{header}");
+    let listed = sandbox.uji().args(["list", "--all"]).output().unwrap();
+    let (listed, _) = text(&listed);
+    assert!(listed.contains(&parent[..8]), "{listed}");
+    assert!(
+        !listed.contains(&child[..8]),
+        "the child is hidden: {listed}"
+    );
+    assert!(!listed.contains("a subtask"), "{listed}");
+}

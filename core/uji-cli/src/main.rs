@@ -77,6 +77,10 @@ enum Command {
         /// Continue a saved session.
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
+        /// The session this run works for (a subagent's): saved with it,
+        /// left out of `uji list` and the sessions picker.
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
     },
     /// Continue a saved session in the interactive frontend (latest in this directory by default).
     Resume {
@@ -248,6 +252,7 @@ fn main() -> ExitCode {
             yes,
             sandbox,
             resume,
+            parent,
         }) => {
             return run_cmd::run(
                 cli.config_dir,
@@ -263,6 +268,7 @@ fn main() -> ExitCode {
                     yes,
                     sandbox,
                     resume,
+                    parent,
                     frontend: cli.frontend,
                 },
             );
@@ -275,7 +281,10 @@ fn main() -> ExitCode {
             return run_cmd::interactive(cli.config_dir, cli.data_dir, start, cli.frontend);
         }
         Some(Command::Acp) => {
-            let start = uji_core::session::service::Start::New { title: None };
+            let start = uji_core::session::service::Start::New {
+                title: None,
+                parent: None,
+            };
             let frontend = Some("acp".to_string());
             return run_cmd::interactive(cli.config_dir, cli.data_dir, start, frontend);
         }
@@ -326,7 +335,10 @@ fn main() -> ExitCode {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),
         None => {
-            let start = uji_core::session::service::Start::New { title: None };
+            let start = uji_core::session::service::Start::New {
+                title: None,
+                parent: None,
+            };
             return run_cmd::interactive(cli.config_dir, cli.data_dir, start, cli.frontend);
         }
     };

@@ -24,6 +24,7 @@ pub struct RunOptions {
     pub yes: bool,
     pub sandbox: Option<String>,
     pub resume: Option<String>,
+    pub parent: Option<String>,
     pub frontend: Option<String>,
 }
 
@@ -97,6 +98,7 @@ pub fn run(
                 let first = prompt.lines().next().unwrap_or_default();
                 first.chars().take(80).collect()
             })),
+            parent: options.parent,
         },
     };
     let launch = Launch {
@@ -225,7 +227,7 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, all: bool) -
     let sessions: Vec<SessionSummary> = Store::new(&dirs.data)
         .list()
         .into_iter()
-        .filter(|s| all || s.cwd == cwd)
+        .filter(|s| s.parent.is_none() && (all || s.cwd == cwd))
         .collect();
     if sessions.is_empty() {
         say!(

@@ -314,7 +314,13 @@ impl Shared {
             Op::SetModel { model, effort } => self
                 .set_model(model.as_deref(), effort)
                 .and_then(|model| Reply::answer(&ModelSet { model })),
-            Op::NewSession { title } => self.switch(op_id, Start::New { title }),
+            Op::NewSession { title } => self.switch(
+                op_id,
+                Start::New {
+                    title,
+                    parent: None,
+                },
+            ),
             Op::ResumeSession { session_id } => self.switch(op_id, Start::Resume(session_id)),
             Op::ListSessions { all } => {
                 let sessions = self.sessions.list(all);

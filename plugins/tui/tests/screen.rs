@@ -624,6 +624,7 @@ fn sessions_picker_resumes_and_deletes_after_a_second_ctrl_d() {
         cwd: String::new(),
         created: 0,
         updated: 0,
+        parent: None,
     };
     s.answer(&SessionList {
         sessions: vec![session("s-1", "this one"), session("s-2", "older work")],

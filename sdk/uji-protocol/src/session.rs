@@ -18,6 +18,10 @@ pub struct SessionHeader {
     pub title: String,
     /// Milliseconds since the Unix epoch.
     pub created: u64,
+    /// The session this one works for (`uji run --parent ID`: a subagent's
+    /// run); such sessions are left out of `uji list` and the picker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 /// What a message says, by role.

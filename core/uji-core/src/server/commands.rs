@@ -83,7 +83,13 @@ impl Shared {
             "compact" => self.handle(op_id, Op::Compact),
             "new" | "clear" => {
                 let title = (!args.is_empty()).then(|| args.to_string());
-                self.switch(op_id, Start::New { title })
+                self.switch(
+                    op_id,
+                    Start::New {
+                        title,
+                        parent: None,
+                    },
+                )
             }
             "resume" if args.is_empty() => Err(
                 "/resume takes a session id (its first 8 characters do); /sessions lists them"

@@ -160,7 +160,12 @@ fn start_with(model: &str, extra: Option<(uji_host::PluginModuleRef, &str)>) -> 
         ..SessionOptions::default()
     };
     let sessions = Sessions::new(&booted, options).unwrap();
-    let (agent, resumed) = sessions.start(&Start::New { title: None }).unwrap();
+    let (agent, resumed) = sessions
+        .start(&Start::New {
+            title: None,
+            parent: None,
+        })
+        .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

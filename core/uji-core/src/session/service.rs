@@ -82,8 +82,12 @@ impl Default for SessionOptions {
 /// Which session to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Start {
-    /// A fresh one; without a title it takes its first message's first line.
-    New { title: Option<String> },
+    /// A fresh one; without a title it takes its first message's first
+    /// line. With a parent it is a subagent's: left out of the lists.
+    New {
+        title: Option<String>,
+        parent: Option<String>,
+    },
     /// A saved one, by id.
     Resume(String),
     /// The newest saved session of the working directory.
@@ -218,7 +222,7 @@ impl Sessions {
         self.store
             .list()
             .into_iter()
-            .filter(|s| all || s.cwd == cwd)
+            .filter(|s| s.parent.is_none() && (all || s.cwd == cwd))
             .collect()
     }
 
@@ -229,11 +233,11 @@ impl Sessions {
 
     fn open(&self, start: &Start) -> Result<(SessionFile, bool), SessionError> {
         match start {
-            Start::New { title } => {
+            Start::New { title, parent } => {
                 let title = title.as_deref().unwrap_or_default();
                 let session = self
                     .store
-                    .create(&self.cwd, title)
+                    .create_with(&self.cwd, title, parent.as_deref())
                     .map_err(SessionError::Create)?;
                 Ok((session, false))
             }

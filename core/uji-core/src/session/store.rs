@@ -173,6 +173,16 @@ impl Store {
 
     /// Starts a new session in `cwd`.
     pub fn create(&self, cwd: &Path, title: &str) -> Result<SessionFile, StoreError> {
+        self.create_with(cwd, title, None)
+    }
+
+    /// Starts a new session in `cwd`, working for `parent` when given.
+    pub fn create_with(
+        &self,
+        cwd: &Path,
+        title: &str,
+        parent: Option<&str>,
+    ) -> Result<SessionFile, StoreError> {
         fs::create_dir_all(&self.dir).map_err(io_error(&self.dir))?;
         // Sessions hold everything the agent read: keep them private.
         {
@@ -185,6 +195,7 @@ impl Store {
             cwd: cwd.to_string_lossy().into_owned(),
             title: title.to_string(),
             created: now_ms(),
+            parent: parent.map(str::to_string),
         };
         let path = self.path_of(&header.id);
         let mut file = {
@@ -315,7 +326,7 @@ impl Store {
         let cwd = cwd.to_string_lossy();
         self.list()
             .into_iter()
-            .filter(|s| s.cwd == cwd)
+            .filter(|s| s.cwd == cwd && s.parent.is_none())
             .max_by_key(|s| s.updated)
     }
 
@@ -404,6 +415,7 @@ fn summary_of(path: &Path, updated: u64) -> Option<SessionSummary> {
         cwd: header.cwd,
         created: header.created,
         updated,
+        parent: header.parent,
     })
 }
 

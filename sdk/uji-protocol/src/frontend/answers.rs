@@ -120,6 +120,9 @@ pub struct SessionSummary {
     /// Last write, milliseconds since the epoch.
     #[serde(default)]
     pub updated: u64,
+    /// The session this one works for, when it is a subagent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 /// `list_sessions`: newest first.
