@@ -927,9 +927,37 @@ end
 -- error naming the function instead of "attempt to call a nil value".
 local function missing(name)
   return function()
-    error(name .. " is not available in this uji (the public uji's ito views and toolbar are not part of it)", 2)
+    error(name .. " is not available in this uji (the public uji's screen library, its toolbar, "
+      .. "its draft and actions API are not part of it)", 2)
   end
 end
+-- uji.ui.pick: the public uji's richer picker; here a select (its preview
+-- is not drawn), and live lists (on_query) are not available.
+uji.ui.pick = function(opts, ...)
+  if type(opts) == "table" and opts.on_query ~= nil then
+    error("uji.ui.pick with on_query is not available in this uji (use uji.ui.select with the items)", 2)
+  end
+  local plain = {}
+  if type(opts) == "table" then
+    for k, v in pairs(opts) do
+      if k ~= "preview" then
+        plain[k] = v
+      end
+    end
+  else
+    plain = opts
+  end
+  return uji.ui.select(plain, ...)
+end
+uji.ui.exec = missing("uji.ui.exec")
+uji.input = {
+  get = missing("uji.input.get"),
+  set = missing("uji.input.set"),
+  append = missing("uji.input.append"),
+  clear = missing("uji.input.clear"),
+  attach = missing("uji.input.attach"),
+}
+uji.action = { add = missing("uji.action.add"), remove = missing("uji.action.remove"), list = missing("uji.action.list") }
 uji.ui.toolbar = missing("uji.ui.toolbar")
 uji.ui.overlay = missing("uji.ui.overlay")
 uji.ui.Markdown = missing("uji.ui.Markdown")
