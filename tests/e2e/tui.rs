@@ -1037,3 +1037,34 @@ end)
     tty.wait_for_text("picked beta by anne");
     quit(&mut tty);
 }
+
+/// The MCP client is opened only when something asks for MCP: a session
+/// without servers never maps its library; `/mcp` opens it.
+#[test]
+fn the_mcp_plugin_is_opened_only_when_something_asks_for_mcp() {
+    let model = FakeModel::start();
+    let sandbox = sandbox(&model);
+    // The MCP plugin is the one shipped next to the binary (the others
+    // come from UJI_PLUGIN_PATH, opened at start).
+    let mut tty = open(&sandbox, &[]);
+    // The pty runs `sh -c 'uji …; stty -a …'`: uji is the shell's child.
+    let shell = tty.pid().unwrap();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    let pid = children.split_whitespace().next().unwrap().to_string();
+    let mapped = || std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    assert!(mapped().contains("libuji_plugin_tui"), "this is uji's map");
+    assert!(
+        !mapped().contains("libuji_plugin_mcp"),
+        "not opened at start"
+    );
+    tty.type_text("/mcp");
+    tty.press("<CR>");
+    tty.wait_for_text("no MCP servers");
+    let maps = mapped();
+    let ours: Vec<&str> = maps.lines().filter(|l| l.contains("uji_plugin")).collect();
+    assert!(
+        maps.contains("libuji_plugin_mcp"),
+        "/mcp opened it: {ours:#?}"
+    );
+    quit(&mut tty);
+}

@@ -7,7 +7,9 @@
 //! session from 27 MiB to 34 MiB. The plugins below register exactly one
 //! wire or one frontend at init and nothing else, so a session lists what
 //! they provide (`uji.wire.list()` shows them) and opens one on the first
-//! lookup that misses it. A plugin of the same name found earlier in the
+//! lookup that misses it. The MCP client is opened the same way, by what
+//! asks for MCP (its services, `/mcp`, a project's `.mcp.json`): a session
+//! without MCP servers never maps it. A plugin of the same name found earlier in the
 //! search (`$UJI_PLUGIN_PATH`, `<config>/plugins`) still shadows it, and
 //! `uji plugins` opens everything to list it.
 
@@ -35,7 +37,15 @@ const ON_DEMAND: &[(&str, &str, Need<'static>)] = &[
     ("gemini", "gemini", Need::Wire("gemini")),
     ("tui", "tui", Need::Frontend("tui")),
     ("acp", "acp", Need::Frontend("acp")),
+    // The MCP client: opened by its first `mcp.*` service call (init.lua's
+    // uji.mcp.add, an editor's servers over ACP, `uji mcp`), by `/mcp`, or
+    // as a session starts where a project's `.mcp.json` configures it.
+    ("mcp", "mcp", Need::Services("mcp")),
 ];
+
+/// Files of a workspace that configure a pending plugin: (file, the name
+/// of its services), for [`crate::Registry::open_for_workspace`].
+pub const WORKSPACE_FILES: &[(&str, &str)] = &[(".mcp.json", "mcp")];
 
 /// What shipped plugin `name` provides, if it is opened on demand.
 pub(crate) fn need_of(name: &str) -> Option<Need<'static>> {

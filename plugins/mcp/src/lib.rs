@@ -38,6 +38,19 @@ impl Plugin for McpPlugin {
             Ok(listing.describe())
         })?;
         manager.trust_from_env();
+        // Opened while a session runs (uji opens this plugin when something
+        // first asks for MCP): that session's start was before our hooks.
+        // Servers run from now on (the one being added starts at once);
+        // the project's .mcp.json is read on a thread, not inside the call
+        // that opened the plugin.
+        if host.session_info().is_ok() {
+            manager.mark_started();
+            let starting = manager.clone();
+            std::thread::Builder::new()
+                .name("uji-mcp-late-start".to_string())
+                .spawn(move || starting.on_session())
+                .map_err(|e| format!("cannot start the MCP servers' thread: {e}"))?;
+        }
         Ok(())
     }
 }

@@ -134,6 +134,11 @@ impl Manager {
     /// Starts every configured server and deals with the project's
     /// `.mcp.json` (asking the user when the session can and it is
     /// undecided).
+    /// Servers run from now on: those added later start at once.
+    pub(crate) fn mark_started(&self) {
+        self.started.store(true, Ordering::SeqCst);
+    }
+
     fn start(&self, can_ask: bool) {
         if !self.started.swap(true, Ordering::SeqCst) {
             for server in self.servers() {
@@ -151,7 +156,7 @@ impl Manager {
     /// has its prompt already, so it waits for them (each at most its
     /// handshake timeout) for their tools to be in the first request; an
     /// interactive one waits at most [`INTERACTIVE_WAIT`].
-    fn on_session(&self) {
+    pub(crate) fn on_session(&self) {
         let headless = self
             .host
             .config("frontend")

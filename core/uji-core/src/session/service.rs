@@ -292,6 +292,10 @@ impl Sessions {
     /// session behind (unless the options open sessions without a model);
     /// a resumed one comes back on the model and effort it last used.
     pub fn start(&self, start: &Start) -> Result<(Agent, bool), SessionError> {
+        // A plugin the workspace configures (the MCP client and a
+        // project's .mcp.json) is opened before the session exists, so it
+        // hears the session start like every plugin loaded at boot.
+        self.registry.open_for_workspace(&self.cwd);
         let opened = match start {
             Start::New { .. } => None,
             Start::Resume(_) | Start::Latest => Some(self.open(start)?),

@@ -212,8 +212,16 @@ impl Registry {
         self.0.named.set_commands_sink(sink);
     }
 
+    /// Command `name`; a pending plugin providing `/name` (with its
+    /// `name.*` services) is opened on the first lookup that misses it.
     pub fn command(&self, name: &str) -> Option<Arc<RegisteredCommand>> {
-        self.0.named.command(name)
+        self.0.named.command(name).or_else(|| {
+            if !self.0.named.services_pending(name) {
+                return None;
+            }
+            self.0.named.open_pending(self, Need::Services(name));
+            self.0.named.command(name)
+        })
     }
 
     pub fn remove_command(&self, name: &str) -> bool {
@@ -359,13 +367,37 @@ impl Registry {
 
     /// Whether core or a plugin serves `method` now.
     pub fn serves(&self, method: &str) -> bool {
+        self.open_services_of(method);
         self.0.services.serves(method)
     }
 
     /// Calls a host service on behalf of `plugin`: core's, else the one a
     /// plugin serves.
     pub fn call_service(&self, plugin: &str, method: &str, params: Value) -> Result<Value, String> {
+        self.open_services_of(method);
         self.0.services.call(plugin, method, params)
+    }
+
+    /// Opens the pending plugin serving `<name>.*` when `method` is one of
+    /// them and nobody serves it yet.
+    fn open_services_of(&self, method: &str) {
+        if let Some((name, _)) = method.split_once('.')
+            && !self.0.services.serves(method)
+            && self.0.named.services_pending(name)
+        {
+            self.0.named.open_pending(self, Need::Services(name));
+        }
+    }
+
+    /// Opens pending plugins the way `workspace` asks for: a shipped
+    /// plugin that a file of the workspace configures (the MCP plugin and
+    /// a project's `.mcp.json`). Called as a session starts there.
+    pub fn open_for_workspace(&self, workspace: &std::path::Path) {
+        for (file, name) in crate::on_demand::WORKSPACE_FILES {
+            if self.0.named.services_pending(name) && workspace.join(file).is_file() {
+                self.0.named.open_pending(self, Need::Services(name));
+            }
+        }
     }
 
     // ---- config, notices, log ----------------------------------------------

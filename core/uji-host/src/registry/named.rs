@@ -16,6 +16,9 @@ use crate::calls::{RegisteredCommand, RegisteredFrontend, RegisteredWire};
 pub enum Need<'a> {
     Wire(&'a str),
     Frontend(&'a str),
+    /// The host services named `<name>.*` and the slash command `/<name>`
+    /// (the MCP plugin's `mcp.add`, `mcp.list`… and `/mcp`).
+    Services(&'a str),
 }
 
 impl std::fmt::Display for Need<'_> {
@@ -23,6 +26,7 @@ impl std::fmt::Display for Need<'_> {
         match self {
             Need::Wire(name) => write!(f, "the {name} wire"),
             Need::Frontend(name) => write!(f, "the {name} frontend"),
+            Need::Services(name) => write!(f, "the {name}.* services"),
         }
     }
 }
@@ -39,6 +43,7 @@ struct Pending {
     opener: Option<Opener>,
     wires: BTreeSet<String>,
     frontends: BTreeSet<String>,
+    services: BTreeSet<String>,
 }
 
 impl Pending {
@@ -47,6 +52,7 @@ impl Pending {
         match need {
             Need::Wire(name) => (&mut self.wires, name),
             Need::Frontend(name) => (&mut self.frontends, name),
+            Need::Services(name) => (&mut self.services, name),
         }
     }
 
@@ -169,6 +175,11 @@ impl NamedTable {
     /// follows finds what it registered. The opener must not look up a
     /// pending need itself: `opening` is held while it runs (the shipped
     /// on-demand plugins only register).
+    /// Whether the services named `<name>.*` wait for their plugin.
+    pub fn services_pending(&self, name: &str) -> bool {
+        self.pending.read().services.contains(name)
+    }
+
     pub fn open_pending(&self, registry: &Registry, need: Need<'_>) {
         let _one_at_a_time = self.opening.lock();
         let opener = {
