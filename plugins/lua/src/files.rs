@@ -23,8 +23,7 @@ use crate::runtime::State;
 pub const MAX_READ: u64 = 16 * 1024 * 1024;
 /// The most lines `uji.fs.lines` returns without a `limit`.
 const DEFAULT_LINES: usize = 2000;
-/// A glob stops after this many entries walked or paths found.
-const GLOB_WALK: usize = 100_000;
+/// A glob gives at most this many paths.
 const GLOB_FOUND: usize = 10_000;
 /// `uji.config.files` skips (with a notice) files larger than this.
 const MAX_CONFIG_FILE: u64 = 1024 * 1024;
@@ -328,13 +327,10 @@ fn fs_stat(lua: &Lua, path: Value) -> Answer {
     found(lua, stat)
 }
 
-fn has_glob(part: &str) -> bool {
-    part.contains(['*', '?', '[', '{'])
-}
-
-/// `uji.fs.glob(pattern)`: `*`, `?`, `[...]`, `{a,b}` within a name, `**`
-/// across folders. Relative patterns give paths relative to the working
-/// directory; absolute and `~/` ones absolute paths. Sorted.
+/// `uji.fs.glob(pattern)`: `*`, `?`, `[...]` within a name, `**` across
+/// folders (the `glob` crate, as the public uji). Relative patterns give
+/// paths relative to the working directory; absolute and `~/` ones
+/// absolute paths. Sorted; at most [`GLOB_FOUND`] paths.
 fn fs_glob(lua: &Lua, pattern: Value) -> Answer {
     const API: &str = "uji.fs.glob";
     let shown = string_arg(&pattern, API, "the pattern")?;
@@ -342,51 +338,19 @@ fn fs_glob(lua: &Lua, pattern: Value) -> Answer {
         return Err(format!("{API}: the pattern must not be empty"));
     }
     let relative = !(shown.starts_with('/') || shown.starts_with('~'));
-    let full = resolve(&shown);
-    let full_text = full.to_string_lossy().into_owned();
-    let matcher = match globset::GlobBuilder::new(&full_text)
-        .literal_separator(true)
-        .build()
-    {
-        Ok(glob) => glob.compile_matcher(),
+    let full = resolve(&shown).to_string_lossy().into_owned();
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    let matches = match glob::glob_with(&full, options) {
+        Ok(found) => found,
         Err(e) => return problem(lua, format!("{API}: bad pattern {shown:?}: {e}")),
     };
-    // Walk from the deepest folder with no pattern in it.
-    let mut base = PathBuf::from("/");
-    let mut depth = 0usize;
-    let mut recursive = false;
-    let mut in_pattern = false;
-    for component in full.components().skip(1) {
-        let part = component.as_os_str().to_string_lossy();
-        if in_pattern || has_glob(&part) {
-            in_pattern = true;
-            depth += 1;
-            recursive |= part.contains("**");
-        } else {
-            base.push(part.as_ref());
-        }
-    }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let mut paths = Vec::new();
-    if depth == 0 {
-        if full.exists() {
-            paths.push(full.clone());
-        }
-    } else {
-        let walker = walkdir::WalkDir::new(&base)
-            .min_depth(1)
-            .max_depth(if recursive { usize::MAX } else { depth })
-            .follow_links(false);
-        for entry in walker.into_iter().take(GLOB_WALK).filter_map(Result::ok) {
-            if matcher.is_match(entry.path()) {
-                paths.push(entry.into_path());
-                if paths.len() >= GLOB_FOUND {
-                    break;
-                }
-            }
-        }
-    }
+    let mut paths: Vec<PathBuf> = matches.filter_map(Result::ok).take(GLOB_FOUND).collect();
     paths.sort();
+    let cwd = std::env::current_dir().unwrap_or_default();
     let list = lua.create_table().map_err(lerr)?;
     for path in paths {
         let shown = match (relative, path.strip_prefix(&cwd)) {
