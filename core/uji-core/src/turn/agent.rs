@@ -686,6 +686,11 @@ impl Agent {
                 Arc::new(|_| {})
             };
             let sink = Arc::new(AnswerSink::new(events, &self.settings.secrets));
+            // What the last request and the tool calls since freed goes
+            // back before this one is built (the whole conversation, a few
+            // times over): the peak is this build's, not this plus what
+            // the allocator kept of the last one.
+            crate::memory::release_free_pages();
             let started = Instant::now();
             let mut running = wire
                 .stream(build(self)?, Arc::clone(&sink) as Arc<dyn WireEvents>)
