@@ -102,13 +102,21 @@ local function http_request(opts)
   end
   local on_line, on_chunk = opts.on_line, opts.stream
   local lines, partial, failed = {}, "", nil
-  local id
+  local id, finish
+  -- A callback's error ends the request: the reader stops and the waiting
+  -- task gets nil and the error at once.
+  local function fail(err)
+    failed = tostring(err)
+    raw.http_cancel(id)
+    if finish then
+      finish(nil, failed)
+    end
+  end
   local function line_out(line)
     lines[#lines + 1] = line
     local ok, err = pcall(on_line, line)
     if not ok then
-      failed = tostring(err)
-      raw.http_cancel(id)
+      fail(err)
     end
   end
   local chunk
@@ -120,8 +128,7 @@ local function http_request(opts)
       if on_chunk then
         local ok, err = pcall(on_chunk, data)
         if not ok then
-          failed = tostring(err)
-          raw.http_cancel(id)
+          fail(err)
           return
         end
       end
@@ -143,6 +150,7 @@ local function http_request(opts)
     end
   end
   return tasks.wait("uji.http.request", function(resume)
+    finish = resume
     local function done(response, err)
       if failed then
         return resume(nil, failed)
@@ -193,7 +201,7 @@ end
 
 local function check_opts(api, opts, fields)
   if type(opts) ~= "table" then
-    error(api .. " needs a table, e.g. " .. api .. "({ title = \"...\" })", 4)
+    error(api .. " needs a table, e.g. " .. api .. "({ title = \"...\" })", 3)
   end
   for key, value in pairs(opts) do
     local want = fields[key]
@@ -201,10 +209,10 @@ local function check_opts(api, opts, fields)
       local names = {}
       for name in pairs(fields) do names[#names + 1] = name end
       table.sort(names)
-      error(api .. ": unknown field " .. tostring(key) .. " (fields: " .. table.concat(names, ", ") .. ")", 4)
+      error(api .. ": unknown field " .. tostring(key) .. " (fields: " .. table.concat(names, ", ") .. ")", 3)
     end
     if want ~= "any" and type(value) ~= want then
-      error(api .. ": " .. key .. " must be a " .. want .. ", got " .. type(value), 4)
+      error(api .. ": " .. key .. " must be a " .. want .. ", got " .. type(value), 3)
     end
   end
 end
@@ -230,7 +238,7 @@ local function select(first, second)
       text = opts.label(item)
     end
     if type(text) ~= "string" then
-      error("uji.ui.select: items must be a list of strings (or give label = function(item) ... end)", 3)
+      error("uji.ui.select: items must be a list of strings (or give label = function(item) ... end)", 2)
     end
     shown[i] = text
     if opts.current ~= nil and item == opts.current then
@@ -238,7 +246,7 @@ local function select(first, second)
     end
   end
   if #shown == 0 then
-    error("uji.ui.select: items is empty", 3)
+    error("uji.ui.select: items is empty", 2)
   end
   local kind, value = ask("select", { title = opts.title or opts.prompt or "", items = shown, current = current })
   if kind == "selected" then
