@@ -12,6 +12,7 @@ mod atomic;
 mod beneath;
 mod diff;
 mod edit_file;
+mod exit_fd;
 mod jobs;
 mod leftovers;
 mod process;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use uji_sdk::protocol::services::ChildEnv;
 
+use crate::exit_fd;
 use crate::reaper;
 use crate::sandbox::Prepared;
 use crate::spawner;
@@ -98,7 +99,8 @@ impl Running {
         match self.child.try_wait() {
             Ok(Some(status)) => Pumped::Exited(Some(status)),
             Ok(None) => {
-                std::thread::sleep(wait.min(Duration::from_millis(10)));
+                // The pipe closes a moment before `sh` becomes a zombie.
+                exit_fd::wait_for_exit(self.child.id(), wait);
                 Pumped::Busy
             }
             Err(_) => Pumped::Exited(None),

@@ -138,7 +138,39 @@ pub fn kill_tree(root: pid_t, mark: &str) {
 /// Remembers the command's orphans that outlive it (background servers), so
 /// they are reaped once they exit.
 pub fn note_survivors(root: pid_t, mark: &str) {
-    tree(root, mark);
+    // Orphans are re-parented to uji, so uji's own children are enough:
+    // no walk through every process of the machine after each command.
+    let Some(children) = own_children() else {
+        tree(root, mark);
+        return;
+    };
+    let orphans: Vec<pid_t> = children
+        .into_iter()
+        .filter(|&pid| pid != root && has_mark(pid, mark))
+        .collect();
+    adopt(&orphans);
+}
+
+/// uji's children (those of every thread), from
+/// `/proc/self/task/*/children`; `None` where the kernel does not list
+/// them (built without `CONFIG_PROC_CHILDREN`).
+fn own_children() -> Option<Vec<pid_t>> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Ok(list) = std::fs::read_to_string(task.path().join("children")) else {
+            // A thread that ended meanwhile has no file; a kernel without
+            // the file has none for any thread.
+            if task.path().exists() {
+                return None;
+            }
+            continue;
+        };
+        children.extend(
+            list.split_whitespace()
+                .filter_map(|pid| pid.parse::<pid_t>().ok()),
+        );
+    }
+    Some(children)
 }
 
 /// Reaps adopted orphans that have exited; keeps the others for later.
@@ -149,4 +181,62 @@ pub fn reap_adopted() {
         let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         rc == 0
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    fn gone(pid: pid_t) -> bool {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    #[test]
+    fn an_orphan_that_outlives_its_command_is_remembered_and_reaped_once_it_exits() {
+        assert!(
+            become_subreaper(),
+            "the kernel refused PR_SET_CHILD_SUBREAPER"
+        );
+        let mark = new_mark();
+        let sh = Command::new("sh")
+            .args(["-c", "sleep 0.4 > /dev/null & echo $!"])
+            .env(MARK_VAR, &mark)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let root = sh.id() as pid_t;
+        let out = sh.wait_with_output().expect("sh's output");
+        let orphan: pid_t = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("the background pid");
+        // The orphan is now uji's (this test's) child.
+        note_survivors(root, &mark);
+        assert!(ADOPTED.lock().contains(&orphan), "the orphan was not noted");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while ADOPTED.lock().contains(&orphan) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            reap_adopted();
+        }
+        assert!(
+            !ADOPTED.lock().contains(&orphan),
+            "the orphan was never reaped"
+        );
+        assert!(gone(orphan), "the orphan is still in /proc (a zombie)");
+    }
+
+    #[test]
+    fn own_children_lists_a_child_of_any_thread() {
+        let mut child =
+            std::thread::spawn(|| Command::new("sleep").arg("5").spawn().expect("sleep"))
+                .join()
+                .expect("thread");
+        let pid = child.id() as pid_t;
+        let children = own_children().expect("/proc/self/task/*/children");
+        child.kill().expect("kill");
+        child.wait().expect("reap");
+        assert!(children.contains(&pid), "{pid} not in {children:?}");
+    }
 }

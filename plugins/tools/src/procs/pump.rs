@@ -17,6 +17,7 @@ use uji_sdk::protocol::procs::{ProcExit, REASON_STOPPED, REASON_TIMEOUT};
 use super::lines::Lines;
 use super::{Input, Proc, Stream};
 use crate::args::os_error;
+use crate::exit_fd::ExitFd;
 use crate::process::TreeGuard;
 use crate::reaper;
 
@@ -170,6 +171,9 @@ fn run(proc: &Proc, mut tree: Tree, mut pipes: Pipes, deadline: Option<Instant>)
         stderr: Lines::default(),
         buf: vec![0u8; CHUNK],
     };
+    // Once the pipes are closed, the process's exit wakes the poll (where
+    // the kernel has pidfds); else it is looked at every EXIT_POLL.
+    let mut exit_fd: Option<ExitFd> = None;
     let exit = loop {
         let now = Instant::now();
         let state = round(proc);
@@ -197,13 +201,26 @@ fn run(proc: &Proc, mut tree: Tree, mut pipes: Pipes, deadline: Option<Instant>)
                     break exit_of(None);
                 }
             }
+            match exit_fd.as_ref().map(|exit| exit.wait(Duration::ZERO)) {
+                None => exit_fd = ExitFd::open(tree.child.id()),
+                // Said it exited, yet not reapable: never spin on it.
+                Some(true) => exit_fd = None,
+                Some(false) => {}
+            }
         }
-        let mut wait = if open { IDLE } else { EXIT_POLL };
+        let mut wait = if open || exit_fd.is_some() {
+            IDLE
+        } else {
+            EXIT_POLL
+        };
         if let Some(deadline) = deadline {
             wait = wait.min(deadline.saturating_duration_since(now));
         }
         let mut polled = Polled::default();
         polled.add(proc.wake.fd(), libc::POLLIN, Ready::Wake);
+        if let Some(exit) = &exit_fd {
+            polled.add(exit.fd(), libc::POLLIN, Ready::Exit);
+        }
         if state.room {
             if let Some(out) = &pipes.stdout {
                 polled.add(out.as_raw_fd(), libc::POLLIN, Ready::Out(Stream::Stdout));
@@ -220,6 +237,8 @@ fn run(proc: &Proc, mut tree: Tree, mut pipes: Pipes, deadline: Option<Instant>)
         for ready in polled.wait(wait) {
             match ready {
                 Ready::Wake => proc.wake.clear(),
+                // Reaped at the top of the next round.
+                Ready::Exit => {}
                 Ready::Out(stream) => readers.read(proc, &mut pipes, stream),
                 Ready::In => write_input(proc, &mut pipes.stdin),
             }
@@ -323,6 +342,8 @@ fn exit_of(status: Option<ExitStatus>) -> ProcExit {
 #[derive(Clone, Copy)]
 enum Ready {
     Wake,
+    /// The process has exited.
+    Exit,
     Out(Stream),
     In,
 }
