@@ -45,9 +45,18 @@ fn path_of(uri: &str) -> &str {
     uri.strip_prefix("file://").unwrap_or(uri)
 }
 
+/// A resource link as a mention core reads (docs/context.md); quoted
+/// when the path holds whitespace.
 fn link(block: &Value) -> String {
-    let uri = block["uri"].as_str().unwrap_or("");
-    format!("@{}", path_of(uri))
+    mention(path_of(block["uri"].as_str().unwrap_or("")))
+}
+
+fn mention(path: &str) -> String {
+    if path.contains(char::is_whitespace) {
+        format!("@\"{path}\"")
+    } else {
+        format!("@{path}")
+    }
 }
 
 fn embedded(resource: &Value) -> String {
@@ -55,7 +64,7 @@ fn embedded(resource: &Value) -> String {
     match resource["text"].as_str() {
         Some(text) => format!("<file path=\"{uri}\">\n{text}\n</file>"),
         // A binary resource cannot be inlined: name it so the model knows.
-        None => format!("@{uri}"),
+        None => mention(uri),
     }
 }
 
@@ -99,5 +108,13 @@ mod tests {
             from_blocks(&json!("hi")).err(),
             Some(PromptError::NotAnArray)
         );
+    }
+
+    #[test]
+    fn a_linked_path_with_spaces_is_quoted_so_core_reads_it_whole() {
+        let blocks = json!([
+            {"type": "resource_link", "uri": "file:///w/my notes.txt", "name": "my notes.txt"},
+        ]);
+        assert_eq!(from_blocks(&blocks).unwrap().text, "@\"/w/my notes.txt\"");
     }
 }

@@ -26,6 +26,8 @@ use crate::turn::control::{ChosenModel, MessageQueue, SessionControl};
 use crate::turn::interrupt::Interrupt;
 use crate::{turn::compaction, turn::prompt, turn::retry};
 
+mod mentioned;
+
 /// What a turn is run with.
 #[derive(Clone)]
 pub struct TurnSettings {
@@ -612,8 +614,15 @@ impl Agent {
     /// The system prompt after `before_turn` handlers (each may replace
     /// it), then what `turn_context` handlers added for this turn.
     fn system_prompt(&self) -> String {
-        let mut system =
-            prompt::system_prompt(&self.settings.cwd, self.settings.append_prompt.as_deref());
+        let config_dir = self
+            .registry
+            .config(crate::boot::CONFIG_DIR_KEY)
+            .and_then(|dir| dir.as_str().map(PathBuf::from));
+        let mut system = prompt::system_prompt(
+            &self.settings.cwd,
+            config_dir.as_deref(),
+            self.settings.append_prompt.as_deref(),
+        );
         for hook in self.registry.hooks("before_turn") {
             let payload =
                 json!({"event": "before_turn", "system": system, "session": self.session.id()});
@@ -862,7 +871,7 @@ impl Agent {
     pub async fn turn(
         &mut self,
         text: String,
-        images: Vec<Image>,
+        mut images: Vec<Image>,
         interrupt: &mut Interrupt,
     ) -> TurnOutcome {
         self.apply_changes();
@@ -876,11 +885,20 @@ impl Agent {
             );
         }
         let context = (!self.registry.hooks(TURN_CONTEXT).is_empty()).then(|| text.clone());
+        let mentioned = self.read_mentions(&text, interrupt).await;
+        images.extend(mentioned.images);
         self.save(MessageBody::User {
             text,
             images,
             hidden: false,
         });
+        if let Some(files) = mentioned.context {
+            self.save(MessageBody::User {
+                text: files,
+                images: Vec::new(),
+                hidden: true,
+            });
+        }
         if let Some(text) = context {
             self.turn_context(&text);
         }

@@ -7,5 +7,6 @@ mod answer_sink;
 pub mod compaction;
 pub mod control;
 pub mod interrupt;
+pub mod mentions;
 pub mod prompt;
 pub mod retry;

@@ -1,5 +1,6 @@
 //! The system prompt: how to work with the tools, the environment, and the
-//! project's own instructions from `AGENTS.md` files.
+//! user's and the project's own instructions (`AGENTS.md`, or `CLAUDE.md`
+//! where a directory has no `AGENTS.md`; docs/context.md).
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +16,25 @@ How to work:
 - Some calls need the user's approval and may be refused; a refusal comes back as a result starting with \"denied:\". Do not retry a refused call unchanged: adapt, or ask the user.
 - When you are done, answer with a short summary of what you changed and anything the user should know. Do not invent results you did not see.";
 
-/// The instruction files that apply in `cwd`: `AGENTS.md` from the
+/// The file names read for instructions in a directory, the first found
+/// winning: a directory with both has its `AGENTS.md` read (the open
+/// format, which uji's `/init` writes) and its `CLAUDE.md` left out, so
+/// rules kept in both for two agents are not given twice.
+const INSTRUCTION_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+
+/// The instruction file of `dir`, if it has one.
+fn instruction_file(dir: &Path) -> Option<PathBuf> {
+    INSTRUCTION_NAMES
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|file| file.is_file())
+}
+
+/// The instruction files that apply in `cwd`, in the order they are given:
+/// `<config>/AGENTS.md` (every project's), then one per directory from the
 /// repository root (the nearest ancestor holding `.git`, else `cwd` itself)
 /// down to `cwd`, outermost first.
-pub fn agents_files(cwd: &Path) -> Vec<PathBuf> {
+pub fn instruction_files(cwd: &Path, config_dir: Option<&Path>) -> Vec<PathBuf> {
     let root = cwd
         .ancestors()
         .find(|dir| dir.join(".git").exists())
@@ -28,17 +44,19 @@ pub fn agents_files(cwd: &Path) -> Vec<PathBuf> {
         .take_while(|dir| dir.starts_with(root))
         .collect();
     dirs.reverse();
-    dirs.into_iter()
+    let global = config_dir
         .map(|dir| dir.join("AGENTS.md"))
-        .filter(|file| file.is_file())
-        .collect()
+        .filter(|file| file.is_file());
+    let project = dirs.into_iter().filter_map(instruction_file);
+    global.into_iter().chain(project).collect()
 }
 
-/// Largest AGENTS.md text taken into the prompt, per file.
+/// Largest instruction file text taken into the prompt, per file.
 const MAX_AGENTS_BYTES: usize = 64 * 1024;
 
-/// The full system prompt for a turn in `cwd`.
-pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
+/// The full system prompt for a turn in `cwd`, with the user's own
+/// instructions from `config_dir`.
+pub fn system_prompt(cwd: &Path, config_dir: Option<&Path>, append: Option<&str>) -> String {
     let mut prompt = String::from(BASE);
     prompt.push_str(&format!(
         "\n\nEnvironment: working directory {}; platform {}; date {}.",
@@ -46,7 +64,7 @@ pub fn system_prompt(cwd: &Path, append: Option<&str>) -> String {
         std::env::consts::OS,
         today()
     ));
-    for file in agents_files(cwd) {
+    for file in instruction_files(cwd, config_dir) {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -91,18 +109,55 @@ mod tests {
         std::fs::create_dir_all(root.join("crates/app")).unwrap();
         std::fs::write(root.join("AGENTS.md"), "root rules").unwrap();
         std::fs::write(root.join("crates/app/AGENTS.md"), "app rules").unwrap();
-        let files = agents_files(&root.join("crates/app"));
+        let files = instruction_files(&root.join("crates/app"), None);
         assert_eq!(
             files,
             vec![root.join("AGENTS.md"), root.join("crates/app/AGENTS.md")]
         );
-        let prompt = system_prompt(&root.join("crates/app"), Some("extra words"));
+        let prompt = system_prompt(&root.join("crates/app"), None, Some("extra words"));
         let (a, b) = (
             prompt.find("root rules").unwrap(),
             prompt.find("app rules").unwrap(),
         );
         assert!(a < b, "outermost first");
         assert!(prompt.ends_with("\n\nextra words"));
+    }
+
+    #[test]
+    fn claude_md_is_read_where_a_directory_has_no_agents_md_and_agents_md_wins_where_it_has_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("app")).unwrap();
+        std::fs::write(root.join("AGENTS.md"), "agents rules").unwrap();
+        std::fs::write(root.join("CLAUDE.md"), "claude rules at the root").unwrap();
+        std::fs::write(root.join("app/CLAUDE.md"), "claude rules in app").unwrap();
+        let prompt = system_prompt(&root.join("app"), None, None);
+        assert!(prompt.contains("agents rules"));
+        assert!(
+            !prompt.contains("claude rules at the root"),
+            "both: AGENTS.md wins"
+        );
+        assert!(
+            prompt.contains("claude rules in app"),
+            "no AGENTS.md: CLAUDE.md is read"
+        );
+    }
+
+    #[test]
+    fn the_users_own_agents_md_comes_first_in_every_project() {
+        let config = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let work = work.path().canonicalize().unwrap();
+        std::fs::write(config.path().join("AGENTS.md"), "my rules everywhere").unwrap();
+        std::fs::write(work.join("AGENTS.md"), "project rules").unwrap();
+        let files = instruction_files(&work, Some(config.path()));
+        assert_eq!(
+            files,
+            vec![config.path().join("AGENTS.md"), work.join("AGENTS.md")]
+        );
+        let prompt = system_prompt(&work, Some(config.path()), None);
+        assert!(prompt.find("my rules everywhere") < prompt.find("project rules"));
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! Context a user points at (issue 30, docs/context.md): `@path` mentions
+//! and instruction files, through the real binary against the fake model,
+//! asserting on the request uji sent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Stdio;
+
+use serde_json::Value;
+use uji_fake_model::{FakeModel, RecordedRequest};
+use uji_tests::chat::{answer, uji_with_model};
+use uji_tests::{Sandbox, text};
+
+const MODEL: &str = "openrouter/qwen/qwen3-coder";
+
+/// `uji run PROMPT` in the sandbox's work directory; its stderr.
+fn run(sandbox: &Sandbox, model: &FakeModel, prompt: &str) -> String {
+    model.push(answer("done"));
+    let output = uji_with_model(sandbox, model, "sk-context-test")
+        .args(["run", "--model", MODEL, prompt])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "uji run failed: {stderr}");
+    stderr
+}
+
+fn contents(request: &RecordedRequest) -> Vec<String> {
+    request.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn mentioned_files_ranges_and_directories_arrive_after_the_users_message() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::write(work.join("notes.txt"), "first note\nsecond note\n").unwrap();
+    std::fs::create_dir_all(work.join("src/bin")).unwrap();
+    let lines: String = (1..=100).map(|i| format!("line number {i}\n")).collect();
+    std::fs::write(work.join("src/lib.rs"), lines).unwrap();
+    std::fs::write(work.join("src/bin/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(work.join("src/generated.rs"), "// generated\n").unwrap();
+    std::fs::write(work.join("src/.gitignore"), "generated.rs\n").unwrap();
+    std::fs::create_dir_all(work.join(".git")).unwrap();
+    let model = FakeModel::start();
+    let prompt = "compare @notes.txt with @src/lib.rs:10-12, then look at @src.";
+    run(&sandbox, &model, prompt);
+    let sent = contents(&model.requests()[0]);
+    assert_eq!(
+        sent.len(),
+        3,
+        "system, the user's message, the mentions: {sent:?}"
+    );
+    assert_eq!(sent[1], prompt, "the user's message is sent as typed");
+    let context = &sent[2];
+    assert!(
+        context
+            .contains("<file path=\"notes.txt\">\n    1| first note\n    2| second note\n</file>"),
+        "{context}"
+    );
+    assert!(
+        context.contains("<file path=\"src/lib.rs:10-12\">"),
+        "{context}"
+    );
+    assert!(context.contains("line number 10\n") && context.contains("line number 12"));
+    assert!(!context.contains("line number 9\n") && !context.contains("line number 13"));
+    assert!(
+        context.contains("<directory path=\"src\">\nbin/\nlib.rs\n</directory>"),
+        "directories first, ignored files left out: {context}"
+    );
+}
+
+#[test]
+fn a_mention_a_deny_rule_covers_is_not_attached_and_the_user_is_told() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join(".env"), "API_TOKEN=do-not-send\n").unwrap();
+    sandbox.write_init(r#"uji.tool.policy({ read_file = { deny = { "*.env" } } })"#);
+    let model = FakeModel::start();
+    let stderr = run(&sandbox, &model, "what is in @.env?");
+    let request = &model.requests()[0];
+    let body = String::from_utf8_lossy(&request.body);
+    assert!(!body.contains("do-not-send"), "the file went to the model");
+    let sent = contents(request);
+    assert!(
+        sent[2].contains("<file path=\".env\">not attached: "),
+        "{:?}",
+        sent[2]
+    );
+    assert!(stderr.contains("@.env was not attached"), "{stderr}");
+}
+
+#[test]
+fn words_that_name_nothing_on_disk_are_plain_text() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "ask @someone or mail me@example.com");
+    let sent = contents(&model.requests()[0]);
+    assert_eq!(sent.len(), 2, "no context message: {sent:?}");
+}
+
+#[test]
+fn claude_md_is_read_where_there_is_no_agents_md_and_the_users_agents_md_applies_everywhere() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.work().join(".git")).unwrap();
+    std::fs::write(
+        sandbox.work().join("CLAUDE.md"),
+        "Use tabs in this project.",
+    )
+    .unwrap();
+    std::fs::create_dir_all(sandbox.config()).unwrap();
+    std::fs::write(sandbox.config().join("AGENTS.md"), "Answer in English.").unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "hello");
+    let system = &contents(&model.requests()[0])[0];
+    let mine = system
+        .find("Answer in English.")
+        .expect("the user's AGENTS.md");
+    let project = system.find("Use tabs in this project.").expect("CLAUDE.md");
+    assert!(mine < project, "the user's own instructions come first");
+}
+
+/// A 1×1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,
+    0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+#[test]
+fn a_mentioned_image_goes_with_the_message_and_a_binary_file_is_not_attached() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("shot.png"), PNG).unwrap();
+    std::fs::write(sandbox.work().join("blob.bin"), [0u8, 1, 2, 0, 255, 0]).unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "what is @shot.png and @blob.bin?");
+    let messages = model.requests()[0].json["messages"].clone();
+    let parts = messages[1]["content"]
+        .as_array()
+        .expect("text and image parts");
+    assert_eq!(parts[0]["text"], "what is @shot.png and @blob.bin?");
+    let url = parts[1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,"), "{url}");
+    let context = messages[2]["content"].as_str().unwrap();
+    assert!(context.contains("<file path=\"shot.png\">attached as an image</file>"));
+    assert!(
+        context.contains("<file path=\"blob.bin\">not attached: "),
+        "{context}"
+    );
+}
