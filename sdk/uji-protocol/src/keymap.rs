@@ -115,7 +115,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "rewind",
         "Pick an earlier message of yours to edit and send again from there (Esc Esc)",
     ),
-    ("suggest_complete", "Complete the highlighted command"),
+    (
+        "suggest_complete",
+        "Complete the highlighted command or @ path",
+    ),
     ("modal_up", "Highlight the previous item"),
     ("modal_down", "Highlight the next item"),
     ("modal_accept", "Choose the highlighted item"),

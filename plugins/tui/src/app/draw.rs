@@ -69,7 +69,9 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
     draw_activity(app, activity_area, buf);
     app.jobs.render(jobs_area, buf, &app.theme);
     draw_queue(app, queue_area, buf);
-    if app.suggestions.is_open() && suggest_area.height > 0 {
+    if app.files.is_open() && suggest_area.height > 0 {
+        app.files.render(suggest_area, buf, &app.theme);
+    } else if app.suggestions.is_open() && suggest_area.height > 0 {
         app.suggestions.render(suggest_area, buf, &app.theme);
     }
     let cursor = draw_bottom(app, bottom, buf);
@@ -81,7 +83,9 @@ pub fn render(app: &mut App, frame: &mut Frame<'_>) {
 }
 
 fn suggestions_height(app: &App) -> u16 {
-    if app.mode() == Mode::Suggest {
+    if app.mode() == Mode::Suggest && app.files.is_open() {
+        app.files.height()
+    } else if app.mode() == Mode::Suggest {
         app.suggestions.height()
     } else {
         0

@@ -40,7 +40,7 @@ impl App {
             Mode::Confirm
         } else if self.picker.is_some() || self.login.prompt.is_some() {
             Mode::Select
-        } else if self.suggestions.is_open() {
+        } else if self.files.is_open() || self.suggestions.is_open() {
             Mode::Suggest
         } else {
             Mode::Normal
@@ -170,6 +170,7 @@ impl App {
     pub(super) fn draft_changed(&mut self) {
         let draft = self.composer.text().to_string();
         self.suggestions.update(&draft, &self.commands);
+        self.files.update(&draft, self.composer.cursor());
     }
 
     /// Runs a keymap action in `mode`.
@@ -236,6 +237,9 @@ impl App {
     }
 
     fn act_suggest(&mut self, action: &str) -> bool {
+        if self.files.is_open() {
+            return self.act_files(action);
+        }
         match action {
             "modal_up" => self.suggestions.up(),
             "modal_down" => self.suggestions.down(),
@@ -252,6 +256,25 @@ impl App {
                     self.composer.set_text(&format!("/{name}"));
                     self.suggestions.close();
                     self.submit_draft();
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Keys while the `@` list is open: Tab and Enter put the path in the
+    /// draft (Enter does not send).
+    fn act_files(&mut self, action: &str) -> bool {
+        match action {
+            "modal_up" => self.files.up(),
+            "modal_down" => self.files.down(),
+            "modal_cancel" => self.files.close(self.composer.text()),
+            "suggest_complete" | "modal_accept" => {
+                if let Some((draft, cursor)) = self.files.completion(self.composer.text()) {
+                    self.composer.set_text(&draft);
+                    self.composer.set_cursor(cursor);
+                    self.draft_changed();
                 }
             }
             _ => return false,

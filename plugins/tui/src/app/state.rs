@@ -13,6 +13,7 @@ use super::Msg;
 use crate::approval::Approval;
 use crate::approval_guard::{Clock, SystemClock};
 use crate::composer::Composer;
+use crate::composer::files::FilePicker;
 use crate::composer::suggest::{CommandEntry, Suggestions};
 use crate::keys::Keymap;
 use crate::picker::Picker;
@@ -106,6 +107,8 @@ pub struct App {
     pub(super) viewport: Viewport,
     pub(super) composer: Composer,
     pub(super) suggestions: Suggestions,
+    /// The `@` file picker.
+    pub(super) files: FilePicker,
     pub(super) commands: Vec<CommandEntry>,
     /// Tool name → its verb (`read_file` → `Read`), for history.
     pub(super) verbs: HashMap<String, String>,
@@ -181,6 +184,7 @@ impl App {
             viewport: Viewport::default(),
             composer: Composer::new(),
             suggestions: Suggestions::new(),
+            files: FilePicker::new(std::env::current_dir().unwrap_or_default()),
             commands: Vec::new(),
             verbs: HashMap::new(),
             approvals: Vec::new(),
@@ -257,6 +261,9 @@ impl App {
     /// Moves the spinner while something runs; redraws a question that
     /// became ready.
     pub fn tick(&mut self) {
+        if self.files.poll() {
+            self.dirty = true;
+        }
         if self.question_stale(self.clock.now()) {
             self.dirty = true;
         }
@@ -288,13 +295,15 @@ impl App {
         let spinner = (self.busy() || self.transcript.animating())
             .then(|| TICK.saturating_sub(self.last_tick.elapsed()));
         let closing = self.quitting.then_some(Duration::from_millis(100));
+        // The `@` list fills while the walk and the matching go on.
+        let files = self.files.busy().then_some(frame);
         let now = self.clock.now();
         let hint = self
             .status
             .hint
             .as_ref()
             .map(|(_, until)| until.saturating_duration_since(now));
-        [spinner, closing, hint, self.until_question_ready()]
+        [spinner, closing, files, hint, self.until_question_ready()]
             .into_iter()
             .flatten()
             .min()

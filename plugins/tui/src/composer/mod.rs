@@ -3,6 +3,7 @@
 
 mod action;
 mod edit;
+pub mod files;
 mod history;
 mod layout;
 mod paste;
@@ -117,6 +118,17 @@ impl Composer {
         self.cursor = self.text.len();
         self.goal_column = None;
         self.scroll.set(Anchor::TOP);
+    }
+
+    /// Moves the cursor to byte `at` (kept on a character boundary within
+    /// the draft).
+    pub fn set_cursor(&mut self, at: usize) {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        self.cursor = at;
+        self.goal_column = None;
     }
 
     /// The draft with its paste placeholders expanded (what sending it
