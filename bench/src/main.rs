@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 
 mod acp;
 mod bounds;
+mod context;
 mod examples;
 mod jobs;
 mod lua_runtime;
@@ -205,7 +206,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 15] = [
+    let areas: [Area; 16] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -219,6 +220,7 @@ fn main() {
         ("lua-runtime", lua_runtime::run),
         ("tui", tui_frames::run),
         ("tui-live", tui_live::run),
+        ("context", context::run),
         ("acp", acp::run),
         ("jobs", jobs::run),
     ];

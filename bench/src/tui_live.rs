@@ -15,7 +15,7 @@ use crate::{Row, median, release_dir, uji, uji_bin};
 const PROMPT: &str = "Ask uji anything";
 
 /// A home whose init.lua uses the fake model.
-fn home(model: &FakeModel) -> tempfile::TempDir {
+pub(crate) fn home(model: &FakeModel) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("tempdir");
     for dir in ["config", "data", "work"] {
         std::fs::create_dir_all(home.path().join(dir)).expect("mkdir");
@@ -38,7 +38,7 @@ pub(crate) fn screen_cmd(home: &Path, args: &[&str]) -> TtyCommand {
     cmd
 }
 
-fn quit(tty: &mut Tty) {
+pub(crate) fn quit(tty: &mut Tty) {
     tty.press("<C-c>");
     tty.press("<C-c>");
     tty.wait_exit(Duration::from_secs(10));

@@ -1,0 +1,118 @@
+//! Issue 30's context in: the `@` file picker on a tree of 100,000 files,
+//! as a person uses it (the release `uji` in a 120×40 pty).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use uji_fake_model::FakeModel;
+use uji_tests::tty::Tty;
+
+use crate::tui_live::{home, quit, screen_cmd};
+use crate::{Row, median};
+
+const DIRS: usize = 1000;
+const FILES_PER_DIR: usize = 100;
+/// Typed after `@`, one key at a time: each narrows the list.
+const QUERY: &str = "d0577f042";
+
+/// `work/dNNNN/fNNN.rs`: DIRS × FILES_PER_DIR files.
+fn make_tree(work: &Path) {
+    for d in 0..DIRS {
+        let dir = work.join(format!("d{d:04}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..FILES_PER_DIR {
+            std::fs::write(dir.join(format!("f{f:03}.rs")), "").expect("file");
+        }
+    }
+}
+
+/// The list's first row: the row whose text starts with ` @` above the
+/// input, with the match count at its end.
+fn list_head(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .find(|line| line.starts_with(" @d"))
+        .map(|line| line.trim_end().to_string())
+}
+
+/// Waits (polling the screen every half millisecond) until `pred`; the
+/// time it took, or `None` after `limit`.
+fn time_until(tty: &Tty, limit: Duration, pred: impl Fn(&str) -> bool) -> Option<Duration> {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if pred(&tty.screen()) {
+            return Some(started.elapsed());
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    None
+}
+
+pub fn run() -> Vec<Row> {
+    let model = FakeModel::start();
+    let home = home(&model);
+    make_tree(&home.path().join("work"));
+    let mut firsts = Vec::new();
+    let mut keys = Vec::new();
+    for _ in 0..5 {
+        let mut tty = Tty::spawn(screen_cmd(home.path(), &[]), 40, 120);
+        tty.wait_for_text("Ask uji anything");
+        tty.type_text("@");
+        let first = time_until(&tty, Duration::from_secs(5), |s| list_head(s).is_some())
+            .expect("the @ list opened");
+        firsts.push(first.as_secs_f64() * 1000.0);
+        // Let the walk finish, so each key below is the filtering alone.
+        let mut last = None;
+        let settled = Instant::now();
+        while settled.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(200));
+            let head = list_head(&tty.screen());
+            if head.is_some() && head == last {
+                break;
+            }
+            last = head;
+        }
+        for key in QUERY.chars() {
+            let before = list_head(&tty.screen());
+            tty.type_text(&key.to_string());
+            if let Some(took) =
+                time_until(&tty, Duration::from_millis(500), |s| list_head(s) != before)
+            {
+                keys.push(took.as_secs_f64() * 1000.0);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        quit(&mut tty);
+    }
+    let slowest = keys.iter().copied().fold(0.0, f64::max);
+    vec![
+        Row {
+            area: "context",
+            what: format!(
+                "`@` to the first matches drawn, {} files (median of 5)",
+                DIRS * FILES_PER_DIR
+            ),
+            value: median(firsts),
+            unit: "ms",
+            target: Some(50.0),
+        },
+        Row {
+            area: "context",
+            what: format!(
+                "a key typed after `@` to the narrowed list drawn, {} files (median of {} keys)",
+                DIRS * FILES_PER_DIR,
+                keys.len()
+            ),
+            value: median(keys),
+            unit: "ms",
+            target: Some(5.0),
+        },
+        Row {
+            area: "context",
+            what: "slowest such key".to_string(),
+            value: slowest,
+            unit: "ms",
+            target: None,
+        },
+    ]
+}
