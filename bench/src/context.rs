@@ -12,6 +12,8 @@ use crate::{Row, median};
 
 const DIRS: usize = 1000;
 const FILES_PER_DIR: usize = 100;
+/// Loads of each kind for the skills and commands row.
+const LOADS: usize = 40;
 /// Typed after `@`, one key at a time: each narrows the list.
 const QUERY: &str = "d0577f042";
 
@@ -48,7 +50,73 @@ fn time_until(tty: &Tty, limit: Duration, pred: impl Fn(&str) -> bool) -> Option
     None
 }
 
+/// 50 skills and 50 commands in the config directory of `home`.
+fn make_skills_and_commands(home: &Path) {
+    for i in 0..50 {
+        let skill = home.join(format!("config/skills/skill-{i}"));
+        std::fs::create_dir_all(&skill).expect("mkdir");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            format!(
+                "---\nname: skill-{i}\ndescription: Does task {i} the team's way\n---\nStep one.\n"
+            ),
+        )
+        .expect("SKILL.md");
+        let commands = home.join("config/commands");
+        std::fs::create_dir_all(&commands).expect("mkdir");
+        std::fs::write(
+            commands.join(format!("command-{i}.md")),
+            format!("---\ndescription: Command {i}\nargument-hint: [file]\nallowed-tools: Read\n---\nDo $ARGUMENTS.\n"),
+        )
+        .expect("command");
+    }
+}
+
+/// A home with uji's defaults as init.lua.
+fn defaults_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("tempdir");
+    for dir in ["config", "data"] {
+        std::fs::create_dir_all(home.path().join(dir)).expect("mkdir");
+    }
+    std::fs::write(
+        home.path().join("config/init.lua"),
+        "require(\"uji.defaults\")\n",
+    )
+    .expect("init.lua");
+    home
+}
+
+/// One `uji models --all` in `home`, in milliseconds.
+fn load_once(home: &Path) -> f64 {
+    let started = Instant::now();
+    let status = crate::uji(home)
+        .args(["models", "--all"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("uji models");
+    assert!(
+        status.success(),
+        "uji models failed in the context benchmark"
+    );
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// What 50 skills and 50 commands add to loading uji's defaults: loads
+/// with and without them taken in turns, so the machine's drift falls on
+/// both alike.
+fn skills_and_commands_ms() -> f64 {
+    let (none, hundred) = (defaults_home(), defaults_home());
+    make_skills_and_commands(hundred.path());
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for _ in 0..LOADS {
+        without.push(load_once(none.path()));
+        with.push(load_once(hundred.path()));
+    }
+    (median(with) - median(without)).max(0.0)
+}
+
 pub fn run() -> Vec<Row> {
+    let loading = skills_and_commands_ms();
     let model = FakeModel::start();
     let home = home(&model);
     make_tree(&home.path().join("work"));
@@ -113,6 +181,13 @@ pub fn run() -> Vec<Row> {
             value: slowest,
             unit: "ms",
             target: None,
+        },
+        Row {
+            area: "context",
+            what: "50 skills and 50 command files, over none (uji's defaults loading them; `uji models --all`, medians of 40, taken in turns)".to_string(),
+            value: loading,
+            unit: "ms",
+            target: Some(2.0),
         },
     ]
 }

@@ -113,7 +113,7 @@ fn timed(model: &FakeModel, home: &Path, tool: &str, args: serde_json::Value) ->
 }
 
 /// Milliseconds `uji models --all` takes with `init` as init.lua (median).
-fn load_ms(home: &Path, init: &str) -> f64 {
+pub(crate) fn load_ms(home: &Path, init: &str) -> f64 {
     std::fs::write(home.join("config/init.lua"), init).expect("init.lua");
     let mut samples = Vec::with_capacity(LOADS);
     for _ in 0..LOADS {

@@ -113,6 +113,11 @@ function uji.tool.confine(enabled) end
 ---@return string[] roots
 function uji.tool.roots(paths) end
 
+--- Replaces the directories only read_file may reach besides the working directory and the roots (nil: only reads them).
+---@param paths? string[]
+---@return string[] read_roots
+function uji.tool.read_roots(paths) end
+
 -- ---------------------------------------------------------------------------
 -- events
 
@@ -589,6 +594,10 @@ function uji.os.env(name) end
 ---@return string|nil
 function uji.os.home() end
 
+--- The working directory.
+---@return string|nil
+function uji.os.cwd() end
+
 ---@class uji.api
 uji.api = {}
 function uji.api.openai() end
@@ -683,9 +692,12 @@ function uji.class(parent) end
 ---@return string
 function uji.message(err) end
 
-return uji
 
 uji.config = {}
+
+--- The config directory (where init.lua is), or nil when there is none.
+---@type string|nil
+uji.config.dir = nil
 
 ---Sets a configuration value core and plugins read (e.g. `frontend`, the
 ---interactive frontend `uji` and `uji resume` open).
@@ -703,3 +715,5 @@ uji.plugins = {}
 ---@param names string|string[]
 ---@return string[]
 function uji.plugins.allow_replace(names) end
+
+return uji

@@ -26,5 +26,13 @@ uji.tool.policy({
 -- /plan and Ctrl+B switch read-only planning on and off.
 require("uji.planmode").setup()
 
+-- Slash commands from Markdown files: <config>/commands, the project's
+-- .claude/commands and .uji/commands (docs/context.md).
+require("uji.commands").setup()
+
+-- Skills (SKILL.md folders) listed to the model, /skills and /skill:NAME
+-- (docs/context.md).
+require("uji.skills").setup()
+
 -- Alt+E asks for the reasoning effort (/effort).
 uji.keymap.add("normal", "<A-e>", { command = "effort" })

@@ -157,3 +157,84 @@ fn a_mentioned_image_goes_with_the_message_and_a_binary_file_is_not_attached() {
         "{context}"
     );
 }
+
+fn write_skill(
+    root: &std::path::Path,
+    name: &str,
+    description: &str,
+    body: &str,
+) -> std::path::PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("SKILL.md");
+    std::fs::write(
+        &path,
+        format!("---\nname: {name}\ndescription: {description}\n---\n{body}\n"),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn skills_are_listed_in_the_system_prompt_and_one_outside_the_workspace_can_be_read_not_written() {
+    let sandbox = Sandbox::new();
+    let home_skills = sandbox.root.path().join("home/.agents/skills");
+    let skill = write_skill(
+        &home_skills,
+        "release",
+        "Cut a release: tag, changelog, push",
+        "Step one: run the tests.",
+    );
+    write_skill(
+        &sandbox.work().join(".claude/skills"),
+        "review",
+        "Review a diff for bugs",
+        "Look for off-by-one errors.",
+    );
+    let model = FakeModel::start();
+    let path = skill.to_string_lossy().into_owned();
+    model.push(uji_tests::chat::call(
+        "c1",
+        "read_file",
+        serde_json::json!({ "path": path }),
+    ));
+    model.push(uji_tests::chat::call(
+        "c2",
+        "write_file",
+        serde_json::json!({ "path": path, "content": "changed" }),
+    ));
+    model.push(answer("done"));
+    let output = uji_with_model(&sandbox, &model, "sk-context-test")
+        .args(["run", "--yes", "--model", MODEL, "cut the release"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    let requests = model.requests();
+    let system = &contents(&requests[0])[0];
+    assert!(
+        system.contains(
+            "<name>release</name><description>Cut a release: tag, changelog, push</description>"
+        ),
+        "{system}"
+    );
+    assert!(system.contains("<name>review</name>"), "{system}");
+    assert!(system.contains(&path), "the location is given: {system}");
+    let read = contents(&requests[1]);
+    assert!(
+        read.iter().any(|m| m.contains("Step one: run the tests.")),
+        "read_file reached the skill outside the workspace: {read:?} {stderr}"
+    );
+    let wrote = contents(&requests[2]);
+    assert!(
+        wrote
+            .iter()
+            .any(|m| m.contains("outside the allowed directories")),
+        "write_file must not reach it: {wrote:?}"
+    );
+    assert!(
+        std::fs::read_to_string(&skill)
+            .unwrap()
+            .contains("Step one")
+    );
+}

@@ -125,6 +125,11 @@ fn packs_spec() {
 }
 
 #[test]
+fn context_spec() {
+    run_spec_file("context_spec.lua");
+}
+
+#[test]
 fn session_spec() {
     run_spec_file("session_spec.lua");
 }

@@ -21,10 +21,15 @@ fn answer(text: &str) -> Script {
 }
 
 fn open(model: &FakeModel) -> (Sandbox, Tty) {
+    open_with(model, |_| {})
+}
+
+/// [`open`], with `setup` run on the sandbox before uji starts.
+fn open_with(model: &FakeModel, setup: impl FnOnce(&Sandbox)) -> (Sandbox, Tty) {
     let sandbox = Sandbox::new();
     let init = format!(
         "require(\"uji.defaults\")\n\
-         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
+         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\", \"m2\" }} }})\n\
          uji.model.use(\"fake/m1\")\n",
         model.base_url()
     );
@@ -34,6 +39,7 @@ fn open(model: &FakeModel) -> (Sandbox, Tty) {
     std::fs::create_dir_all(work.join("docs")).unwrap();
     std::fs::write(work.join("src/parser.rs"), "fn parse_the_input() {}\n").unwrap();
     std::fs::write(work.join("docs/guide.md"), "# Guide\n").unwrap();
+    setup(&sandbox);
     let plugins = uji_tests::plugin_path(&[
         "uji_plugin_tui",
         "uji_plugin_tools",
@@ -108,4 +114,150 @@ fn esc_closes_the_file_list_and_enter_then_sends() {
     tty.press("<C-c>");
     tty.press("<C-c>");
     assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
+}
+
+fn call(id: &str, tool: &str, args: serde_json::Value) -> Script {
+    Script::sse(
+        ChatEvents::new("m1")
+            .tool_call(0, id, tool, &args.to_string(), 2)
+            .finish("tool_calls")
+            .done(),
+    )
+}
+
+fn quit(tty: &mut Tty) {
+    tty.press("<C-c>");
+    tty.press("<C-c>");
+    assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
+}
+
+#[test]
+fn a_claude_code_command_file_becomes_a_slash_command_with_its_arguments() {
+    let model = FakeModel::start();
+    model.push(answer("Reviewed."));
+    let (_sandbox, mut tty) = open_with(&model, |sandbox| {
+        let dir = sandbox.work().join(".claude/commands");
+        std::fs::create_dir_all(dir.join("git")).unwrap();
+        std::fs::write(
+            dir.join("review.md"),
+            "---\ndescription: Review a file for bugs\nargument-hint: [file]\n---\n\
+             Review $ARGUMENTS carefully; start with $1.\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("git/sync.md"), "Pull and rebase.\n").unwrap();
+    });
+    type_keys(&mut tty, "/rev");
+    let screen = tty.wait_for_text("Review a file for bugs [file] (project)");
+    assert!(screen.contains("/review"), "{screen}");
+    tty.press("<C-u>");
+    type_keys(&mut tty, "/git:s");
+    tty.wait_for_text("/git:sync");
+    tty.press("<C-u>");
+    type_keys(&mut tty, "/review src/parser.rs docs");
+    tty.press("<CR>");
+    tty.wait_for_text("Reviewed.");
+    let sent = model.last_request().body_text();
+    assert!(
+        sent.contains("Review src/parser.rs docs carefully; start with src/parser.rs."),
+        "{sent}"
+    );
+    quit(&mut tty);
+}
+
+#[test]
+fn a_commands_allowed_tools_run_unasked_for_its_turn_only() {
+    let model = FakeModel::start();
+    model.push(call(
+        "c1",
+        "run_command",
+        serde_json::json!({"command": "touch made.txt"}),
+    ));
+    model.push(answer("Made it."));
+    model.push(call(
+        "c2",
+        "run_command",
+        serde_json::json!({"command": "touch again.txt"}),
+    ));
+    let (sandbox, mut tty) = open_with(&model, |sandbox| {
+        let dir = sandbox.work().join(".uji/commands");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("make.md"),
+            "---\nallowed-tools: Bash(touch:*)\n---\nMake the file.\n",
+        )
+        .unwrap();
+    });
+    type_keys(&mut tty, "/make");
+    tty.wait_for_text("/make");
+    tty.press("<CR>");
+    tty.wait_for_text("Made it.");
+    assert!(sandbox.work().join("made.txt").exists(), "{}", tty.screen());
+    // The next turn asks again.
+    type_keys(&mut tty, "and another");
+    tty.press("<CR>");
+    tty.wait_for_question("touch again.txt");
+    assert!(!sandbox.work().join("again.txt").exists());
+    quit(&mut tty);
+}
+
+#[test]
+fn skill_name_puts_the_skill_into_the_turn() {
+    let model = FakeModel::start();
+    model.push(answer("Following the skill."));
+    let (_sandbox, mut tty) = open_with(&model, |sandbox| {
+        let dir = sandbox.work().join(".uji/skills/release");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\nname: release\ndescription: Cut a release\n---\nTag first, then push the tag.\n",
+        )
+        .unwrap();
+    });
+    type_keys(&mut tty, "/skill:release for 2.0");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("Following the skill.");
+    assert!(
+        !screen.contains("Tag first"),
+        "the skill is not shown: {screen}"
+    );
+    let request = model.last_request();
+    let messages = request.json["messages"].as_array().unwrap();
+    let user = messages
+        .iter()
+        .position(|m| m["content"] == "for 2.0")
+        .expect("the text");
+    let next = messages[user + 1]["content"].as_str().unwrap();
+    assert!(next.contains("Tag first, then push the tag."), "{next}");
+    quit(&mut tty);
+}
+
+#[test]
+fn a_commands_model_answers_its_turn_and_the_model_before_comes_back() {
+    let model = FakeModel::start();
+    model.push(answer("From the other model."));
+    model.push(answer("Back on the first."));
+    let (_sandbox, mut tty) = open_with(&model, |sandbox| {
+        let dir = sandbox.config().join("commands");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("deep.md"),
+            "---\nmodel: fake/m2\ncolour: blue\n---\nThink hard.\n",
+        )
+        .unwrap();
+    });
+    let screen = tty.wait_for_text("unknown front matter field colour");
+    assert!(
+        screen.contains("deep.md"),
+        "the notice names the file: {screen}"
+    );
+    type_keys(&mut tty, "/deep");
+    tty.wait_for_text("/deep");
+    tty.press("<CR>");
+    tty.wait_for_text("From the other model.");
+    assert_eq!(model.last_request().json["model"], "m2");
+    type_keys(&mut tty, "and now");
+    tty.press("<CR>");
+    tty.wait_for_text("Back on the first.");
+    assert_eq!(model.last_request().json["model"], "m1");
+    quit(&mut tty);
 }

@@ -41,6 +41,9 @@ pub struct Policy {
     disabled: BTreeSet<String>,
     confine: bool,
     roots: Vec<PathBuf>,
+    /// Directories only reading may reach (`uji.tool.read_roots`): skills
+    /// and references kept outside the workspace.
+    read_roots: Vec<PathBuf>,
 }
 
 impl Default for Policy {
@@ -50,6 +53,7 @@ impl Default for Policy {
             disabled: BTreeSet::new(),
             confine: true,
             roots: Vec::new(),
+            read_roots: Vec::new(),
         }
     }
 }
@@ -412,6 +416,47 @@ impl Policy {
             self.roots = p.iter().map(|r| expand_home(r)).collect();
         }
         self.roots.clone()
+    }
+
+    /// Replace the directories only reading may reach besides the roots
+    /// (`Some`), or just read them (`None`); stored as [`Policy::roots`]
+    /// stores its paths.
+    pub fn read_roots(&mut self, paths: Option<Vec<String>>) -> Vec<PathBuf> {
+        if let Some(p) = paths {
+            self.read_roots = p.iter().map(|r| expand_home(r)).collect();
+        }
+        self.read_roots.clone()
+    }
+
+    /// [`Policy::check_path`] for a call that only reads: a path under one
+    /// of the read roots is reachable too.
+    ///
+    /// # Errors
+    /// As [`Policy::check_path`]; the allowed directories named include the
+    /// read roots.
+    pub fn check_read_path(&self, path: &str, cwd: &Path) -> Result<PathBuf, ConfineError> {
+        match self.check_path(path, cwd) {
+            Err(ConfineError::Outside { .. }) if self.read_root_of(path, cwd).is_some() => {
+                paths::resolve_against(path, cwd)
+            }
+            Err(ConfineError::Outside { .. }) if !self.read_roots.is_empty() => {
+                let mut shown = vec![cwd.to_path_buf()];
+                shown.extend(self.roots.iter().cloned());
+                shown.extend(self.read_roots.iter().cloned());
+                Err(paths::outside(path, shown))
+            }
+            other => other,
+        }
+    }
+
+    /// The canonical read root `path` lies under, if any (the directory a
+    /// reading tool is then given to open it beneath).
+    pub fn read_root_of(&self, path: &str, cwd: &Path) -> Option<PathBuf> {
+        let canon = paths::resolve_against(path, cwd).ok()?;
+        self.read_roots
+            .iter()
+            .filter_map(|dir| canonicalize_lenient(&cwd.join(dir)).ok())
+            .find(|root| paths::is_within(&canon, std::slice::from_ref(root)))
     }
 
     /// Where a file tool may go: the canonical path of `path` (with `~/`

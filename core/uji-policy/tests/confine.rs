@@ -313,3 +313,37 @@ fn tilde_paths_are_expanded_before_checking() {
     let want = canonicalize_lenient(&home.join(".ssh/id_rsa")).unwrap();
     assert_eq!(p.check_path("~/.ssh/id_rsa", cwd), Ok(want));
 }
+
+#[test]
+fn read_roots_open_a_directory_to_reading_only() {
+    let t = tree();
+    let mut p = Policy::default();
+    p.read_roots(Some(vec![s(&t.root.join("ref"))]));
+    // Reading reaches it, with the root to open it beneath.
+    assert_eq!(
+        p.check_read_path("../ref/doc.md", &t.repo).unwrap(),
+        t.root.join("ref/doc.md")
+    );
+    assert_eq!(
+        p.read_root_of("../ref/doc.md", &t.repo),
+        Some(t.root.join("ref"))
+    );
+    // Writing (check_path) does not.
+    assert!(p.check_path("../ref/doc.md", &t.repo).is_err());
+    // Nor does reading anywhere else; the error names the read roots too.
+    let err = p
+        .check_read_path("../outside/secret.txt", &t.repo)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&t.root.join("ref").display().to_string()),
+        "{err}"
+    );
+    assert_eq!(p.read_root_of("../outside/secret.txt", &t.repo), None);
+    // A symlink inside the read root leading out does not widen it.
+    std::os::unix::fs::symlink(t.root.join("outside"), t.root.join("ref/out")).unwrap();
+    assert!(p.check_read_path("../ref/out/secret.txt", &t.repo).is_err());
+    // The workspace stays readable and the list reads back.
+    assert!(p.check_read_path("src/main.rs", &t.repo).is_ok());
+    assert_eq!(p.read_roots(None), vec![t.root.join("ref")]);
+}

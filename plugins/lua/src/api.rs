@@ -464,6 +464,14 @@ fn install_os(lua: &Lua, t: &Table) -> mlua::Result<()> {
         lua.create_function(move |_, ()| Ok(started.elapsed().as_secs_f64()))?,
     )?;
     t.set(
+        "os_cwd",
+        lua.create_function(|_, ()| {
+            Ok(std::env::current_dir()
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned()))
+        })?,
+    )?;
+    t.set(
         "os_now",
         lua.create_function(|_, ()| {
             Ok(std::time::SystemTime::now()

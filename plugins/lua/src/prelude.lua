@@ -27,6 +27,7 @@ uji.tool = {
   policy = wrap(raw.tool_policy),
   confine = wrap(raw.tool_confine),
   roots = wrap(raw.tool_roots),
+  read_roots = wrap(raw.tool_read_roots),
   sandbox = wrap(raw.tool_sandbox),
 }
 

@@ -64,6 +64,8 @@ uji.data = {
 }
 
 uji.config.files = either(wrap2(raw.config_files))
+-- The config directory (init.lua's), or nil when there is none.
+uji.config.dir = raw.config_dir
 
 -- uji.session.info(): the public uji's `directory` and `short_directory`
 -- beside uji's `cwd`.
@@ -467,6 +469,9 @@ uji.os = {
   end,
   home = function()
     return os.getenv("HOME")
+  end,
+  cwd = function()
+    return raw.os_cwd()
   end,
 }
 

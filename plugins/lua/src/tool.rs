@@ -8,8 +8,8 @@ use mlua::{Function, Lua, Table, Value};
 use parking_lot::Mutex;
 use serde_json::{Value as Json, json};
 use uji_sdk::services::{
-    PluginsAllowReplace, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolRemove,
-    ToolRoots, ToolSandbox,
+    PluginsAllowReplace, ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolReadRoots,
+    ToolRemove, ToolRoots, ToolSandbox,
 };
 use uji_sdk::{
     Canceller, DeclaredPolicy, Display, Image, LogLevel, SubjectKind, Tool, ToolCall, ToolContext,
@@ -811,7 +811,13 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set(
         "tool_roots",
         raw(lua, |lua, state, paths: Value| {
-            tool_roots(lua, state, paths)
+            tool_roots(lua, state, paths, RootKind::Tools)
+        })?,
+    )?;
+    t.set(
+        "tool_read_roots",
+        raw(lua, |lua, state, paths: Value| {
+            tool_roots(lua, state, paths, RootKind::ReadOnly)
         })?,
     )?;
     t.set(
@@ -870,24 +876,40 @@ fn tool_policy(
     string_list(lua, &answer.problems)
 }
 
-/// `uji.tool.roots(paths)`: the roots in force afterwards.
-fn tool_roots(lua: &Lua, state: &Rc<State>, paths: Value) -> Result<Value, String> {
-    const API: &str = "uji.tool.roots";
+/// Which directories [`tool_roots`] sets.
+#[derive(Clone, Copy)]
+enum RootKind {
+    /// `uji.tool.roots`: every file tool.
+    Tools,
+    /// `uji.tool.read_roots`: `read_file` only.
+    ReadOnly,
+}
+
+/// `uji.tool.roots(paths)` and `uji.tool.read_roots(paths)`: the
+/// directories in force afterwards.
+fn tool_roots(lua: &Lua, state: &Rc<State>, paths: Value, kind: RootKind) -> Result<Value, String> {
+    let api = match kind {
+        RootKind::Tools => "uji.tool.roots",
+        RootKind::ReadOnly => "uji.tool.read_roots",
+    };
     let paths = match &paths {
         Value::Nil => None,
         Value::String(s) => Some(vec![s.to_string_lossy()]),
         Value::Table(_) => Some(
-            names_param(lua, &paths, API)
-                .map_err(|_| format!("{API}: expected a list of directories"))?,
+            names_param(lua, &paths, api)
+                .map_err(|_| format!("{api}: expected a list of directories"))?,
         ),
         other => {
             return Err(format!(
-                "{API}: expected a list of directories or nothing, got {}",
+                "{api}: expected a list of directories or nothing, got {}",
                 a_type(other)
             ));
         }
     };
-    let roots = service(state, API, &ToolRoots { paths })?;
+    let roots = match kind {
+        RootKind::Tools => service(state, api, &ToolRoots { paths })?,
+        RootKind::ReadOnly => service(state, api, &ToolReadRoots { paths })?,
+    };
     string_list(lua, &roots)
 }
 

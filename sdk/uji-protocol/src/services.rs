@@ -264,6 +264,21 @@ service!(
     Vec<String>
 );
 
+/// `tool.read_roots`: sets the directories only `read_file` may reach
+/// besides the working directory and the roots (`None` leaves them);
+/// answers the list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolReadRoots {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+}
+service!(
+    ToolReadRoots,
+    "tool.read_roots",
+    "{\"paths\"?: [directories]}",
+    Vec<String>
+);
+
 /// `tool.sandbox`: sets the OS sandbox of `run_command` (fields left out
 /// stay as they are); answers the settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

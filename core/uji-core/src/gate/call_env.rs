@@ -61,6 +61,11 @@ impl Gate {
         {
             roots.push(dir.to_path_buf());
         }
+        if tool == super::READ_FILE
+            && let Some(root) = self.with_policy(|p| p.read_root_of(subject, cwd))
+        {
+            roots.push(root);
+        }
         Some(
             roots
                 .iter()

@@ -22,7 +22,7 @@ use uji_policy::{Decision, Policy, RuleProblem, ToolFacts, Verdict};
 use uji_protocol::frontend::GateDecision;
 use uji_protocol::services::{
     CommandSandbox, PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable,
-    ToolList, ToolPolicy, ToolRemove, ToolRoots, ToolSandbox,
+    ToolList, ToolPolicy, ToolReadRoots, ToolRemove, ToolRoots, ToolSandbox,
 };
 use uji_protocol::{
     ApprovalMode, DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolErrorKind, ToolOutput,
@@ -149,6 +149,10 @@ pub struct GateResult {
     /// The user interrupted while the call waited or ran.
     pub interrupted: bool,
 }
+
+/// The one built-in tool that only reads files: it alone may reach the read
+/// roots and the session's spill files outside the workspace.
+pub(crate) const READ_FILE: &str = "read_file";
 
 /// The policy state and the registry, behind one lock each.
 #[derive(Clone)]
@@ -422,6 +426,30 @@ impl Gate {
         self.with_policy_mut(|p| p.roots(paths))
     }
 
+    /// `uji.tool.read_roots(paths)`: the directories only `read_file` may
+    /// reach besides those.
+    pub fn read_roots(&self, paths: Option<Vec<String>>) -> Vec<PathBuf> {
+        self.with_policy_mut(|p| p.read_roots(paths))
+    }
+
+    /// Why confinement refuses `tool` on the path `subject`, if it does:
+    /// `read_file` (the one tool that only reads) may also reach the read
+    /// roots and the session's own spill files.
+    fn confinement_error(
+        &self,
+        tool: &str,
+        subject: &str,
+        cwd: &Path,
+    ) -> Option<uji_policy::ConfineError> {
+        if tool != READ_FILE {
+            return self.with_policy(|p| p.check_path(subject, cwd)).err();
+        }
+        if self.own_spill_file(tool, subject, cwd).is_some() {
+            return None;
+        }
+        self.with_policy(|p| p.check_read_path(subject, cwd)).err()
+    }
+
     /// Offers the policy to plugins as host services (`Host::call`), which is
     /// how the Lua plugin implements `uji.tool.*`.
     pub fn install_services(&self) {
@@ -451,6 +479,14 @@ impl Gate {
         let gate = self.clone();
         self.registry
             .serve(move |request: ToolConfine| Ok(gate.confine(request.enabled)));
+        let gate = self.clone();
+        self.registry.serve(move |request: ToolReadRoots| {
+            let roots = gate.read_roots(request.paths);
+            Ok(roots
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect())
+        });
         let gate = self.clone();
         self.registry.serve(move |request: ToolRoots| {
             let roots = gate.roots(request.paths);
@@ -503,8 +539,7 @@ impl Gate {
             return (verdict, DecidedBy::Disabled);
         }
         if kind == SubjectKind::Path
-            && self.own_spill_file(tool, subject, cwd).is_none()
-            && let Err(e) = self.with_policy(|p| p.check_path(subject, cwd))
+            && let Some(e) = self.confinement_error(tool, subject, cwd)
         {
             let mut verdict = Verdict::new(
                 Decision::Deny,
@@ -756,10 +791,7 @@ impl Gate {
             return Err(refused(output, DecidedBy::Disabled, subject, verb));
         }
         if spec.subject == SubjectKind::Path
-            && self
-                .own_spill_file(&request.name, &subject, &request.cwd)
-                .is_none()
-            && let Err(e) = self.with_policy(|p| p.check_path(&subject, &request.cwd))
+            && let Some(e) = self.confinement_error(&request.name, &subject, &request.cwd)
         {
             let output = denied(e.to_string());
             return Err(refused(output, DecidedBy::Confinement, subject, verb));

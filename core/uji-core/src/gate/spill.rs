@@ -61,7 +61,7 @@ impl Gate {
     /// of the running session: the model is told to read it back, so
     /// confinement lets `read_file`, and only `read_file`, reach it.
     pub(super) fn own_spill_file(&self, tool: &str, subject: &str, cwd: &Path) -> Option<PathBuf> {
-        if tool != "read_file" {
+        if tool != super::READ_FILE {
             return None;
         }
         let path = canonicalize_lenient(&cwd.join(expand_home(subject))).ok()?;
