@@ -261,3 +261,35 @@ fn a_commands_model_answers_its_turn_and_the_model_before_comes_back() {
     assert_eq!(model.last_request().json["model"], "m1");
     quit(&mut tty);
 }
+
+#[test]
+fn a_commands_allowed_tools_never_lift_a_deny_rule() {
+    let model = FakeModel::start();
+    model.push(call(
+        "c1",
+        "run_command",
+        serde_json::json!({"command": "touch secret.txt"}),
+    ));
+    model.push(answer("Could not."));
+    let (sandbox, mut tty) = open_with(&model, |sandbox| {
+        let init = sandbox.config().join("init.lua");
+        let mut lua = std::fs::read_to_string(&init).unwrap();
+        lua.push_str("uji.tool.policy({ run_command = { deny = { \"touch secret*\" } } })\n");
+        std::fs::write(&init, lua).unwrap();
+        let dir = sandbox.work().join(".uji/commands");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("make.md"),
+            "---\nallowed-tools: Bash(touch:*)\n---\nMake the secret file.\n",
+        )
+        .unwrap();
+    });
+    type_keys(&mut tty, "/make");
+    tty.wait_for_text("/make");
+    tty.press("<CR>");
+    tty.wait_for_text("Could not.");
+    assert!(!sandbox.work().join("secret.txt").exists());
+    let sent = model.last_request().body_text();
+    assert!(sent.contains("denied"), "{sent}");
+    quit(&mut tty);
+}
