@@ -115,9 +115,58 @@ fn skills_and_commands_ms() -> f64 {
     (median(with) - median(without)).max(0.0)
 }
 
+/// A 4000×3000 PNG like a photo of a screen: smooth gradients with fine
+/// detail, about 20 MB.
+fn big_png(path: &Path) {
+    let picture = image::RgbImage::from_fn(4000, 3000, |x, y| {
+        let detail = ((x * 7 + y * 13) % 17) as u8;
+        image::Rgb([
+            (x / 16) as u8 ^ detail,
+            (y / 12) as u8,
+            ((x + y) / 28) as u8 ^ detail,
+        ])
+    });
+    picture.save(path).expect("big.png");
+}
+
+/// `uji run --image big.png` over the same run without it (medians of 5):
+/// reading, turning, scaling and encoding the picture, and sending it.
+fn attach_ms(model: &FakeModel) -> f64 {
+    let home = home(model);
+    big_png(&home.path().join("work/big.png"));
+    let run = |image: bool| {
+        model.push(uji_fake_model::Script::sse(
+            uji_fake_model::chat::ChatEvents::new("m1")
+                .text("seen", 1)
+                .finish("stop")
+                .done(),
+        ));
+        let mut cmd = crate::uji(home.path());
+        cmd.current_dir(home.path().join("work"))
+            .args(["run", "look"]);
+        if image {
+            cmd.args(["--image", "big.png"]);
+        }
+        let started = Instant::now();
+        let status = cmd.status().expect("uji run");
+        assert!(
+            status.success(),
+            "uji run --image failed in the context benchmark"
+        );
+        started.elapsed().as_secs_f64() * 1000.0
+    };
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        without.push(run(false));
+        with.push(run(true));
+    }
+    (median(with) - median(without)).max(0.0)
+}
+
 pub fn run() -> Vec<Row> {
     let loading = skills_and_commands_ms();
     let model = FakeModel::start();
+    let attach = attach_ms(&model);
     let home = home(&model);
     make_tree(&home.path().join("work"));
     let mut firsts = Vec::new();
@@ -181,6 +230,13 @@ pub fn run() -> Vec<Row> {
             value: slowest,
             unit: "ms",
             target: None,
+        },
+        Row {
+            area: "context",
+            what: "`uji run --image` of a 4000×3000 PNG (about 20 MB) over the same run without it: read, scaled to 1568 px, sent (medians of 5)".to_string(),
+            value: attach,
+            unit: "ms",
+            target: Some(300.0),
         },
         Row {
             area: "context",

@@ -238,3 +238,115 @@ fn skills_are_listed_in_the_system_prompt_and_one_outside_the_workspace_can_be_r
             .contains("Step one")
     );
 }
+
+/// A PNG of `width`×`height`, in stripes (so it does not compress away).
+fn striped_png(width: u32, height: u32) -> Vec<u8> {
+    let picture = image::RgbImage::from_fn(width, height, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x + y) % 239) as u8])
+    });
+    let mut bytes = Vec::new();
+    image::DynamicImage::ImageRgb8(picture)
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    bytes
+}
+
+/// The images of the request's first user message, decoded.
+fn sent_images(request: &RecordedRequest) -> Vec<image::DynamicImage> {
+    use base64::Engine as _;
+    let parts = request.json["messages"][1]["content"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    parts
+        .iter()
+        .filter_map(|part| part["image_url"]["url"].as_str())
+        .map(|url| {
+            let data = url.split_once("base64,").unwrap().1;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .unwrap();
+            image::load_from_memory(&bytes).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn run_image_attaches_a_large_png_scaled_to_1568_pixels() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("wide.png"), striped_png(2400, 1200)).unwrap();
+    let model = FakeModel::start();
+    model.push(answer("a striped picture"));
+    let output = uji_with_model(&sandbox, &model, "sk-context-test")
+        .args([
+            "run",
+            "--model",
+            MODEL,
+            "--image",
+            "wide.png",
+            "what is this?",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let images = sent_images(&model.requests()[0]);
+    assert_eq!(images.len(), 1);
+    assert_eq!((images[0].width(), images[0].height()), (1568, 784));
+}
+
+#[test]
+fn only_the_twenty_newest_images_go_with_a_request() {
+    let sandbox = Sandbox::new();
+    let mut args: Vec<String> = vec!["run".into(), "--model".into(), MODEL.into()];
+    for i in 0..21 {
+        let name = format!("shot{i}.png");
+        std::fs::write(sandbox.work().join(&name), striped_png(8 + i, 8)).unwrap();
+        args.extend(["--image".into(), name]);
+    }
+    args.push("compare them".into());
+    let model = FakeModel::start();
+    model.push(answer("compared"));
+    let output = uji_with_model(&sandbox, &model, "sk-context-test")
+        .args(&args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output).1);
+    let request = &model.requests()[0];
+    let images = sent_images(request);
+    assert_eq!(images.len(), 20);
+    assert_eq!(
+        images[0].width(),
+        9,
+        "the oldest (shot0) is the one left out"
+    );
+    let body = String::from_utf8_lossy(&request.body);
+    assert!(
+        body.contains("only the 20 newest images go with a request"),
+        "{body}"
+    );
+}
+
+#[test]
+fn run_image_refuses_a_file_that_is_not_an_image() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("notes.txt"), "just text").unwrap();
+    let model = FakeModel::start();
+    let output = uji_with_model(&sandbox, &model, "sk-context-test")
+        .args(["run", "--model", MODEL, "--image", "notes.txt", "look"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--image notes.txt: not an image uji reads"),
+        "{stderr}"
+    );
+    assert!(model.requests().is_empty(), "nothing was sent");
+}

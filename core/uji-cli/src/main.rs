@@ -81,6 +81,9 @@ enum Command {
         /// left out of `uji list` and the sessions picker.
         #[arg(long, value_name = "ID")]
         parent: Option<String>,
+        /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt; repeatable.
+        #[arg(long, value_name = "FILE")]
+        image: Vec<PathBuf>,
     },
     /// Continue a saved session in the interactive frontend (latest in this directory by default).
     Resume {
@@ -253,6 +256,7 @@ fn main() -> ExitCode {
             sandbox,
             resume,
             parent,
+            image,
         }) => {
             return run_cmd::run(
                 cli.config_dir,
@@ -270,6 +274,7 @@ fn main() -> ExitCode {
                     resume,
                     parent,
                     frontend: cli.frontend,
+                    images: image,
                 },
             );
         }

@@ -26,6 +26,32 @@ pub struct RunOptions {
     pub resume: Option<String>,
     pub parent: Option<String>,
     pub frontend: Option<String>,
+    /// `--image FILE`, each attached to the prompt.
+    pub images: Vec<PathBuf>,
+}
+
+/// The files of `--image`, read as images for the prompt; core fits them
+/// (turns them upright, scales them) when the message arrives.
+fn read_images(paths: &[PathBuf]) -> Result<Vec<uji_protocol::Image>, String> {
+    use base64::Engine as _;
+    paths
+        .iter()
+        .map(|path| {
+            let bytes =
+                std::fs::read(path).map_err(|e| format!("--image {}: {e}", path.display()))?;
+            let fitted = uji_core::images::fit(&bytes).map_err(|e| {
+                format!(
+                    "--image {}: {e}; attach a PNG, JPEG, GIF or WebP file",
+                    path.display()
+                )
+            })?;
+            Ok(uji_protocol::Image {
+                media_type: fitted.media_type.to_string(),
+                data: base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+                name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            })
+        })
+        .collect()
 }
 
 fn dirs(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<Dirs, String> {
@@ -59,6 +85,13 @@ pub fn run(
     let (dirs, cwd) = match (dirs(config_dir, data_dir), cwd()) {
         (Ok(dirs), Ok(cwd)) => (dirs, cwd),
         (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    let images = match read_images(&options.images) {
+        Ok(images) => images,
+        Err(e) => {
+            say!("uji: error: {e}");
+            return ExitCode::from(2);
+        }
     };
     let builtins = crate::headless::builtins();
     let booted = uji_core::boot(
@@ -105,6 +138,7 @@ pub fn run(
         frontend,
         start,
         first_message: Some(prompt),
+        first_images: images,
         interrupt_on_sigint: Some(say_quitting),
     };
     let outcome = Sessions::new(&booted, session_options)
@@ -190,6 +224,7 @@ pub fn interactive(
         frontend: name,
         start,
         first_message: None,
+        first_images: Vec::new(),
         interrupt_on_sigint: None,
     };
     match run_frontend(&sessions, launch) {

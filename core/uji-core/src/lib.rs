@@ -14,6 +14,7 @@
 pub mod auth;
 pub mod boot;
 pub mod gate;
+pub mod images;
 pub mod memory;
 pub mod server;
 pub mod session;

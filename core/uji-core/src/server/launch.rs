@@ -29,6 +29,8 @@ pub struct Launch {
     pub start: Start,
     /// A message sent before the frontend starts (`uji run`'s prompt).
     pub first_message: Option<String>,
+    /// Images that message carries (`uji run --image`).
+    pub first_images: Vec<uji_protocol::Image>,
     /// SIGINT interrupts the turn; a second one calls this (the CLI says
     /// so) and exits at once. Headless runs only: an interactive frontend
     /// reads Ctrl+C as a key.
@@ -94,7 +96,7 @@ pub fn run_frontend(
     if let Some(text) = launch.first_message {
         let op = Op::UserMessage {
             text,
-            images: Vec::new(),
+            images: launch.first_images,
             delivery: Delivery::Queue,
         };
         port.submit_op(op).map_err(LaunchError::Closed)?;

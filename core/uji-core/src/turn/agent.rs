@@ -887,6 +887,7 @@ impl Agent {
         let context = (!self.registry.hooks(TURN_CONTEXT).is_empty()).then(|| text.clone());
         let mentioned = self.read_mentions(&text, interrupt).await;
         images.extend(mentioned.images);
+        let images = self.fitted(images).await;
         self.save(MessageBody::User {
             text,
             images,
@@ -903,6 +904,43 @@ impl Agent {
             self.turn_context(&text);
         }
         self.run_turn(interrupt).await
+    }
+
+    /// The user's images fitted for the model (crate::images), off the
+    /// runtime's threads (a large photo takes a while to scale); one that
+    /// cannot be read is left out with a notice saying why.
+    async fn fitted(&self, images: Vec<Image>) -> Vec<Image> {
+        if images.is_empty() {
+            return images;
+        }
+        let results = tokio::task::spawn_blocking(move || {
+            images
+                .iter()
+                .map(|image| (image.name.clone(), crate::images::fit_image(image)))
+                .collect::<Vec<_>>()
+        })
+        .await;
+        let results = match results {
+            Ok(results) => results,
+            Err(e) => {
+                self.notice(format!(
+                    "the attached images could not be prepared ({e}); attach them again"
+                ));
+                return Vec::new();
+            }
+        };
+        let mut fitted = Vec::with_capacity(results.len());
+        for (name, result) in results {
+            match result {
+                Ok(image) => fitted.push(image),
+                Err(e) => {
+                    let which =
+                        name.map_or_else(|| "an image".to_string(), |n| format!("image {n}"));
+                    self.notice(format!("{which} was not attached: {e}"));
+                }
+            }
+        }
+        fitted
     }
 
     /// The running turn starts now; nothing is added to its system prompt
@@ -1114,11 +1152,9 @@ impl Agent {
             return Ok(Streamed::interrupted_early());
         }
         let build = |agent: &Self| {
-            agent.request(
-                system.clone(),
-                wire_messages(&agent.session.messages),
-                tools.clone(),
-            )
+            let mut messages = wire_messages(&agent.session.messages);
+            crate::images::keep_newest(&mut messages);
+            agent.request(system.clone(), messages, tools.clone())
         };
         self.stream_with_retries(build, interrupt, true).await
     }

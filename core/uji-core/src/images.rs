@@ -1,0 +1,311 @@
+//! Images the user attaches (docs/context.md, "Images"): each is turned
+//! upright, scaled to at most [`MAX_EDGE`] pixels on its long edge and,
+//! if still over [`MAX_BYTES`], encoded again smaller, once, when it joins
+//! the conversation; and each request carries only the [`MAX_IMAGES`]
+//! newest, older ones standing as a note.
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::PngEncoder;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
+use uji_protocol::Image;
+use uji_protocol::wire::Message;
+
+/// The long edge images are scaled down to.
+pub const MAX_EDGE: u32 = 1568;
+/// The most an image may weigh once encoded.
+pub const MAX_BYTES: usize = 5 * 1024 * 1024;
+/// Images a request carries at most: the newest.
+pub const MAX_IMAGES: usize = 20;
+/// What stands in for an image left out of a request.
+pub const OLDER_IMAGE_NOTE: &str =
+    "[an earlier image is not sent again: only the 20 newest images go with a request]";
+
+/// Why an image could not be attached.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ImageError {
+    #[error("not an image uji reads (PNG, JPEG, GIF or WebP)")]
+    Unsupported,
+    #[error("the image could not be read: {0}")]
+    Broken(String),
+    #[error("the image's data is not base64")]
+    NotBase64,
+    #[error("even scaled down, the image is over 5 MB")]
+    TooLarge,
+}
+
+/// An image as it goes to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fitted {
+    pub media_type: &'static str,
+    pub bytes: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+}
+
+fn media_type(format: ImageFormat) -> Option<&'static str> {
+    match format {
+        ImageFormat::Png => Some("image/png"),
+        ImageFormat::Jpeg => Some("image/jpeg"),
+        ImageFormat::Gif => Some("image/gif"),
+        ImageFormat::WebP => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// `bytes` (PNG, JPEG, GIF or WebP) fitted: kept as they are when already
+/// upright, small enough and light enough; else decoded, turned upright by
+/// its EXIF orientation, scaled down and encoded again (PNG, or JPEG when
+/// the PNG would be too heavy or the source was a JPEG).
+pub fn fit(bytes: &[u8]) -> Result<Fitted, ImageError> {
+    let reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| ImageError::Broken(e.to_string()))?;
+    let format = reader.format().ok_or(ImageError::Unsupported)?;
+    let original_type = media_type(format).ok_or(ImageError::Unsupported)?;
+    let mut decoder = reader
+        .into_decoder()
+        .map_err(|e| ImageError::Broken(e.to_string()))?;
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let (width, height) = decoder.dimensions();
+    let upright = orientation == image::metadata::Orientation::NoTransforms;
+    if upright && width.max(height) <= MAX_EDGE && bytes.len() <= MAX_BYTES {
+        return Ok(Fitted {
+            media_type: original_type,
+            bytes: bytes.to_vec(),
+            width,
+            height,
+        });
+    }
+    let mut picture =
+        DynamicImage::from_decoder(decoder).map_err(|e| ImageError::Broken(e.to_string()))?;
+    picture.apply_orientation(orientation);
+    if picture.width().max(picture.height()) > MAX_EDGE {
+        picture = scale_down(&picture)?;
+    }
+    encode(&picture, format == ImageFormat::Jpeg)
+}
+
+/// `picture` scaled so its long edge is [`MAX_EDGE`], its shape kept, by
+/// fast_image_resize (SIMD; a 4000×3000 picture in a few milliseconds
+/// where the image crate's own filter takes a quarter of a second).
+fn scale_down(picture: &DynamicImage) -> Result<DynamicImage, ImageError> {
+    let (width, height) = (picture.width(), picture.height());
+    let scale = f64::from(MAX_EDGE) / f64::from(width.max(height));
+    let size = |edge: u32| ((f64::from(edge) * scale).round() as u32).clamp(1, MAX_EDGE);
+    let mut scaled = DynamicImage::new(size(width), size(height), picture.color());
+    let options = fast_image_resize::ResizeOptions::new().resize_alg(
+        fast_image_resize::ResizeAlg::Convolution(fast_image_resize::FilterType::Bilinear),
+    );
+    fast_image_resize::Resizer::new()
+        .resize(picture, &mut scaled, &options)
+        .map_err(|e| ImageError::Broken(e.to_string()))?;
+    Ok(scaled)
+}
+
+/// The smallest of a few encodings that fits: PNG first (unless the source
+/// was a photo in JPEG), then JPEG at falling quality.
+fn encode(picture: &DynamicImage, photo: bool) -> Result<Fitted, ImageError> {
+    let (width, height) = (picture.width(), picture.height());
+    if !photo {
+        let mut png = Vec::new();
+        // Fast compression: a few percent larger, several times quicker
+        // to write than the default, and the model reads pixels, not bytes.
+        let encoder = PngEncoder::new_with_quality(
+            &mut png,
+            image::codecs::png::CompressionType::Fast,
+            image::codecs::png::FilterType::Adaptive,
+        );
+        picture
+            .write_with_encoder(encoder)
+            .map_err(|e| ImageError::Broken(e.to_string()))?;
+        if png.len() <= MAX_BYTES {
+            return Ok(Fitted {
+                media_type: "image/png",
+                bytes: png,
+                width,
+                height,
+            });
+        }
+    }
+    // JPEG has no alpha: flatten to RGB first.
+    let rgb = DynamicImage::ImageRgb8(picture.to_rgb8());
+    for quality in [85, 70, 50] {
+        let mut jpeg = Vec::new();
+        rgb.write_with_encoder(JpegEncoder::new_with_quality(&mut jpeg, quality))
+            .map_err(|e| ImageError::Broken(e.to_string()))?;
+        if jpeg.len() <= MAX_BYTES {
+            return Ok(Fitted {
+                media_type: "image/jpeg",
+                bytes: jpeg,
+                width,
+                height,
+            });
+        }
+    }
+    Err(ImageError::TooLarge)
+}
+
+/// An attached image (base64) fitted, its name kept.
+pub fn fit_image(image: &Image) -> Result<Image, ImageError> {
+    let bytes = STANDARD
+        .decode(image.data.trim())
+        .map_err(|_| ImageError::NotBase64)?;
+    let fitted = fit(&bytes)?;
+    Ok(Image {
+        media_type: fitted.media_type.to_string(),
+        data: STANDARD.encode(&fitted.bytes),
+        name: image.name.clone(),
+    })
+}
+
+/// Leaves in `messages` only the [`MAX_IMAGES`] newest images (of users'
+/// messages and tool results alike); each older one becomes a note in its
+/// message's text.
+pub fn keep_newest(messages: &mut [Message]) {
+    let mut seen = 0usize;
+    for message in messages.iter_mut().rev() {
+        let (images, text) = match message {
+            Message::User { images, text } => (images, text),
+            Message::Tool {
+                images, content, ..
+            } => (images, content),
+            Message::Assistant { .. } => continue,
+        };
+        let room = MAX_IMAGES.saturating_sub(seen);
+        seen += images.len();
+        if images.len() > room {
+            // The newest of a message's images are its last ones.
+            let dropped = images.len() - room;
+            images.drain(..dropped);
+            for _ in 0..dropped {
+                text.push('\n');
+                text.push_str(OLDER_IMAGE_NOTE);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{ImageBuffer, Rgba};
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let picture = ImageBuffer::from_fn(width, height, |x, y| {
+            Rgba([(x % 256) as u8, (y % 256) as u8, ((x ^ y) % 256) as u8, 255])
+        });
+        let mut bytes = Vec::new();
+        DynamicImage::ImageRgba8(picture)
+            .write_with_encoder(PngEncoder::new(&mut bytes))
+            .unwrap();
+        bytes
+    }
+
+    #[test]
+    fn a_small_image_is_kept_byte_for_byte() {
+        let bytes = png(40, 30);
+        let fitted = fit(&bytes).unwrap();
+        assert_eq!(fitted.bytes, bytes);
+        assert_eq!(
+            (fitted.width, fitted.height, fitted.media_type),
+            (40, 30, "image/png")
+        );
+    }
+
+    #[test]
+    fn a_large_image_is_scaled_to_the_long_edge_keeping_its_shape() {
+        // (Small enough to keep the debug build's test quick; the
+        // 4000×3000 case is the benchmark's.)
+        let fitted = fit(&png(1600, 1200)).unwrap();
+        assert_eq!((fitted.width, fitted.height), (1568, 1176));
+        let decoded = image::load_from_memory(&fitted.bytes).unwrap();
+        assert_eq!((decoded.width(), decoded.height()), (1568, 1176));
+        assert!(fitted.bytes.len() <= MAX_BYTES);
+    }
+
+    /// A JPEG of `width`×`height` whose EXIF says "turn 90° clockwise".
+    fn sideways_jpeg(width: u32, height: u32) -> Vec<u8> {
+        let picture = DynamicImage::ImageRgb8(ImageBuffer::from_pixel(
+            width,
+            height,
+            image::Rgb([200, 10, 10]),
+        ));
+        let mut jpeg = Vec::new();
+        picture
+            .write_with_encoder(JpegEncoder::new_with_quality(&mut jpeg, 90))
+            .unwrap();
+        // APP1 "Exif": a big-endian TIFF header and one IFD entry,
+        // Orientation (0x0112), SHORT, 1, value 6.
+        let mut exif = b"Exif\0\0MM\0\x2a\0\0\0\x08\0\x01".to_vec();
+        exif.extend_from_slice(&[0x01, 0x12, 0x00, 0x03, 0, 0, 0, 1, 0x00, 0x06, 0, 0]);
+        exif.extend_from_slice(&[0, 0, 0, 0]);
+        let length = u16::try_from(exif.len() + 2).unwrap().to_be_bytes();
+        let mut out = jpeg[..2].to_vec();
+        out.extend_from_slice(&[0xff, 0xe1, length[0], length[1]]);
+        out.extend_from_slice(&exif);
+        out.extend_from_slice(&jpeg[2..]);
+        out
+    }
+
+    #[test]
+    fn an_image_is_turned_upright_by_its_exif_orientation() {
+        let fitted = fit(&sideways_jpeg(40, 20)).unwrap();
+        assert_eq!((fitted.width, fitted.height), (20, 40));
+        assert_eq!(fitted.media_type, "image/jpeg");
+    }
+
+    #[test]
+    fn what_is_not_an_image_is_refused_with_a_reason() {
+        assert_eq!(
+            fit(b"plain text, not a picture"),
+            Err(ImageError::Unsupported)
+        );
+        let broken = &png(10, 10)[..20];
+        assert!(matches!(fit(broken), Err(ImageError::Broken(_))));
+    }
+
+    fn user(images: usize) -> Message {
+        Message::User {
+            text: "look".into(),
+            images: (0..images)
+                .map(|i| Image {
+                    media_type: "image/png".into(),
+                    data: format!("{i}"),
+                    name: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn only_the_twenty_newest_images_go_and_older_ones_leave_a_note() {
+        let mut messages = vec![user(3), user(10), user(10)];
+        keep_newest(&mut messages);
+        let counts: Vec<usize> = messages
+            .iter()
+            .map(|m| match m {
+                Message::User { images, .. } => images.len(),
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(counts, vec![0, 10, 10]);
+        let Message::User { text, .. } = &messages[0] else {
+            panic!()
+        };
+        assert_eq!(text.matches(OLDER_IMAGE_NOTE).count(), 3);
+        let mut split = vec![user(15), user(10)];
+        keep_newest(&mut split);
+        let Message::User { images, text } = &split[0] else {
+            panic!()
+        };
+        assert_eq!(images.len(), 10, "the message's newest five go");
+        assert_eq!(images[0].data, "5");
+        assert_eq!(text.matches(OLDER_IMAGE_NOTE).count(), 5);
+    }
+}
