@@ -394,15 +394,21 @@ fn prompts_carry_links_embedded_files_and_images_to_the_model() {
         ContentBlock::from("compare".to_string()),
         ContentBlock::ResourceLink(ResourceLink::new("a.rs", "file:///w/a.rs")),
         ContentBlock::Resource(embedded),
-        ContentBlock::Image(ImageContent::new("iVBORw0KGgo=", "image/png")),
+        ContentBlock::Image(ImageContent::new(ONE_PIXEL_PNG, "image/png")),
     ];
     let answer = client.request(PromptRequest::new(session, blocks)).unwrap();
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
     let sent = model.last_request().body_text();
     assert!(sent.contains("@/w/a.rs"), "{sent}");
     assert!(sent.contains("fn b() {}"), "{sent}");
-    assert!(sent.contains("iVBORw0KGgo="), "{sent}");
+    assert!(
+        sent.contains(ONE_PIXEL_PNG),
+        "a small image goes as it came: {sent}"
+    );
 }
+
+/// A 1×1 PNG, base64.
+const ONE_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
 
 fn model_choice(
     options: &[agent_client_protocol::v1::schema::SessionConfigOption],
