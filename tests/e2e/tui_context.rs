@@ -293,3 +293,56 @@ fn a_commands_allowed_tools_never_lift_a_deny_rule() {
     assert!(sent.contains("denied"), "{sent}");
     quit(&mut tty);
 }
+
+#[test]
+fn a_pasted_image_path_becomes_a_marker_and_the_image_goes_with_the_message() {
+    let model = FakeModel::start();
+    model.push(answer("A red dot."));
+    model.push(answer("No image this time."));
+    let (sandbox, mut tty) = open_with(&model, |_| {});
+    let shot = sandbox.work().join("my shot.png");
+    std::fs::write(&shot, uji_tests::ONE_PIXEL_PNG).unwrap();
+    type_keys(&mut tty, "what is ");
+    // A terminal pastes a dragged file as its path, spaces escaped.
+    tty.paste(&shot.display().to_string().replace(' ', "\\ "));
+    tty.wait_for_text("what is [image #1]");
+    tty.press("<CR>");
+    tty.wait_for_text("A red dot.");
+    let request = model.last_request();
+    let parts = request.json["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(parts[0]["text"], "what is [image #1]");
+    assert!(
+        parts[1]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{parts:?}"
+    );
+    // Backspace takes the marker whole, and the image with it.
+    tty.paste(&shot.display().to_string().replace(' ', "\\ "));
+    tty.wait_for_text("[image #2]");
+    tty.press("<BS>");
+    tty.wait_for("the marker gone", |s| !s.contains("[image #2]"));
+    type_keys(&mut tty, "and now?");
+    tty.press("<CR>");
+    tty.wait_for_text("No image this time.");
+    let body = model.last_request().body_text();
+    assert_eq!(
+        body.matches("\"type\":\"image_url\"").count(),
+        1,
+        "only the first message has an image: {body}"
+    );
+    quit(&mut tty);
+}
+
+#[test]
+fn ctrl_v_without_a_clipboard_says_how_to_paste() {
+    let model = FakeModel::start();
+    let (_sandbox, mut tty) = open_with(&model, |_| {});
+    tty.press("<C-v>");
+    tty.wait_for_text("there is no system clipboard here");
+    quit(&mut tty);
+}

@@ -112,6 +112,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
     ),
     ("history_search", "Search the messages sent before"),
     (
+        "paste_image",
+        "Attach the clipboard's image to the draft (its text when it holds no image)",
+    ),
+    (
         "rewind",
         "Pick an earlier message of yours to edit and send again from there (Esc Esc)",
     ),
@@ -233,6 +237,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = keymap_table! {
     ["normal"] "<C-l>" => "clear_input";
     ["normal"] "<S-Tab>" => "cycle_mode";
     ["normal"] "<C-g>" => "edit_in_editor";
+    ["normal"] "<C-v>" => "paste_image";
     ["normal"] "<C-r>" => "history_search";
     ["suggest"] "<Tab>" => "suggest_complete";
     ["suggest", "select", "confirm"] "<Up>" => "modal_up";

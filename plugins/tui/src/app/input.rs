@@ -163,7 +163,14 @@ impl App {
     }
 
     fn paste_to_draft(&mut self, text: &str) {
-        self.composer.paste(text);
+        match super::attach::image_file(text) {
+            Some(Ok(image)) => self.composer.attach_image(image),
+            Some(Err(why)) => {
+                self.notice(crate::transcript::Level::Warn, why);
+                self.composer.paste(text);
+            }
+            None => self.composer.paste(text),
+        }
         self.draft_changed();
     }
 
@@ -216,6 +223,7 @@ impl App {
                 self.submit(Op::SetMode { mode }, Pending::Other);
             }
             "edit_in_editor" => self.editor_request = Some(self.composer.expanded_text()),
+            "paste_image" => self.paste_from_clipboard(),
             "history_search" => self.open_history_search(),
             "rewind" => self.open_rewind_picker(),
             "cursor_up" | "history_prev" if self.take_back_queued() => {}
@@ -380,7 +388,7 @@ impl App {
 
     /// Enter: a slash command, a `!` shell command or a message.
     pub(super) fn submit_draft(&mut self) {
-        let Some(text) = self.composer.submit() else {
+        let Some((text, images)) = self.composer.submit_with_images() else {
             return;
         };
         self.suggestions.close();
@@ -397,7 +405,7 @@ impl App {
         }
         let op = Op::UserMessage {
             text,
-            images: Vec::new(),
+            images,
             delivery: Delivery::Steer,
         };
         self.submit(op, Pending::Other);

@@ -3,6 +3,7 @@
 //! changed, at most once per frame interval. Nothing wakes it when nothing
 //! happens, so an idle screen uses no CPU.
 
+mod attach;
 mod attention;
 mod clipboard;
 mod commands;

@@ -158,16 +158,29 @@ impl Composer {
     /// text, the raw draft pushed to history (consecutive repeats once), the
     /// box cleared. `None`, and nothing changes, when the draft is blank.
     pub fn submit(&mut self) -> Option<String> {
+        self.submit_with_images().map(|(text, _)| text)
+    }
+
+    /// [`Composer::submit`], with the images whose markers the draft holds.
+    pub fn submit_with_images(&mut self) -> Option<(String, Vec<uji_protocol::Image>)> {
         if self.text.trim().is_empty() {
             return None;
         }
         let raw = std::mem::take(&mut self.text);
         let expanded = self.pastes.expand(&raw);
+        let images = self.pastes.images_in(&raw);
         self.history.push(raw);
         self.set_text("");
         self.vim_to_insert();
         self.forget_unused_pastes();
-        Some(expanded)
+        Some((expanded, images))
+    }
+
+    /// Attaches an image at the cursor: its marker `[image #n]` goes into
+    /// the draft as one token (Backspace deletes it, and the image, whole).
+    pub fn attach_image(&mut self, image: uji_protocol::Image) {
+        let marker = self.pastes.attach_image(image);
+        self.replace(self.cursor..self.cursor, &marker);
     }
 
     /// Clears the draft without sending it, keeping it in history (pastes

@@ -1,17 +1,24 @@
 //! Bracketed pastes too long for the box, kept aside behind a placeholder
-//! token such as `[paste #1 +12 lines]` until the draft is sent.
+//! token such as `[paste #1 +12 lines]` until the draft is sent; and
+//! attached images, behind `[image #1]` (the marker stays in the text sent,
+//! so the model knows where each image belongs; deleting the marker drops
+//! the image).
 
 use std::ops::Range;
 
 /// Pastes of at most this many characters on one line go in as typed.
 const INLINE_PASTE_CHARS: usize = 80;
 
-/// Every placeholder starts with this; expansion looks for it only.
+/// Every paste placeholder starts with this; expansion looks for it only.
 const TOKEN_PREFIX: &str = "[paste #";
+/// Every image marker starts with this.
+const IMAGE_PREFIX: &str = "[image #";
 
 struct Paste {
     label: String,
     content: String,
+    /// An attached image: its marker is sent as it is, with the image.
+    image: Option<uji_protocol::Image>,
 }
 
 /// What goes into the draft for a paste.
@@ -28,6 +35,8 @@ pub(super) enum Stashed {
 pub(super) struct Pastes {
     /// Numbers are never reused, so a label names one paste for good.
     next_number: usize,
+    /// Images are numbered apart (`[image #1]` is the first image).
+    next_image: usize,
     items: Vec<Paste>,
 }
 
@@ -57,8 +66,32 @@ impl Pastes {
         self.items.push(Paste {
             label: label.clone(),
             content,
+            image: None,
         });
         Stashed::Placeholder(label)
+    }
+
+    /// Keeps an attached image; returns its marker, `[image #n]`.
+    pub(super) fn attach_image(&mut self, image: uji_protocol::Image) -> String {
+        self.next_image += 1;
+        let label = format!("{IMAGE_PREFIX}{}]", self.next_image);
+        self.items.push(Paste {
+            label: label.clone(),
+            content: label.clone(),
+            image: Some(image),
+        });
+        label
+    }
+
+    /// The images whose markers are in `text`, in the order they appear.
+    pub(super) fn images_in(&self, text: &str) -> Vec<uji_protocol::Image> {
+        let mut found: Vec<(usize, &uji_protocol::Image)> = self
+            .items
+            .iter()
+            .filter_map(|item| Some((text.find(item.label.as_str())?, item.image.as_ref()?)))
+            .collect();
+        found.sort_by_key(|(at, _)| *at);
+        found.into_iter().map(|(_, image)| image.clone()).collect()
     }
 
     /// The placeholder ending exactly at byte `pos`.
@@ -103,6 +136,7 @@ impl Pastes {
         };
         let mut tokens: Vec<Range<usize>> = slice
             .match_indices(TOKEN_PREFIX)
+            .chain(slice.match_indices(IMAGE_PREFIX))
             .filter_map(|(at, _)| self.token_starting_at(text, range.start + at))
             .filter(|token| token.end <= range.end)
             .collect();
@@ -208,5 +242,32 @@ mod tests {
     #[test]
     fn crlf_and_cr_become_lf() {
         assert_eq!(normalize_newlines("a\r\nb\rc\n\td"), "a\nb\nc\n\td");
+    }
+
+    fn image(data: &str) -> uji_protocol::Image {
+        uji_protocol::Image {
+            media_type: "image/png".into(),
+            data: data.into(),
+            name: None,
+        }
+    }
+
+    #[test]
+    fn images_are_numbered_apart_and_go_in_the_order_their_markers_appear() {
+        let mut pastes = Pastes::default();
+        assert_eq!(pastes.attach_image(image("one")), "[image #1]");
+        label_of(pastes.stash("z".repeat(90)));
+        assert_eq!(pastes.attach_image(image("two")), "[image #2]");
+        let text = "see [image #2] then [image #1]";
+        let sent: Vec<String> = pastes.images_in(text).into_iter().map(|i| i.data).collect();
+        assert_eq!(sent, ["two", "one"]);
+        assert_eq!(pastes.expand(text), text, "markers stay in the text sent");
+        assert_eq!(pastes.tokens_in(text, 0..text.len()), vec![4..14, 20..30]);
+        pastes.retain_named_in(["only [image #1]"].into_iter());
+        assert_eq!(
+            pastes.images_in(text).len(),
+            1,
+            "a deleted marker drops its image"
+        );
     }
 }
