@@ -341,3 +341,38 @@ fn run_image_refuses_a_file_that_is_not_an_image() {
     );
     assert!(model.requests().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn a_model_that_declares_no_images_gets_a_note_instead() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&format!(
+        "require(\"uji.defaults\")\n\
+         uji.provider.add({{ id = \"textonly\", wire = \"openai-chat\", base_url = \"{}\", \
+         models = {{ {{ id = \"t1\", images = false }} }} }})\n",
+        model.base_url()
+    ));
+    std::fs::write(sandbox.work().join("shot.png"), uji_tests::ONE_PIXEL_PNG).unwrap();
+    model.push(answer("I cannot see it."));
+    let output = sandbox
+        .uji()
+        .args([
+            "run",
+            "--model",
+            "textonly/t1",
+            "--image",
+            "shot.png",
+            "what is this?",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output).1);
+    let request = &model.requests()[0];
+    assert!(sent_images(request).is_empty());
+    let body = String::from_utf8_lossy(&request.body);
+    assert!(
+        body.contains("an image is left out: textonly/t1 takes no images"),
+        "{body}"
+    );
+}

@@ -164,6 +164,24 @@ pub fn fit_image(image: &Image) -> Result<Image, ImageError> {
     })
 }
 
+/// Takes every image out of `messages`, each replaced by `note` in its
+/// message's text: for a model that takes none.
+pub fn leave_out_all(messages: &mut [Message], note: &str) {
+    for message in messages.iter_mut() {
+        let (images, text) = match message {
+            Message::User { images, text } => (images, text),
+            Message::Tool {
+                images, content, ..
+            } => (images, content),
+            Message::Assistant { .. } => continue,
+        };
+        for _ in images.drain(..) {
+            text.push('\n');
+            text.push_str(note);
+        }
+    }
+}
+
 /// Leaves in `messages` only the [`MAX_IMAGES`] newest images (of users'
 /// messages and tool results alike); each older one becomes a note in its
 /// message's text.
@@ -281,6 +299,22 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_model_without_images_gets_a_note_for_each() {
+        let mut messages = vec![user(2), user(1)];
+        leave_out_all(&mut messages, "[no images here]");
+        for message in &messages {
+            let Message::User { images, .. } = message else {
+                panic!()
+            };
+            assert!(images.is_empty());
+        }
+        let Message::User { text, .. } = &messages[0] else {
+            panic!()
+        };
+        assert_eq!(text, "look\n[no images here]\n[no images here]");
     }
 
     #[test]

@@ -379,9 +379,10 @@ pub struct ModelInfo {
     /// Output limit sent with each request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output: Option<u64>,
-    /// Whether the model reads images.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub images: bool,
+    /// Whether the model reads images: `Some(false)` declares it takes
+    /// none (uji sends a note instead); `None`, not declared, sends them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
     /// Whether the model takes a reasoning effort.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasoning: bool,
@@ -394,7 +395,7 @@ impl ModelInfo {
             id: id.into(),
             context_window: DEFAULT_CONTEXT_WINDOW,
             max_output: None,
-            images: false,
+            images: None,
             reasoning: false,
         }
     }

@@ -906,6 +906,21 @@ impl Agent {
         self.run_turn(interrupt).await
     }
 
+    /// The images a request carries: none, each a note, for a model that
+    /// declares it takes none; else the 20 newest (crate::images).
+    fn bound_images(&self, messages: &mut [Message]) {
+        match self.settings.resolved() {
+            Ok(model) if model.model.images == Some(false) => {
+                let note = format!(
+                    "[an image is left out: {} takes no images; describe it in words or switch to a model that reads images]",
+                    model.label()
+                );
+                crate::images::leave_out_all(messages, &note);
+            }
+            _ => crate::images::keep_newest(messages),
+        }
+    }
+
     /// The user's images fitted for the model (crate::images), off the
     /// runtime's threads (a large photo takes a while to scale); one that
     /// cannot be read is left out with a notice saying why.
@@ -1153,7 +1168,7 @@ impl Agent {
         }
         let build = |agent: &Self| {
             let mut messages = wire_messages(&agent.session.messages);
-            crate::images::keep_newest(&mut messages);
+            agent.bound_images(&mut messages);
             agent.request(system.clone(), messages, tools.clone())
         };
         self.stream_with_retries(build, interrupt, true).await
