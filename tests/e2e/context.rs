@@ -376,3 +376,55 @@ fn a_model_that_declares_no_images_gets_a_note_instead() {
         "{body}"
     );
 }
+
+#[test]
+fn a_model_that_refuses_images_is_sent_notes_at_once_and_remembered() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("shot.png"), uji_tests::ONE_PIXEL_PNG).unwrap();
+    let model = FakeModel::start();
+    model.push(uji_fake_model::Script::status(
+        400,
+        r#"{"error":{"message":"Image input is not supported by this model"}}"#,
+        &[("content-type", "application/json")],
+    ));
+    model.push(answer("described in words"));
+    let run_with_image = |model: &FakeModel| {
+        uji_with_model(&sandbox, model, "sk-context-test")
+            .args([
+                "run",
+                "--model",
+                MODEL,
+                "--image",
+                "shot.png",
+                "what is this?",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let output = run_with_image(&model);
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("refused the images"), "{stderr}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        sent_images(&requests[0]).len(),
+        1,
+        "the first try carried it"
+    );
+    let retry = String::from_utf8_lossy(&requests[1].body);
+    assert!(
+        retry.contains("takes no images") && !retry.contains("image_url"),
+        "{retry}"
+    );
+    // The next run knows: no image is sent at all.
+    model.push(answer("in words again"));
+    let again = run_with_image(&model);
+    assert!(again.status.success(), "{}", text(&again).1);
+    let third = String::from_utf8_lossy(&model.requests()[2].body).into_owned();
+    assert!(
+        third.contains("takes no images") && !third.contains("image_url"),
+        "{third}"
+    );
+}

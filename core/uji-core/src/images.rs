@@ -11,8 +11,11 @@ use base64::engine::general_purpose::STANDARD;
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::PngEncoder;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
+use std::path::Path;
+
+use uji_host::StreamError;
 use uji_protocol::Image;
-use uji_protocol::wire::Message;
+use uji_protocol::wire::{Failure, Message};
 
 /// The long edge images are scaled down to.
 pub const MAX_EDGE: u32 = 1568;
@@ -164,6 +167,54 @@ pub fn fit_image(image: &Image) -> Result<Image, ImageError> {
     })
 }
 
+/// Whether `error` is an API refusing a request for its images: a client
+/// error (400, 415, 422) or a provider error whose message speaks of
+/// images. Only asked when the request carried images.
+pub fn is_image_refusal(error: &StreamError) -> bool {
+    let message = match error {
+        StreamError::Failure(Failure::Http {
+            status: Some(400 | 415 | 422),
+            message,
+            ..
+        })
+        | StreamError::Failure(Failure::Provider { message }) => message,
+        _ => return false,
+    };
+    let message = message.to_ascii_lowercase();
+    ["image", "vision", "multimodal"]
+        .iter()
+        .any(|word| message.contains(word))
+}
+
+/// Where uji remembers the models that refused images.
+const REMEMBERED: &str = "models-without-images.json";
+
+/// Whether `model` (`provider/model`) refused images before.
+pub fn remembered_without_images(data_dir: &Path, model: &str) -> bool {
+    std::fs::read(data_dir.join(REMEMBERED))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Vec<String>>(&bytes).ok())
+        .is_some_and(|models| models.iter().any(|m| m == model))
+}
+
+/// Remembers that `model` takes no images (written whole through a rename,
+/// so a crash leaves the old list or the new one).
+pub fn remember_without_images(data_dir: &Path, model: &str) -> std::io::Result<()> {
+    let path = data_dir.join(REMEMBERED);
+    let mut models: Vec<String> = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    if models.iter().any(|m| m == model) {
+        return Ok(());
+    }
+    models.push(model.to_string());
+    std::fs::create_dir_all(data_dir)?;
+    let temporary = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&temporary, serde_json::to_vec_pretty(&models)?)?;
+    std::fs::rename(&temporary, &path)
+}
+
 /// Takes every image out of `messages`, each replaced by `note` in its
 /// message's text: for a model that takes none.
 pub fn leave_out_all(messages: &mut [Message], note: &str) {
@@ -299,6 +350,40 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn an_image_refusal_is_a_client_error_that_speaks_of_images() {
+        let http = |status, message: &str| {
+            StreamError::Failure(Failure::Http {
+                status: Some(status),
+                message: message.into(),
+                transport: None,
+                retry_after: None,
+            })
+        };
+        assert!(is_image_refusal(&http(
+            400,
+            "Image input is not supported for this model"
+        )));
+        assert!(is_image_refusal(&StreamError::Failure(Failure::Provider {
+            message: "model does not support vision".into()
+        })));
+        assert!(!is_image_refusal(&http(400, "max_tokens is too large")));
+        assert!(!is_image_refusal(&http(500, "image service down")));
+        assert!(!is_image_refusal(&http(429, "too many images per minute")));
+    }
+
+    #[test]
+    fn a_refusal_is_remembered_once_per_model() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!remembered_without_images(dir.path(), "p/m"));
+        remember_without_images(dir.path(), "p/m").unwrap();
+        remember_without_images(dir.path(), "p/m").unwrap();
+        assert!(remembered_without_images(dir.path(), "p/m"));
+        assert!(!remembered_without_images(dir.path(), "p/other"));
+        let text = std::fs::read_to_string(dir.path().join(REMEMBERED)).unwrap();
+        assert_eq!(text.matches("p/m").count(), 1);
     }
 
     #[test]

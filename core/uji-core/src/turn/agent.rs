@@ -682,6 +682,7 @@ impl Agent {
         let wire_name = &provider.wire;
         let mut attempt = 0;
         let (mut stalls, mut stalled_for) = (0, Duration::ZERO);
+        let mut image_refusal_learned = false;
         loop {
             let wire = self.registry.wire(wire_name).ok_or_else(|| {
                 format!(
@@ -723,6 +724,11 @@ impl Agent {
                 }
                 Err(error) => error,
             };
+            if !image_refusal_learned && self.learn_image_refusal(&error) {
+                // Once: the next build leaves the images out.
+                image_refusal_learned = true;
+                continue;
+            }
             if retry::is_stall(&error) {
                 stalls += 1;
                 stalled_for += started.elapsed();
@@ -910,7 +916,7 @@ impl Agent {
     /// declares it takes none; else the 20 newest (crate::images).
     fn bound_images(&self, messages: &mut [Message]) {
         match self.settings.resolved() {
-            Ok(model) if model.model.images == Some(false) => {
+            Ok(model) if model.model.images == Some(false) || self.refused_images(model) => {
                 let note = format!(
                     "[an image is left out: {} takes no images; describe it in words or switch to a model that reads images]",
                     model.label()
@@ -919,6 +925,55 @@ impl Agent {
             }
             _ => crate::images::keep_newest(messages),
         }
+    }
+
+    /// The data directory, where uji remembers models that refused images.
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.registry
+            .config(crate::boot::DATA_DIR_KEY)
+            .and_then(|dir| dir.as_str().map(PathBuf::from))
+    }
+
+    /// Whether `model` refused a request for its images before.
+    fn refused_images(&self, model: &crate::auth::providers::Resolved) -> bool {
+        self.data_dir()
+            .is_some_and(|dir| crate::images::remembered_without_images(&dir, &model.label()))
+    }
+
+    /// Whether the conversation holds an image a request would carry.
+    fn has_images(&self) -> bool {
+        self.session.messages.iter().any(|m| match &m.body {
+            MessageBody::User { images, .. } | MessageBody::Tool { images, .. } => {
+                !images.is_empty()
+            }
+            _ => false,
+        })
+    }
+
+    /// After `error`: when the model refused the request for its images,
+    /// remember that it takes none and say so; true when the request
+    /// should go again (now with notes in place of the images).
+    fn learn_image_refusal(&self, error: &StreamError) -> bool {
+        let Ok(model) = self.settings.resolved() else {
+            return false;
+        };
+        if !crate::images::is_image_refusal(error)
+            || !self.has_images()
+            || model.model.images == Some(false)
+            || self.refused_images(model)
+        {
+            return false;
+        }
+        let label = model.label();
+        match self.data_dir().map(|dir| crate::images::remember_without_images(&dir, &label)) {
+            Some(Ok(())) => self.notice(format!(
+                "{label} refused the images ({error}); uji remembers it takes none and sends the request again with a note for each"
+            )),
+            _ => self.notice(format!(
+                "{label} refused the images ({error}); sending the request again with a note for each (uji could not write this down, so it will try images again next time)"
+            )),
+        }
+        true
     }
 
     /// The user's images fitted for the model (crate::images), off the
