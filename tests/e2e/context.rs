@@ -428,3 +428,112 @@ fn a_model_that_refuses_images_is_sent_notes_at_once_and_remembered() {
         "{third}"
     );
 }
+
+/// The base64 of the one image in `value` wherever the API keeps it.
+fn image_data_in(value: &serde_json::Value) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(map) => {
+                // Anthropic: source.data; Gemini: inline_data/inlineData.data.
+                if let Some(data) = map.get("data").and_then(|d| d.as_str())
+                    && data.len() > 100
+                {
+                    found.push(data.to_string());
+                }
+                // Responses and Chat Completions: a data URL.
+                for key in ["image_url", "url"] {
+                    if let Some(url) = map.get(key).and_then(|u| u.as_str())
+                        && let Some((_, data)) = url.split_once("base64,")
+                    {
+                        found.push(data.to_string());
+                    }
+                }
+                stack.extend(map.values());
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    found
+}
+
+#[test]
+fn an_attached_png_arrives_scaled_in_each_wires_format() {
+    use base64::Engine as _;
+    use uji_fake_model::anthropic::AnthropicEvents;
+    use uji_fake_model::gemini::GeminiEvents;
+    use uji_fake_model::responses::ResponsesEvents;
+    let wires: [(&str, &str, &str, uji_fake_model::Script); 3] = [
+        (
+            "anthropic/claude-sonnet-5-5",
+            "ANTHROPIC",
+            "\"type\":\"image\"",
+            uji_fake_model::Script::sse(
+                AnthropicEvents::new("claude-sonnet-5-5")
+                    .text("seen", 1)
+                    .build(),
+            ),
+        ),
+        (
+            "openai/gpt-6.2-sol",
+            "OPENAI",
+            "\"type\":\"input_image\"",
+            uji_fake_model::Script::sse(
+                ResponsesEvents::new("gpt-6.2-sol")
+                    .text("seen", 1)
+                    .completed(),
+            ),
+        ),
+        (
+            "gemini/gemini-3.8-flash",
+            "GEMINI",
+            "\"mimeType\":\"image/png\"",
+            uji_fake_model::Script::sse(
+                GeminiEvents::new("gemini-3.8-flash")
+                    .text("seen", 1)
+                    .finish("STOP"),
+            ),
+        ),
+    ];
+    for (model_name, env, marker, script) in wires {
+        let sandbox = Sandbox::new();
+        std::fs::write(sandbox.work().join("wide.png"), striped_png(2400, 1200)).unwrap();
+        let model = FakeModel::start();
+        model.push(script);
+        let output = sandbox
+            .uji()
+            .args([
+                "run",
+                "--model",
+                model_name,
+                "--image",
+                "wide.png",
+                "what is this?",
+            ])
+            .env(format!("{env}_API_KEY"), "sk-test")
+            .env(format!("{env}_BASE_URL"), model.base_url())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{model_name}: {}", text(&output).1);
+        let request = model.last_request();
+        let body = String::from_utf8_lossy(&request.body).into_owned();
+        assert!(
+            body.replace(' ', "").contains(marker),
+            "{model_name}: {marker} not in the request"
+        );
+        let images = image_data_in(&request.json);
+        assert_eq!(images.len(), 1, "{model_name}");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&images[0])
+            .unwrap();
+        let decoded = image::load_from_memory(&bytes).unwrap();
+        assert_eq!(
+            (decoded.width(), decoded.height()),
+            (1568, 784),
+            "{model_name}"
+        );
+    }
+}
