@@ -346,3 +346,37 @@ fn ctrl_v_without_a_clipboard_says_how_to_paste() {
     tty.wait_for_text("there is no system clipboard here");
     quit(&mut tty);
 }
+
+#[test]
+fn a_mention_in_a_message_typed_while_uji_works_reaches_the_model_too() {
+    let model = FakeModel::start();
+    // The turn runs a one-second command, so the second message is typed
+    // while it runs and joins it.
+    model.push(call(
+        "c1",
+        "run_command",
+        serde_json::json!({"command": "sleep 1"}),
+    ));
+    model.push(answer("Both read."));
+    let (_sandbox, mut tty) = open_with(&model, |sandbox| {
+        std::fs::write(sandbox.work().join("notes.txt"), "a note typed later\n").unwrap();
+        let init = sandbox.config().join("init.lua");
+        let mut lua = std::fs::read_to_string(&init).unwrap();
+        lua.push_str("uji.tool.policy({ run_command = { allow = { \"sleep *\" } } })\n");
+        std::fs::write(&init, lua).unwrap();
+    });
+    type_keys(&mut tty, "wait a second");
+    tty.press("<CR>");
+    tty.wait_for_text("esc to interrupt");
+    // The space ends the @ word, so the list is closed and Enter queues.
+    type_keys(&mut tty, "and @notes.txt ");
+    tty.press("<CR>");
+    tty.wait_for_text("Both read.");
+    let sent = model.last_request().body_text();
+    assert!(sent.contains("and @notes.txt"), "{sent}");
+    assert!(
+        sent.contains("a note typed later"),
+        "the mention was read: {sent}"
+    );
+    quit(&mut tty);
+}

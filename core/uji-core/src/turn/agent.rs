@@ -877,7 +877,7 @@ impl Agent {
     pub async fn turn(
         &mut self,
         text: String,
-        mut images: Vec<Image>,
+        images: Vec<Image>,
         interrupt: &mut Interrupt,
     ) -> TurnOutcome {
         self.apply_changes();
@@ -891,6 +891,22 @@ impl Agent {
             );
         }
         let context = (!self.registry.hooks(TURN_CONTEXT).is_empty()).then(|| text.clone());
+        self.save_user_message(text, images, interrupt).await;
+        if let Some(text) = context {
+            self.turn_context(&text);
+        }
+        self.run_turn(interrupt).await
+    }
+
+    /// Saves a message of the user's (one that starts a turn, or one typed
+    /// while it runs): what its `@` mentions name follows it as a hidden
+    /// message, and its images (attached and mentioned) are fitted.
+    async fn save_user_message(
+        &mut self,
+        text: String,
+        mut images: Vec<Image>,
+        interrupt: &mut Interrupt,
+    ) {
         let mentioned = self.read_mentions(&text, interrupt).await;
         images.extend(mentioned.images);
         let images = self.fitted(images).await;
@@ -906,10 +922,6 @@ impl Agent {
                 hidden: true,
             });
         }
-        if let Some(text) = context {
-            self.turn_context(&text);
-        }
-        self.run_turn(interrupt).await
     }
 
     /// The images a request carries: none, each a note, for a model that
@@ -1079,11 +1091,8 @@ impl Agent {
             }
             self.apply_changes();
             if let Some(steer) = self.queue.pop_steering() {
-                self.save(MessageBody::User {
-                    text: steer.text,
-                    images: steer.images,
-                    hidden: false,
-                });
+                self.save_user_message(steer.text, steer.images, interrupt)
+                    .await;
             }
             let answer = match self.next_answer(interrupt).await {
                 Ok(Streamed::Answer(answer)) => answer,
