@@ -211,15 +211,6 @@ fn esc_at_a_question_denies_and_ends_the_turn() {
     quit(&mut tty);
 }
 
-/// Keys a person types, a key every 25 ms (a fast typist): each one a
-/// separate write, so the screen reads them as separate keys.
-fn type_keys(tty: &mut Tty, text: &str) {
-    for c in text.chars() {
-        tty.type_text(&c.to_string());
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
-
 #[test]
 fn shift_tab_cycles_the_approval_mode_and_accept_edits_writes_unasked() {
     let model = FakeModel::start();
@@ -385,12 +376,12 @@ fn typing_ahead_while_a_question_arrives_approves_nothing() {
             "no question came: {}",
             tty.screen()
         );
-        type_keys(&mut tty, "x");
+        tty.type_keys("x");
         tty.press("<BS>");
         std::thread::sleep(Duration::from_millis(25));
     }
     let sentence = "yes please also run it now and again";
-    type_keys(&mut tty, sentence);
+    tty.type_keys(sentence);
     let screen = tty.wait_for(&format!("the draft to end with {sentence:?}"), |s| {
         s.lines()
             .any(|l| l.contains("✎ draft:") && l.trim_end().ends_with(sentence))
@@ -867,7 +858,7 @@ fn ctrl_r_searches_the_messages_sent_before() {
     }
     tty.press("<C-r>");
     tty.wait_for_question("Messages sent before");
-    type_keys(&mut tty, "alp");
+    tty.type_keys("alp");
     tty.press("<CR>");
     tty.wait_for("the found message in the draft", |s| {
         draft_row(s) == "alpha request"
@@ -912,7 +903,7 @@ fn vi_mode_edits_the_draft_with_vi_keys_when_configured() {
     tty.press("<Esc>");
     tty.wait_for_text("NORMAL");
     // b to "now", dw deletes it, then A appends.
-    type_keys(&mut tty, "bdwA");
+    tty.type_keys("bdwA");
     tty.wait_for_text("-- INSERT --");
     tty.type_text("please");
     tty.wait_for("the edited draft", |s| draft_row(s) == "fix the bug please");

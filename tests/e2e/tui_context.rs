@@ -3,22 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
-
-use uji_fake_model::chat::ChatEvents;
-use uji_fake_model::{FakeModel, Script};
+use uji_fake_model::FakeModel;
 use uji_tests::Sandbox;
+use uji_tests::chat::{answer, call};
 use uji_tests::tty::Tty;
-
-fn answer(text: &str) -> Script {
-    Script::sse(
-        ChatEvents::new("m1")
-            .text(text, 2)
-            .finish("stop")
-            .usage(1000, 50, 0)
-            .done(),
-    )
-}
 
 fn open(model: &FakeModel) -> (Sandbox, Tty) {
     open_with(model, |_| {})
@@ -55,31 +43,24 @@ fn open_with(model: &FakeModel, setup: impl FnOnce(&Sandbox)) -> (Sandbox, Tty) 
     (sandbox, tty)
 }
 
-fn type_keys(tty: &mut Tty, text: &str) {
-    for c in text.chars() {
-        tty.type_text(&c.to_string());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn at_opens_the_file_list_tab_completes_and_the_model_gets_the_file_not_the_screen() {
     let model = FakeModel::start();
     model.push(answer("It parses."));
     let (_sandbox, mut tty) = open(&model);
-    type_keys(&mut tty, "check @");
+    tty.type_keys("check @");
     let screen = tty.wait_for_text("@src/parser.rs");
     assert!(
         screen.contains("@docs/guide.md"),
         "every file is offered: {screen}"
     );
-    type_keys(&mut tty, "parsrs");
+    tty.type_keys("parsrs");
     tty.wait_for("the list narrowed", |s| {
         s.contains("@src/parser.rs") && !s.contains("@docs/guide.md")
     });
     tty.press("<Tab>");
     tty.wait_for_text("check @src/parser.rs");
-    type_keys(&mut tty, "now");
+    tty.type_keys("now");
     tty.press("<CR>");
     let screen = tty.wait_for_text("It parses.");
     assert!(screen.contains("check @src/parser.rs now"), "{screen}");
@@ -93,9 +74,7 @@ fn at_opens_the_file_list_tab_completes_and_the_model_gets_the_file_not_the_scre
         sent.contains("fn parse_the_input()"),
         "the file went as context: {sent}"
     );
-    tty.press("<C-c>");
-    tty.press("<C-c>");
-    assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -103,7 +82,7 @@ fn esc_closes_the_file_list_and_enter_then_sends() {
     let model = FakeModel::start();
     model.push(answer("Sent as typed."));
     let (_sandbox, mut tty) = open(&model);
-    type_keys(&mut tty, "see @guide");
+    tty.type_keys("see @guide");
     tty.wait_for_text("@docs/guide.md");
     tty.press("<Esc>");
     tty.wait_for("the list closed", |s| !s.contains("@docs/guide.md"));
@@ -111,24 +90,7 @@ fn esc_closes_the_file_list_and_enter_then_sends() {
     tty.wait_for_text("Sent as typed.");
     let sent = model.last_request().body_text();
     assert!(sent.contains("see @guide"), "{sent}");
-    tty.press("<C-c>");
-    tty.press("<C-c>");
-    assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
-}
-
-fn call(id: &str, tool: &str, args: serde_json::Value) -> Script {
-    Script::sse(
-        ChatEvents::new("m1")
-            .tool_call(0, id, tool, &args.to_string(), 2)
-            .finish("tool_calls")
-            .done(),
-    )
-}
-
-fn quit(tty: &mut Tty) {
-    tty.press("<C-c>");
-    tty.press("<C-c>");
-    assert_eq!(tty.wait_exit(Duration::from_secs(15)), Some(0));
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -146,14 +108,14 @@ fn a_claude_code_command_file_becomes_a_slash_command_with_its_arguments() {
         .unwrap();
         std::fs::write(dir.join("git/sync.md"), "Pull and rebase.\n").unwrap();
     });
-    type_keys(&mut tty, "/rev");
+    tty.type_keys("/rev");
     let screen = tty.wait_for_text("Review a file for bugs [file] (project)");
     assert!(screen.contains("/review"), "{screen}");
     tty.press("<C-u>");
-    type_keys(&mut tty, "/git:s");
+    tty.type_keys("/git:s");
     tty.wait_for_text("/git:sync");
     tty.press("<C-u>");
-    type_keys(&mut tty, "/review src/parser.rs docs");
+    tty.type_keys("/review src/parser.rs docs");
     tty.press("<CR>");
     tty.wait_for_text("Reviewed.");
     let sent = model.last_request().body_text();
@@ -161,7 +123,7 @@ fn a_claude_code_command_file_becomes_a_slash_command_with_its_arguments() {
         sent.contains("Review src/parser.rs docs carefully; start with src/parser.rs."),
         "{sent}"
     );
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -187,17 +149,17 @@ fn a_commands_allowed_tools_run_unasked_for_its_turn_only() {
         )
         .unwrap();
     });
-    type_keys(&mut tty, "/make");
+    tty.type_keys("/make");
     tty.wait_for_text("/make");
     tty.press("<CR>");
     tty.wait_for_text("Made it.");
     assert!(sandbox.work().join("made.txt").exists(), "{}", tty.screen());
     // The next turn asks again.
-    type_keys(&mut tty, "and another");
+    tty.type_keys("and another");
     tty.press("<CR>");
     tty.wait_for_question("touch again.txt");
     assert!(!sandbox.work().join("again.txt").exists());
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -213,7 +175,7 @@ fn skill_name_puts_the_skill_into_the_turn() {
         )
         .unwrap();
     });
-    type_keys(&mut tty, "/skill:release for 2.0");
+    tty.type_keys("/skill:release for 2.0");
     tty.press("<CR>");
     let screen = tty.wait_for_text("Following the skill.");
     assert!(
@@ -228,7 +190,7 @@ fn skill_name_puts_the_skill_into_the_turn() {
         .expect("the text");
     let next = messages[user + 1]["content"].as_str().unwrap();
     assert!(next.contains("Tag first, then push the tag."), "{next}");
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -250,16 +212,16 @@ fn a_commands_model_answers_its_turn_and_the_model_before_comes_back() {
         screen.contains("deep.md"),
         "the notice names the file: {screen}"
     );
-    type_keys(&mut tty, "/deep");
+    tty.type_keys("/deep");
     tty.wait_for_text("/deep");
     tty.press("<CR>");
     tty.wait_for_text("From the other model.");
     assert_eq!(model.last_request().json["model"], "m2");
-    type_keys(&mut tty, "and now");
+    tty.type_keys("and now");
     tty.press("<CR>");
     tty.wait_for_text("Back on the first.");
     assert_eq!(model.last_request().json["model"], "m1");
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -284,14 +246,14 @@ fn a_commands_allowed_tools_never_lift_a_deny_rule() {
         )
         .unwrap();
     });
-    type_keys(&mut tty, "/make");
+    tty.type_keys("/make");
     tty.wait_for_text("/make");
     tty.press("<CR>");
     tty.wait_for_text("Could not.");
     assert!(!sandbox.work().join("secret.txt").exists());
     let sent = model.last_request().body_text();
     assert!(sent.contains("denied"), "{sent}");
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -302,7 +264,7 @@ fn a_pasted_image_path_becomes_a_marker_and_the_image_goes_with_the_message() {
     let (sandbox, mut tty) = open_with(&model, |_| {});
     let shot = sandbox.work().join("my shot.png");
     std::fs::write(&shot, uji_tests::ONE_PIXEL_PNG).unwrap();
-    type_keys(&mut tty, "what is ");
+    tty.type_keys("what is ");
     // A terminal pastes a dragged file as its path, spaces escaped.
     tty.paste(&shot.display().to_string().replace(' ', "\\ "));
     tty.wait_for_text("what is [image #1]");
@@ -326,7 +288,7 @@ fn a_pasted_image_path_becomes_a_marker_and_the_image_goes_with_the_message() {
     tty.wait_for_text("[image #2]");
     tty.press("<BS>");
     tty.wait_for("the marker gone", |s| !s.contains("[image #2]"));
-    type_keys(&mut tty, "and now?");
+    tty.type_keys("and now?");
     tty.press("<CR>");
     tty.wait_for_text("No image this time.");
     let body = model.last_request().body_text();
@@ -335,7 +297,7 @@ fn a_pasted_image_path_becomes_a_marker_and_the_image_goes_with_the_message() {
         1,
         "only the first message has an image: {body}"
     );
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -344,7 +306,7 @@ fn ctrl_v_without_a_clipboard_says_how_to_paste() {
     let (_sandbox, mut tty) = open_with(&model, |_| {});
     tty.press("<C-v>");
     tty.wait_for_text("there is no system clipboard here");
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -365,11 +327,11 @@ fn a_mention_in_a_message_typed_while_uji_works_reaches_the_model_too() {
         lua.push_str("uji.tool.policy({ run_command = { allow = { \"sleep *\" } } })\n");
         std::fs::write(&init, lua).unwrap();
     });
-    type_keys(&mut tty, "wait a second");
+    tty.type_keys("wait a second");
     tty.press("<CR>");
     tty.wait_for_text("esc to interrupt");
     // The space ends the @ word, so the list is closed and Enter queues.
-    type_keys(&mut tty, "and @notes.txt ");
+    tty.type_keys("and @notes.txt ");
     tty.press("<CR>");
     tty.wait_for_text("Both read.");
     let sent = model.last_request().body_text();
@@ -378,5 +340,5 @@ fn a_mention_in_a_message_typed_while_uji_works_reaches_the_model_too() {
         sent.contains("a note typed later"),
         "the mention was read: {sent}"
     );
-    quit(&mut tty);
+    tty.quit_with_ctrl_c();
 }

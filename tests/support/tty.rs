@@ -325,6 +325,16 @@ impl Tty {
         })
     }
 
+    /// Keys a person types, a key every 25 ms (a fast typist): each one a
+    /// separate write, so the screen reads them as separate keys (a paste
+    /// or typing ahead would arrive as one burst).
+    pub fn type_keys(&mut self, text: &str) {
+        for c in text.chars() {
+            self.type_text(&c.to_string());
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Quits with Ctrl+C twice (one press never quits), as a person
     /// would, and asserts a clean exit (status 0 within 15 s), showing the
     /// screen otherwise.
