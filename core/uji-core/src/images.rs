@@ -115,6 +115,14 @@ fn scale_down(picture: &DynamicImage) -> Result<DynamicImage, ImageError> {
 /// was a photo in JPEG), then JPEG at falling quality.
 fn encode(picture: &DynamicImage, photo: bool) -> Result<Fitted, ImageError> {
     let (width, height) = (picture.width(), picture.height());
+    let fitted = |media_type, bytes: Vec<u8>| {
+        (bytes.len() <= MAX_BYTES).then_some(Fitted {
+            media_type,
+            bytes,
+            width,
+            height,
+        })
+    };
     if !photo {
         let mut png = Vec::new();
         // Fast compression: a few percent larger, several times quicker
@@ -127,13 +135,8 @@ fn encode(picture: &DynamicImage, photo: bool) -> Result<Fitted, ImageError> {
         picture
             .write_with_encoder(encoder)
             .map_err(|e| ImageError::Broken(e.to_string()))?;
-        if png.len() <= MAX_BYTES {
-            return Ok(Fitted {
-                media_type: "image/png",
-                bytes: png,
-                width,
-                height,
-            });
+        if let Some(fitted) = fitted("image/png", png) {
+            return Ok(fitted);
         }
     }
     // JPEG has no alpha: flatten to RGB first.
@@ -142,13 +145,8 @@ fn encode(picture: &DynamicImage, photo: bool) -> Result<Fitted, ImageError> {
         let mut jpeg = Vec::new();
         rgb.write_with_encoder(JpegEncoder::new_with_quality(&mut jpeg, quality))
             .map_err(|e| ImageError::Broken(e.to_string()))?;
-        if jpeg.len() <= MAX_BYTES {
-            return Ok(Fitted {
-                media_type: "image/jpeg",
-                bytes: jpeg,
-                width,
-                height,
-            });
+        if let Some(fitted) = fitted("image/jpeg", jpeg) {
+            return Ok(fitted);
         }
     }
     Err(ImageError::TooLarge)
@@ -215,21 +213,35 @@ pub fn remember_without_images(data_dir: &Path, model: &str) -> std::io::Result<
     std::fs::rename(&temporary, &path)
 }
 
+/// A message's images and the text their notes go into; `None` for an
+/// assistant's message, which carries none.
+fn images_and_text(message: &mut Message) -> Option<(&mut Vec<Image>, &mut String)> {
+    match message {
+        Message::User { images, text } => Some((images, text)),
+        Message::Tool {
+            images, content, ..
+        } => Some((images, content)),
+        Message::Assistant { .. } => None,
+    }
+}
+
+/// Takes the first (oldest) `count` of `images` out, a `note` in `text`
+/// for each.
+fn leave_out_oldest(images: &mut Vec<Image>, text: &mut String, count: usize, note: &str) {
+    let count = count.min(images.len());
+    images.drain(..count);
+    for _ in 0..count {
+        text.push('\n');
+        text.push_str(note);
+    }
+}
+
 /// Takes every image out of `messages`, each replaced by `note` in its
 /// message's text: for a model that takes none.
 pub fn leave_out_all(messages: &mut [Message], note: &str) {
-    for message in messages.iter_mut() {
-        let (images, text) = match message {
-            Message::User { images, text } => (images, text),
-            Message::Tool {
-                images, content, ..
-            } => (images, content),
-            Message::Assistant { .. } => continue,
-        };
-        for _ in images.drain(..) {
-            text.push('\n');
-            text.push_str(note);
-        }
+    for (images, text) in messages.iter_mut().filter_map(images_and_text) {
+        let count = images.len();
+        leave_out_oldest(images, text, count, note);
     }
 }
 
@@ -238,25 +250,12 @@ pub fn leave_out_all(messages: &mut [Message], note: &str) {
 /// message's text.
 pub fn keep_newest(messages: &mut [Message]) {
     let mut seen = 0usize;
-    for message in messages.iter_mut().rev() {
-        let (images, text) = match message {
-            Message::User { images, text } => (images, text),
-            Message::Tool {
-                images, content, ..
-            } => (images, content),
-            Message::Assistant { .. } => continue,
-        };
+    for (images, text) in messages.iter_mut().rev().filter_map(images_and_text) {
         let room = MAX_IMAGES.saturating_sub(seen);
         seen += images.len();
-        if images.len() > room {
-            // The newest of a message's images are its last ones.
-            let dropped = images.len() - room;
-            images.drain(..dropped);
-            for _ in 0..dropped {
-                text.push('\n');
-                text.push_str(OLDER_IMAGE_NOTE);
-            }
-        }
+        // The newest of a message's images are its last ones.
+        let dropped = images.len().saturating_sub(room);
+        leave_out_oldest(images, text, dropped, OLDER_IMAGE_NOTE);
     }
 }
 

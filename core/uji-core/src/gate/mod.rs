@@ -122,6 +122,14 @@ impl Approver for HeadlessApprover {
     }
 }
 
+/// Directories as the strings a service answers with.
+fn path_strings(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Who decided a call, for transcripts, `--json` and `uji policy check`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DecidedBy {
@@ -480,21 +488,11 @@ impl Gate {
         self.registry
             .serve(move |request: ToolConfine| Ok(gate.confine(request.enabled)));
         let gate = self.clone();
-        self.registry.serve(move |request: ToolReadRoots| {
-            let roots = gate.read_roots(request.paths);
-            Ok(roots
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect())
-        });
+        self.registry
+            .serve(move |request: ToolReadRoots| Ok(path_strings(&gate.read_roots(request.paths))));
         let gate = self.clone();
-        self.registry.serve(move |request: ToolRoots| {
-            let roots = gate.roots(request.paths);
-            Ok(roots
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect())
-        });
+        self.registry
+            .serve(move |request: ToolRoots| Ok(path_strings(&gate.roots(request.paths))));
         let gate = self.clone();
         self.registry
             .serve(move |request: ToolSandbox| Ok(gate.sandbox(request)));

@@ -28,6 +28,8 @@ pub struct Mention {
     pub path: String,
     /// The lines asked for, when a range was given.
     pub lines: Option<LineRange>,
+    /// It names a directory (as `look` found it).
+    pub directory: bool,
 }
 
 /// What a path is, as the caller found it on disk.
@@ -94,10 +96,12 @@ fn resolve(word: &str, look: &impl Fn(&str) -> Found) -> Option<Mention> {
 }
 
 fn as_written(word: &str, look: &impl Fn(&str) -> Found) -> Option<Mention> {
-    if look(word) != Found::Missing {
+    let found = look(word);
+    if found != Found::Missing {
         return Some(Mention {
             path: word.to_string(),
             lines: None,
+            directory: found == Found::Directory,
         });
     }
     let (path, range) = word.rsplit_once(':')?;
@@ -105,6 +109,7 @@ fn as_written(word: &str, look: &impl Fn(&str) -> Found) -> Option<Mention> {
     (look(path) == Found::File).then(|| Mention {
         path: path.to_string(),
         lines: Some(lines),
+        directory: false,
     })
 }
 
@@ -234,6 +239,11 @@ mod tests {
             paths("look at @notes.txt and @src, not @nobody or me@notes.txt"),
             vec![("notes.txt".into(), None), ("src".into(), None)]
         );
+        let kinds: Vec<bool> = find("@notes.txt @src", disk)
+            .iter()
+            .map(|m| m.directory)
+            .collect();
+        assert_eq!(kinds, [false, true], "each says whether it is a directory");
     }
 
     #[test]
@@ -279,6 +289,7 @@ mod tests {
         let m = |lines| Mention {
             path: "f".into(),
             lines,
+            directory: false,
         };
         assert_eq!(m(None).read_window(), (None, None));
         assert_eq!(m(Some((10, Some(40)))).read_window(), (Some(10), Some(31)));
@@ -297,14 +308,17 @@ mod tests {
         let file = Mention {
             path: "notes.txt".into(),
             lines: Some((2, Some(3))),
+            directory: false,
         };
         let dir = Mention {
             path: "src".into(),
             lines: None,
+            directory: true,
         };
         let secret = Mention {
             path: ".env".into(),
             lines: None,
+            directory: false,
         };
         let text = context_message(&[
             (file, Attached::File("    2| b\n    3| c\n".into())),

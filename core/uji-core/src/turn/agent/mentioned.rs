@@ -38,7 +38,7 @@ impl Agent {
         let mut attached = Vec::with_capacity(found.len());
         let mut images = Vec::new();
         for mention in found {
-            let what = if look(&cwd, &mention.path) == Found::Directory {
+            let what = if mention.directory {
                 self.list_directory(&cwd, &mention.path)
             } else {
                 self.read_file(&mention, interrupt, &mut images).await
