@@ -86,21 +86,6 @@ fn defaults_home() -> tempfile::TempDir {
     home
 }
 
-/// One `uji models --all` in `home`, in milliseconds.
-fn load_once(home: &Path) -> f64 {
-    let started = Instant::now();
-    let status = crate::uji(home)
-        .args(["models", "--all"])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("uji models");
-    assert!(
-        status.success(),
-        "uji models failed in the context benchmark"
-    );
-    started.elapsed().as_secs_f64() * 1000.0
-}
-
 /// What 50 skills and 50 commands add to loading uji's defaults: loads
 /// with and without them taken in turns, so the machine's drift falls on
 /// both alike.
@@ -109,8 +94,8 @@ fn skills_and_commands_ms() -> f64 {
     make_skills_and_commands(hundred.path());
     let (mut without, mut with) = (Vec::new(), Vec::new());
     for _ in 0..LOADS {
-        without.push(load_once(none.path()));
-        with.push(load_once(hundred.path()));
+        without.push(crate::lua_runtime::load_once(none.path()));
+        with.push(crate::lua_runtime::load_once(hundred.path()));
     }
     (median(with) - median(without)).max(0.0)
 }

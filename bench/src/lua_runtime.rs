@@ -115,21 +115,23 @@ fn timed(model: &FakeModel, home: &Path, tool: &str, args: serde_json::Value) ->
 /// Milliseconds `uji models --all` takes with `init` as init.lua (median).
 pub(crate) fn load_ms(home: &Path, init: &str) -> f64 {
     std::fs::write(home.join("config/init.lua"), init).expect("init.lua");
-    let mut samples = Vec::with_capacity(LOADS);
-    for _ in 0..LOADS {
-        let started = Instant::now();
-        let status = uji(home)
-            .args(["models", "--all"])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("uji models");
-        assert!(
-            status.success(),
-            "uji models failed in the Lua load benchmark"
-        );
-        samples.push(started.elapsed().as_secs_f64() * 1000.0);
-    }
-    median(samples)
+    median((0..LOADS).map(|_| load_once(home)).collect())
+}
+
+/// Milliseconds one `uji models --all` takes in `home` (its config loaded,
+/// the catalogue listed).
+pub(crate) fn load_once(home: &Path) -> f64 {
+    let started = Instant::now();
+    let status = uji(home)
+        .args(["models", "--all"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("uji models");
+    assert!(
+        status.success(),
+        "uji models failed in a Lua load benchmark"
+    );
+    started.elapsed().as_secs_f64() * 1000.0
 }
 
 /// init.lua with 50 tools, a context provider and a pack (a folder with a

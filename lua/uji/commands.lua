@@ -120,14 +120,9 @@ end
 
 --- One command file as a command; nil (and a notice) when it cannot be.
 local function read_command(path, name, project)
-  local text, err = uji.fs.read(path)
-  if not text then
-    uji.notify("command file " .. path .. " was not read: " .. tostring(err))
+  local fields, body = frontmatter.read(path, "command file")
+  if not fields then
     return nil
-  end
-  local fields, body, problems = frontmatter.parse(text)
-  for _, problem in ipairs(problems) do
-    uji.notify(path .. ":" .. problem.line .. ": front matter line not understood: " .. problem.text)
   end
   for key in pairs(fields) do
     if not KNOWN[key] and not IGNORED[key] then

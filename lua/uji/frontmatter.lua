@@ -142,6 +142,23 @@ function M.parse(text)
   return fields, text:sub(body_start), problems
 end
 
+--- Reads the Markdown file `path` and parses it: (fields, body), each line
+--- of front matter it could not read a notice naming the file and line;
+--- nil (and a notice saying what `what` could not be read) when the file
+--- cannot be.
+function M.read(path, what)
+  local text, err = uji.fs.read(path)
+  if not text then
+    uji.notify(what .. " " .. path .. " was not read: " .. tostring(err))
+    return nil
+  end
+  local fields, body, problems = M.parse(text)
+  for _, problem in ipairs(problems) do
+    uji.notify(path .. ":" .. problem.line .. ": front matter line not understood: " .. problem.text)
+  end
+  return fields, body
+end
+
 --- A field as text: a string as it is, an inline list as it was written
 --- (`argument-hint: [file]` is text, not a list), anything else nil.
 function M.text(value)

@@ -42,14 +42,9 @@ end
 
 --- One skill's SKILL.md as a skill; nil (and a notice) when it cannot be.
 local function read_skill(path, folder)
-  local text, err = uji.fs.read(path)
-  if not text then
-    uji.notify("skill " .. path .. " was not read: " .. tostring(err))
+  local fields, body = frontmatter.read(path, "skill")
+  if not fields then
     return nil
-  end
-  local fields, body, problems = frontmatter.parse(text)
-  for _, problem in ipairs(problems) do
-    uji.notify(path .. ":" .. problem.line .. ": front matter line not understood: " .. problem.text)
   end
   local dir = path:sub(1, -(#"/SKILL.md" + 1))
   local description = frontmatter.text(fields.description)
