@@ -927,6 +927,15 @@ impl Agent {
     /// The images a request carries: none, each a note, for a model that
     /// declares it takes none; else the 20 newest (crate::images).
     fn bound_images(&self, messages: &mut [Message]) {
+        let carries_images = messages.iter().any(|m| match m {
+            Message::User { images, .. } | Message::Tool { images, .. } => !images.is_empty(),
+            Message::Assistant { .. } => false,
+        });
+        if !carries_images {
+            // Most requests: nothing to bound, and no need to read what
+            // uji remembers about the model.
+            return;
+        }
         match self.settings.resolved() {
             Ok(model) if model.model.images == Some(false) || self.refused_images(model) => {
                 let note = format!(
