@@ -14,6 +14,7 @@
 ---@field command uji.command
 ---@field keymap uji.keymap
 ---@field json uji.json
+---@field markdown uji.markdown
 ---@field session uji.session
 ---@field ui uji.ui
 ---@field version string The Lua plugin's version.
@@ -274,6 +275,27 @@ function uji.json.decode(text) end
 ---@param t? T
 ---@return T
 function uji.json.array(t) end
+
+-- ---------------------------------------------------------------------------
+-- Markdown
+
+---@class uji.markdown
+uji.markdown = {}
+
+---@class uji.FrontMatterProblem
+---@field line integer The file's line (the opening `---` is line 1).
+---@field text string The line, or what is wrong.
+
+---@class uji.FrontMatter
+---@field fields table<string, string|string[]> Plain or quoted text, inline `[a, b]` and `- item` lists, `>`/`|` blocks.
+---@field body string Everything after the closing `---` (the whole text when there is no front matter).
+---@field problems uji.FrontMatterProblem[] Lines not understood (left out; the rest is read).
+
+--- Splits a Markdown file's text into its front matter and body (the
+--- small part of YAML command, skill and agent files use).
+---@param text string
+---@return uji.FrontMatter
+function uji.markdown.front_matter(text) end
 
 -- ---------------------------------------------------------------------------
 -- wires, providers, models

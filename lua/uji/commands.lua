@@ -119,11 +119,8 @@ function M.allowed_rules(list)
 end
 
 --- One command file as a command; nil (and a notice) when it cannot be.
-local function read_command(path, name, project)
-  local fields, body = frontmatter.read(path, "command file")
-  if not fields then
-    return nil
-  end
+local function read_command(doc, name, project)
+  local path, fields = doc.path, doc.fields
   for key in pairs(fields) do
     if not KNOWN[key] and not IGNORED[key] then
       uji.notify(path .. ": unknown front matter field " .. key
@@ -138,16 +135,16 @@ local function read_command(path, name, project)
     hint = frontmatter.text(fields["argument-hint"]),
     model = frontmatter.text(fields.model),
     allowed = fields["allowed-tools"],
-    body = body,
+    body = doc.body,
   }
 end
 
 --- The commands of every folder; a later folder's replaces an earlier
 --- one's of the same name.
 function M.list()
-  return found.collect(M.folders(), "**/*.md", "command file", function(path, folder)
-    local name = path:sub(#folder.path + 2):gsub("%.md$", ""):gsub("/", ":")
-    return read_command(path, name, folder.project)
+  return found.collect(M.folders(), "**/*.md", "command file", function(doc, folder)
+    local name = doc.path:sub(#folder.path + 2):gsub("%.md$", ""):gsub("/", ":")
+    return read_command(doc, name, folder.project)
   end)
 end
 

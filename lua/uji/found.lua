@@ -1,6 +1,8 @@
 --- Files that configure uji found in folders (commands, skills, agents):
 --- where a project keeps them, and one list by name from several folders.
 
+local frontmatter = require("uji.frontmatter")
+
 local M = {}
 
 --- The folder `name` (e.g. ".claude/commands") nearest to the working
@@ -24,18 +26,19 @@ function M.project_folder(name)
   return nil
 end
 
---- Reads every file matching `pattern` (a glob under each folder's
---- `path`) with `read(path, folder)`, which returns an item with a `name`
---- or nil. A later folder's item replaces an earlier one's of the same
---- name, keeping its place; a `read` that fails is a notice naming the
---- file (`what` says what it is), and the others are still read.
-function M.collect(folders, pattern, what, read)
+--- Reads every Markdown file matching `pattern` (a glob under each
+--- folder's `path`) and makes each an item with `make(doc, folder)` (`doc`
+--- is `{ path, fields, body }`), which returns an item with a `name` or nil.
+--- A later folder's item replaces an earlier one's of the same name,
+--- keeping its place; a `make` that fails is a notice naming the file
+--- (`what` says what it is), and the others are still read.
+function M.collect(folders, pattern, what, make)
   local by_name, order = {}, {}
   for _, folder in ipairs(folders) do
-    for _, path in ipairs(uji.fs.glob(uji.fs.join(folder.path, pattern)) or {}) do
-      local ok, item = pcall(read, path, folder)
+    for _, doc in ipairs(frontmatter.files(uji.fs.join(folder.path, pattern), what)) do
+      local ok, item = pcall(make, doc, folder)
       if not ok then
-        uji.notify(what .. " " .. path .. " was left out: " .. tostring(item))
+        uji.notify(what .. " " .. doc.path .. " was left out: " .. tostring(item))
       elseif item then
         if not by_name[item.name] then
           order[#order + 1] = item.name

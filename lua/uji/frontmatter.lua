@@ -14,32 +14,9 @@
 
 local M = {}
 
-local function unquote(value)
-  local quote = value:sub(1, 1)
-  if (quote == '"' or quote == "'") and #value >= 2 and value:sub(-1) == quote then
-    local inner = value:sub(2, -2)
-    if quote == '"' then
-      inner = inner:gsub('\\"', '"'):gsub("\\n", "\n"):gsub("\\\\", "\\")
-    end
-    return inner
-  end
-  return value
-end
-
 --- `text` split at commas outside quotes and parentheses, each piece
 --- trimmed (and empty trailing pieces left out).
 local function split_commas(text)
-  if not text:find("[\"'()]") then
-    -- Nothing to keep together: the common case, without the walk.
-    local items = {}
-    for piece in (text .. ","):gmatch("([^,]*),") do
-      items[#items + 1] = piece:match("^%s*(.-)%s*$")
-    end
-    if items[#items] == "" then
-      items[#items] = nil
-    end
-    return items
-  end
   local items, current, quote, depth = {}, {}, nil, 0
   for char in text:gmatch(".") do
     if quote then
@@ -67,96 +44,34 @@ local function split_commas(text)
   return items
 end
 
---- `[a, "b, c"]` as a list.
-local function inline_list(value)
-  local items = split_commas(value:sub(2, -2))
-  for i, item in ipairs(items) do
-    items[i] = unquote(item)
-  end
-  return items
-end
-
---- (fields, body, problems). A file without front matter is all body.
---- Only the front matter is split into lines: a long body is not walked.
+--- (fields, body, problems): `uji.markdown.front_matter`, native (uji's
+--- defaults read every command and skill file at start-up).
 function M.parse(text)
-  local first = text:match("^%-%-%-[ \t]*\r?\n()")
-  if not first then
-    return {}, text, {}
-  end
-  -- The closing line: `---` alone, then a line end or the end of the file.
-  local close_start, body_start = text:match("()\n%-%-%-[ \t]*\r?\n()", first - 1)
-  if not close_start then
-    close_start = text:match("()\n%-%-%-[ \t]*$", first - 1)
-    body_start = #text + 1
-  end
-  if not close_start then
-    return {}, text, { { line = 1, text = "the front matter opened with --- is never closed" } }
-  end
-  local header = text:sub(first, close_start):gsub("\r\n", "\n")
-  local fields, problems = {}, {}
-  local key, block, style
-  local function finish_block()
-    if key and block then
-      if style == "list" then
-        fields[key] = block
-      else
-        fields[key] = table.concat(block, style == "|" and "\n" or " ")
-      end
-    end
-    key, block, style = nil, nil, nil
-  end
-  local number = 1
-  for line in header:gmatch("([^\n]*)\n") do
-    number = number + 1
-    local indented = line:match("^%s+%S")
-    if block and indented then
-      local item = line:match("^%s*%-%s+(.*)$")
-      if style == "list" or (style == nil and item) then
-        style = "list"
-        if item then
-          block[#block + 1] = unquote(item:match("^(.-)%s*$"))
-        else
-          problems[#problems + 1] = { line = number, text = line }
-        end
-      else
-        block[#block + 1] = line:match("^%s*(.-)%s*$")
-      end
-    elseif line:match("^%s*$") or line:match("^%s*#") then
-      -- Blank lines and comments.
-    else
-      finish_block()
-      local k, value = line:match("^([%w_%-]+)%s*:%s*(.-)%s*$")
-      if not k then
-        problems[#problems + 1] = { line = number, text = line }
-      elseif value == "" or value == ">" or value == "|" or value == ">-" or value == "|-" then
-        key, block = k, {}
-        style = (value ~= "") and value:sub(1, 1) or nil
-      elseif value:sub(1, 1) == "[" and value:sub(-1) == "]" then
-        fields[k] = inline_list(value)
-      else
-        fields[k] = unquote(value)
-      end
-    end
-  end
-  finish_block()
-  return fields, text:sub(body_start), problems
+  local parsed = uji.markdown.front_matter(text)
+  return parsed.fields, parsed.body, parsed.problems
 end
 
---- Reads the Markdown file `path` and parses it: (fields, body), each line
---- of front matter it could not read a notice naming the file and line;
---- nil (and a notice saying what `what` could not be read) when the file
---- cannot be.
-function M.read(path, what)
-  local text, err = uji.fs.read(path)
-  if not text then
-    uji.notify(what .. " " .. path .. " was not read: " .. tostring(err))
-    return nil
-  end
-  local fields, body, problems = M.parse(text)
+local function report(path, problems)
   for _, problem in ipairs(problems) do
     uji.notify(path .. ":" .. problem.line .. ": front matter line not understood: " .. problem.text)
   end
-  return fields, body
+end
+
+--- Every file the glob `pattern` finds, read and parsed: a list of
+--- `{ path, fields, body }` in path order. Each line of front matter not
+--- understood is a notice naming the file and line; a file that cannot be
+--- read is a notice saying which `what` was not read, and is left out.
+function M.files(pattern, what)
+  local docs = {}
+  for _, doc in ipairs(uji.markdown.files(pattern)) do
+    if doc.error then
+      uji.notify(what .. " " .. doc.path .. " was not read: " .. doc.error)
+    else
+      report(doc.path, doc.problems)
+      docs[#docs + 1] = doc
+    end
+  end
+  return docs
 end
 
 --- A field as text: a string as it is, an inline list as it was written

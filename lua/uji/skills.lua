@@ -41,11 +41,8 @@ function M.folders()
 end
 
 --- One skill's SKILL.md as a skill; nil (and a notice) when it cannot be.
-local function read_skill(path, folder)
-  local fields, body = frontmatter.read(path, "skill")
-  if not fields then
-    return nil
-  end
+local function read_skill(doc, folder)
+  local path, fields = doc.path, doc.fields
   local dir = path:sub(1, -(#"/SKILL.md" + 1))
   local description = frontmatter.text(fields.description)
   if not description or description == "" then
@@ -57,7 +54,7 @@ local function read_skill(path, folder)
     description = description,
     path = path,
     dir = dir,
-    body = body,
+    body = doc.body,
     folder = folder.path,
     project = folder.project,
   }

@@ -231,6 +231,7 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
     crate::session::install(lua, &t)?;
     crate::served::install(lua, &t)?;
     crate::files::install(lua, &t)?;
+    crate::frontmatter::install(lua, &t)?;
     crate::job::install(lua, &t)?;
     crate::http::install(lua, &t)?;
     crate::dialogs::install(lua, &t)?;

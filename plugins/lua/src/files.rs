@@ -121,7 +121,7 @@ fn path_arg(value: &Value, api: &str) -> Result<String, String> {
     Ok(path)
 }
 
-fn read_bounded(path: &Path, shown: &str) -> Result<Vec<u8>, String> {
+pub fn read_bounded(path: &Path, shown: &str) -> Result<Vec<u8>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("read {shown}: {e}"))?;
     if meta.is_dir() {
         return Err(format!("{shown} is a directory, not a file"));
@@ -334,11 +334,27 @@ fn fs_stat(lua: &Lua, path: Value) -> Answer {
 fn fs_glob(lua: &Lua, pattern: Value) -> Answer {
     const API: &str = "uji.fs.glob";
     let shown = string_arg(&pattern, API, "the pattern")?;
+    let paths = match glob_paths(API, &shown)? {
+        Ok(paths) => paths,
+        Err(message) => return problem(lua, message),
+    };
+    let list = lua.create_table().map_err(lerr)?;
+    for path in paths {
+        list.raw_push(path).map_err(lerr)?;
+    }
+    convert::mark_array(lua, &list).map_err(lerr)?;
+    found(lua, list)
+}
+
+/// The paths matching the glob `shown` as `uji.fs.glob` gives them; the
+/// outer error is a wrong argument, the inner a pattern that cannot be
+/// read.
+pub fn glob_paths(api: &str, shown: &str) -> Result<Result<Vec<String>, String>, String> {
     if shown.is_empty() {
-        return Err(format!("{API}: the pattern must not be empty"));
+        return Err(format!("{api}: the pattern must not be empty"));
     }
     let relative = !(shown.starts_with('/') || shown.starts_with('~'));
-    let full = resolve(&shown).to_string_lossy().into_owned();
+    let full = resolve(shown).to_string_lossy().into_owned();
     let options = glob::MatchOptions {
         case_sensitive: true,
         require_literal_separator: true,
@@ -346,22 +362,21 @@ fn fs_glob(lua: &Lua, pattern: Value) -> Answer {
     };
     let matches = match glob::glob_with(&full, options) {
         Ok(found) => found,
-        Err(e) => return problem(lua, format!("{API}: bad pattern {shown:?}: {e}")),
+        Err(e) => return Ok(Err(format!("{api}: bad pattern {shown:?}: {e}"))),
     };
     let mut paths: Vec<PathBuf> = matches.filter_map(Result::ok).take(GLOB_FOUND).collect();
     paths.sort();
     let cwd = std::env::current_dir().unwrap_or_default();
-    let list = lua.create_table().map_err(lerr)?;
-    for path in paths {
-        let shown = match (relative, path.strip_prefix(&cwd)) {
-            (true, Ok(rest)) => rest.to_path_buf(),
-            _ => path,
-        };
-        list.raw_push(shown.to_string_lossy().into_owned())
-            .map_err(lerr)?;
-    }
-    convert::mark_array(lua, &list).map_err(lerr)?;
-    found(lua, list)
+    Ok(Ok(paths
+        .into_iter()
+        .map(|path| {
+            let shown = match (relative, path.strip_prefix(&cwd)) {
+                (true, Ok(rest)) => rest.to_path_buf(),
+                _ => path,
+            };
+            shown.to_string_lossy().into_owned()
+        })
+        .collect()))
 }
 
 /// A plugin's data file name: one plain name, nothing that escapes.

@@ -13,6 +13,7 @@ mod dialogs;
 mod errors;
 mod events;
 mod files;
+mod frontmatter;
 mod http;
 mod interrupt;
 mod job;

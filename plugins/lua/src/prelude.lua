@@ -77,6 +77,11 @@ uji.json = {
   null = raw.json_null,
 }
 
+uji.markdown = {
+  front_matter = wrap(raw.markdown_front_matter),
+  files = wrap(raw.markdown_files),
+}
+
 uji.session = {
   submit = wrap(raw.session_submit),
   info = wrap(raw.session_info),

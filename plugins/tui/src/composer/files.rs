@@ -1,30 +1,22 @@
 //! The `@` file picker: while the word at the cursor starts with `@`, a
 //! fuzzy list of the workspace's files and directories opens above the box
-//! (docs/context.md). The workspace is walked once on a thread of its own as
-//! ripgrep would walk it (`.gitignore`, `.ignore`, hidden files: the
-//! `ignore` crate), and the list fills while the walk goes on; nucleo ranks
-//! on its own threads, so no key waits for a large tree. Tab or Enter puts
-//! the path in the draft; core reads what it names when the message is sent.
+//! (docs/context.md). The paths are walked and ranked by `FileIndex`: the
+//! walk on a thread of its own, the list filling while it goes on. Tab or
+//! Enter puts the path in the draft; core reads what it names when the
+//! message is sent.
 
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use ignore::{WalkBuilder, WalkState};
-use nucleo::pattern::{CaseMatching, Normalization};
-use nucleo::{Config, Nucleo};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use super::file_index::FileIndex;
 use crate::theme::Theme;
 
 /// Rows the list shows at most.
 pub const MAX_ROWS: usize = 8;
-/// Entries a walk takes at most: a mistaken start in `/` or a home
-/// directory stays bounded.
-pub const MAX_ENTRIES: usize = 300_000;
 /// A walk older than this is done again when the picker next opens, so
 /// files created meanwhile show up.
 const STALE_AFTER: Duration = Duration::from_secs(30);
@@ -75,98 +67,12 @@ pub fn mention_text(path: &str) -> String {
     }
 }
 
-/// The workspace's paths being walked and matched.
-struct Index {
-    nucleo: Nucleo<String>,
-    walking: Arc<AtomicBool>,
-    started: Instant,
-    /// The pattern nucleo matches now.
-    query: String,
-    /// nucleo's matching was still running at the last tick.
-    matching: bool,
-}
-
-impl Index {
-    fn start(root: PathBuf) -> Index {
-        // Redraws come from the screen's frame ticks while the list is
-        // busy, so nucleo's own wake-up has nothing to do.
-        let nucleo = Nucleo::new(Config::DEFAULT.match_paths(), Arc::new(|| {}), None, 1);
-        let walking = Arc::new(AtomicBool::new(true));
-        walk(root, &nucleo, Arc::clone(&walking));
-        Index {
-            nucleo,
-            walking,
-            started: Instant::now(),
-            query: String::new(),
-            matching: true,
-        }
-    }
-
-    /// Walking, matching, or holding paths not matched yet (the walk may
-    /// end between a tick and this look).
-    fn busy(&self) -> bool {
-        self.matching
-            || self.walking.load(Ordering::Acquire)
-            || self.nucleo.snapshot().item_count() < self.nucleo.injector().injected_items()
-    }
-
-    fn set_query(&mut self, query: &str) {
-        if query == self.query {
-            return;
-        }
-        // Typing on narrows the last matches instead of starting over.
-        let append = query.starts_with(&self.query);
-        self.nucleo
-            .pattern
-            .reparse(0, query, CaseMatching::Smart, Normalization::Smart, append);
-        self.query = query.to_string();
-    }
-}
-
-/// Walks `root` on a thread of its own, handing each path (relative,
-/// directories ending in `/`) to nucleo.
-fn walk(root: PathBuf, nucleo: &Nucleo<String>, walking: Arc<AtomicBool>) {
-    let injector = nucleo.injector();
-    let done = Arc::clone(&walking);
-    let spawned = std::thread::Builder::new()
-        .name("uji-tui-files".into())
-        .spawn(move || {
-            let taken = AtomicUsize::new(0);
-            WalkBuilder::new(&root).build_parallel().run(|| {
-                let (injector, root, taken) = (injector.clone(), root.clone(), &taken);
-                Box::new(move |entry| {
-                    let Ok(entry) = entry else {
-                        return WalkState::Continue;
-                    };
-                    if entry.depth() == 0 {
-                        return WalkState::Continue;
-                    }
-                    if taken.fetch_add(1, Ordering::Relaxed) >= MAX_ENTRIES {
-                        return WalkState::Quit;
-                    }
-                    let Ok(relative) = entry.path().strip_prefix(&root) else {
-                        return WalkState::Continue;
-                    };
-                    let mut path = relative.to_string_lossy().into_owned();
-                    if entry.file_type().is_some_and(|t| t.is_dir()) {
-                        path.push('/');
-                    }
-                    injector.push(path, |path, columns| columns[0] = path.as_str().into());
-                    WalkState::Continue
-                })
-            });
-            done.store(false, Ordering::Release);
-        });
-    if spawned.is_err() {
-        // No thread, no walk: the list stays empty rather than busy.
-        walking.store(false, Ordering::Release);
-    }
-}
-
 /// The picker: closed, or open on the `@word` at the cursor.
 pub struct FilePicker {
     root: PathBuf,
-    index: Option<Index>,
+    index: Option<FileIndex>,
+    /// When the index was started (it is walked again once stale).
+    walked_at: Instant,
     token: Option<Token>,
     /// The draft Esc closed the list on: it stays closed until it changes.
     dismissed: Option<String>,
@@ -183,6 +89,7 @@ impl FilePicker {
         FilePicker {
             root,
             index: None,
+            walked_at: Instant::now(),
             token: None,
             dismissed: None,
             shown: Vec::new(),
@@ -202,48 +109,40 @@ impl FilePicker {
         let Some(token) = &self.token else {
             return;
         };
-        let stale = self
-            .index
-            .as_ref()
-            .is_none_or(|index| opening && index.started.elapsed() > STALE_AFTER);
+        let stale = self.index.is_none() || (opening && self.walked_at.elapsed() > STALE_AFTER);
         if stale {
-            self.index = Some(Index::start(self.root.clone()));
+            self.index = Some(FileIndex::start(self.root.clone(), MAX_ROWS));
+            self.walked_at = Instant::now();
         }
         if let Some(index) = &mut self.index {
             index.set_query(&token.query);
-            index.matching = true;
         }
         self.selected = 0;
         self.poll();
     }
 
-    /// Lets nucleo take in what was walked and matched since; true when
-    /// what the list shows changed.
+    /// Takes in what the walk found since; true when what the list shows
+    /// changed.
     pub fn poll(&mut self) -> bool {
         let (Some(index), Some(_)) = (&mut self.index, &self.token) else {
             return false;
         };
-        index.matching = index.nucleo.tick(2).running;
-        let snapshot = index.nucleo.snapshot();
-        let count = snapshot.matched_item_count();
-        let rows = count.min(MAX_ROWS as u32);
-        let shown: Vec<String> = snapshot
-            .matched_items(..rows)
-            .map(|item| item.data.clone())
-            .collect();
-        let changed = shown != self.shown || count as usize != self.matched;
+        index.poll();
+        let shown: Vec<String> = index.best().map(str::to_string).collect();
+        let count = index.matched();
+        let changed = shown != self.shown || count != self.matched;
         self.shown = shown;
-        self.matched = count as usize;
+        self.matched = count;
         self.selected = self.selected.min(self.shown.len().saturating_sub(1));
         changed
     }
 
-    /// While open, whether more may come (the walk or the matching runs):
+    /// While open, whether more may come (the walk goes on):
     /// the screen then ticks each frame.
     pub fn busy(&self) -> bool {
         self.token.is_some()
             && self.dismissed.is_none()
-            && self.index.as_ref().is_some_and(Index::busy)
+            && self.index.as_ref().is_some_and(FileIndex::walking)
     }
 
     pub fn is_open(&self) -> bool {

@@ -3,6 +3,7 @@
 
 mod action;
 mod edit;
+mod file_index;
 pub mod files;
 mod history;
 mod layout;
