@@ -14,6 +14,15 @@ fn open(model: &FakeModel) -> (Sandbox, Tty) {
 
 /// [`open`], with `setup` run on the sandbox before uji starts.
 fn open_with(model: &FakeModel, setup: impl FnOnce(&Sandbox)) -> (Sandbox, Tty) {
+    open_with_env(model, setup, &[])
+}
+
+/// [`open_with`], with `env` added to uji's environment.
+fn open_with_env(
+    model: &FakeModel,
+    setup: impl FnOnce(&Sandbox),
+    env: &[(&str, &str)],
+) -> (Sandbox, Tty) {
     let sandbox = Sandbox::new();
     let init = format!(
         "require(\"uji.defaults\")\n\
@@ -34,10 +43,11 @@ fn open_with(model: &FakeModel, setup: impl FnOnce(&Sandbox)) -> (Sandbox, Tty) 
         "uji_plugin_openai_chat",
         "uji_plugin_lua",
     ]);
-    let command = sandbox
-        .uji_tty()
-        .env("UJI_PLUGIN_PATH", plugins)
-        .then_stty();
+    let mut command = sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins);
+    for (key, value) in env {
+        command = command.env(*key, *value);
+    }
+    let command = command.then_stty();
     let tty = Tty::spawn(command, 24, 80);
     tty.wait_for_text("Ask uji anything");
     (sandbox, tty)
@@ -256,6 +266,15 @@ fn a_commands_allowed_tools_never_lift_a_deny_rule() {
     tty.quit_with_ctrl_c();
 }
 
+/// The content parts of the user's message in the last request (text,
+/// then images).
+fn user_message_parts(model: &FakeModel) -> Vec<serde_json::Value> {
+    model.last_request().json["messages"][1]["content"]
+        .as_array()
+        .expect("the message's content as parts")
+        .clone()
+}
+
 #[test]
 fn a_pasted_image_path_becomes_a_marker_and_the_image_goes_with_the_message() {
     let model = FakeModel::start();
@@ -270,11 +289,7 @@ fn a_pasted_image_path_becomes_a_marker_and_the_image_goes_with_the_message() {
     tty.wait_for_text("what is [image #1]");
     tty.press("<CR>");
     tty.wait_for_text("A red dot.");
-    let request = model.last_request();
-    let parts = request.json["messages"][1]["content"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let parts = user_message_parts(&model);
     assert_eq!(parts[0]["text"], "what is [image #1]");
     assert!(
         parts[1]["image_url"]["url"]
@@ -297,6 +312,106 @@ fn a_pasted_image_path_becomes_a_marker_and_the_image_goes_with_the_message() {
         1,
         "only the first message has an image: {body}"
     );
+    tty.quit_with_ctrl_c();
+}
+
+/// An X server of the test's own (Xvfb) whose clipboard holds a PNG put
+/// there by xclip: what a person has after copying a screenshot. None
+/// (and the test says it was skipped) where Xvfb or xclip is missing,
+/// unless `UJI_TESTS_REQUIRE_X` is set, as CI sets it.
+struct XClipboard {
+    server: std::process::Child,
+    display: String,
+}
+
+impl XClipboard {
+    fn holding_png(png: &std::path::Path) -> Option<XClipboard> {
+        use std::io::BufRead;
+        let spawned = std::process::Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-nolisten",
+                "tcp",
+                "-screen",
+                "0",
+                "640x480x24",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let mut server = match spawned {
+            Ok(server) => server,
+            Err(e) if std::env::var_os("UJI_TESTS_REQUIRE_X").is_none() => {
+                eprintln!("skipped: no Xvfb ({e}); apt-get install xvfb xclip to run this test");
+                return None;
+            }
+            Err(e) => panic!("UJI_TESTS_REQUIRE_X is set but Xvfb cannot start: {e}"),
+        };
+        // -displayfd writes the display number it took once it listens.
+        let mut number = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut number)
+            .unwrap();
+        let display = format!(":{}", number.trim());
+        // xclip serves the selection from a process of its own until the
+        // X server goes.
+        let status = std::process::Command::new("xclip")
+            .args(["-selection", "clipboard", "-t", "image/png", "-i"])
+            .arg(png)
+            .env("DISPLAY", &display)
+            .status();
+        match status {
+            Ok(status) => assert!(status.success(), "xclip failed"),
+            Err(e) => {
+                let _ = server.kill();
+                assert!(
+                    std::env::var_os("UJI_TESTS_REQUIRE_X").is_none(),
+                    "UJI_TESTS_REQUIRE_X is set but xclip cannot run: {e}"
+                );
+                eprintln!("skipped: no xclip ({e}); apt-get install xclip to run this test");
+                return None;
+            }
+        }
+        Some(XClipboard { server, display })
+    }
+}
+
+impl Drop for XClipboard {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+#[test]
+fn ctrl_v_attaches_the_clipboards_image_and_the_model_gets_it() {
+    let model = FakeModel::start();
+    model.push(answer("A copied dot."));
+    let picture = tempfile::tempdir().unwrap();
+    let png = picture.path().join("copied.png");
+    std::fs::write(&png, uji_tests::ONE_PIXEL_PNG).unwrap();
+    let Some(x) = XClipboard::holding_png(&png) else {
+        return;
+    };
+    let (_sandbox, mut tty) = open_with_env(&model, |_| {}, &[("DISPLAY", &x.display)]);
+    tty.type_keys("see ");
+    tty.press("<C-v>");
+    tty.wait_for_text("see [image #1]");
+    tty.press("<CR>");
+    tty.wait_for_text("A copied dot.");
+    let parts = user_message_parts(&model);
+    assert_eq!(parts[0]["text"], "see [image #1]");
+    let url = parts[1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,"), "{parts:?}");
+    // The clipboard's pixels came through: the one red pixel, re-encoded.
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&url["data:image/png;base64,".len()..])
+        .unwrap();
+    let decoded = image::load_from_memory(&bytes).unwrap().to_rgba8();
+    assert_eq!(decoded.dimensions(), (1, 1));
+    assert_eq!(decoded.get_pixel(0, 0).0, [255, 0, 0, 255]);
     tty.quit_with_ctrl_c();
 }
 
