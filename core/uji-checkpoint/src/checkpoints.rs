@@ -1,0 +1,895 @@
+//! A session's checkpoints of its workspace: taking them, the change sets
+//! each turn (and each restore) made, and planning and applying restores.
+//! One owner: the session's agent holds the `Checkpoints` and calls it
+//! from one task at a time.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::log::{self, CheckpointRecord, Record};
+use crate::object::{ObjectStore, address_of};
+use crate::restore::{self, Applied, FileAction, Plan, RestoreError};
+use crate::scan::{Found, ScanError, Skipped, scan};
+use crate::stat_cache::StatCache;
+use crate::tree::{self, FileState, Tree};
+
+/// What checkpoints keep at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A larger file is skipped (present, content not kept).
+    pub max_file: u64,
+    /// Once a session stored this many bytes, new content is skipped.
+    pub max_session: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_file: 10 * 1024 * 1024,
+            max_session: 500 * 1024 * 1024,
+        }
+    }
+}
+
+/// What a change set undid or did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChangeSetKind {
+    /// The files a turn changed (by any tool, commands included).
+    Turn { turn: u64 },
+    /// A restore that reverted change set `of` (`/undo`, `uji undo`).
+    Undo { of: u64 },
+    /// A restore that reverted the undo `of` (`/redo`).
+    Redo { of: u64 },
+    /// A restore of the code to before turn `to_turn` (`/rewind`).
+    Rewind { to_turn: u64 },
+}
+
+/// Files that changed between two checkpoints, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeSet {
+    pub id: u64,
+    #[serde(flatten)]
+    pub kind: ChangeSetKind,
+    /// The checkpoint before and the one after.
+    pub from: u64,
+    pub to: u64,
+    pub at_ms: u64,
+    pub paths: Vec<String>,
+}
+
+/// One checkpoint, as `uji checkpoints` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointInfo {
+    pub id: u64,
+    pub turn: u64,
+    pub at_ms: u64,
+    pub reason: String,
+    /// Files that changed since the checkpoint before.
+    pub changed: usize,
+    /// Bytes of new objects stored.
+    pub stored: u64,
+    pub skipped: usize,
+}
+
+/// What taking a checkpoint did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    pub id: u64,
+    pub changed: usize,
+    pub stored: u64,
+    /// Files not kept that were not reported before in this session.
+    pub newly_skipped: Vec<Skipped>,
+}
+
+/// Why checkpoints could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("the workspace {} cannot be checkpointed: {error}", root.display())]
+    Root {
+        root: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("{0:?} is not a session id")]
+    BadSession(String),
+    #[error("the checkpoint log {} cannot be read: {error}", path.display())]
+    Log {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error(transparent)]
+    Restore(#[from] RestoreError),
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Whether `id` is a session id that names one file and nothing else.
+pub(crate) fn plain_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Where a workspace's checkpoints live under `data_dir`.
+pub fn workspace_dir(data_dir: &Path, root: &Path) -> PathBuf {
+    let key = address_of(root.as_os_str().as_encoded_bytes());
+    data_dir.join(crate::FOLDER).join(&key[..16])
+}
+
+/// A session's checkpoints.
+pub struct Checkpoints {
+    root: PathBuf,
+    store: ObjectStore,
+    cache: StatCache,
+    log_path: PathBuf,
+    limits: Limits,
+    records: Vec<CheckpointRecord>,
+    change_sets: Vec<ChangeSet>,
+    current: Tree,
+    stored: u64,
+    /// The turn whose changes are being gathered, and its first checkpoint.
+    open_turn: Option<(u64, u64)>,
+    undoable: Vec<u64>,
+    redoable: Vec<u64>,
+    noticed: HashSet<String>,
+}
+
+impl Checkpoints {
+    /// The checkpoints of session `session` in the workspace `root`, from
+    /// its log when there is one.
+    pub fn open(
+        data_dir: &Path,
+        session: &str,
+        root: &Path,
+        limits: Limits,
+    ) -> Result<Checkpoints, OpenError> {
+        if !plain_session_id(session) {
+            return Err(OpenError::BadSession(session.to_string()));
+        }
+        let root = root.canonicalize().map_err(|error| OpenError::Root {
+            root: root.to_path_buf(),
+            error,
+        })?;
+        let base = workspace_dir(data_dir, &root);
+        let log_path = base.join("sessions").join(format!("{session}.jsonl"));
+        let mut checkpoints = Checkpoints {
+            store: ObjectStore::new(base.join("objects")),
+            cache: StatCache::load(base.join("index.json")),
+            root,
+            log_path,
+            limits,
+            records: Vec::new(),
+            change_sets: Vec::new(),
+            current: Tree::new(),
+            stored: 0,
+            open_turn: None,
+            undoable: Vec::new(),
+            redoable: Vec::new(),
+            noticed: HashSet::new(),
+        };
+        checkpoints.replay()?;
+        // Humans (and `uji checkpoints`) can tell which folder this is.
+        let _ = std::fs::create_dir_all(&base);
+        let _ = std::fs::write(
+            base.join("workspace"),
+            checkpoints.root.as_os_str().as_encoded_bytes(),
+        );
+        Ok(checkpoints)
+    }
+
+    fn replay(&mut self) -> Result<(), OpenError> {
+        let log_error = |error| OpenError::Log {
+            path: self.log_path.clone(),
+            error,
+        };
+        log::heal(&self.log_path).map_err(log_error)?;
+        let records = log::read(&self.log_path).map_err(|error| OpenError::Log {
+            path: self.log_path.clone(),
+            error,
+        })?;
+        for record in records {
+            match record {
+                Record::Header { root, .. } => {
+                    if Path::new(&root) != self.root {
+                        return Err(RestoreError::OtherWorkspace {
+                            expected: root,
+                            found: self.root.display().to_string(),
+                        }
+                        .into());
+                    }
+                }
+                Record::Checkpoint(record) => {
+                    tree::apply(&mut self.current, &record.changes);
+                    self.stored += record.stored;
+                    self.records.push(record);
+                }
+                Record::ChangeSet(set) => self.remember(set),
+            }
+        }
+        Ok(())
+    }
+
+    /// The workspace root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Every checkpoint, oldest first.
+    pub fn list(&self) -> Vec<CheckpointInfo> {
+        self.records
+            .iter()
+            .map(|r| CheckpointInfo {
+                id: r.id,
+                turn: r.turn,
+                at_ms: r.at_ms,
+                reason: r.reason.clone(),
+                changed: r.changes.len(),
+                stored: r.stored,
+                skipped: r.skipped.len(),
+            })
+            .collect()
+    }
+
+    /// Every change set, oldest first.
+    pub fn change_sets(&self) -> &[ChangeSet] {
+        &self.change_sets
+    }
+
+    /// Bytes this session's checkpoints stored.
+    pub fn stored(&self) -> u64 {
+        self.stored
+    }
+
+    fn append(&self, record: &Record) -> Result<(), ScanError> {
+        if !self.log_path.exists() {
+            let header = Record::Header {
+                version: log::VERSION,
+                root: self.root.display().to_string(),
+            };
+            log::append(&self.log_path, &header).map_err(|error| ScanError::Log {
+                path: self.log_path.clone(),
+                error,
+            })?;
+        }
+        log::append(&self.log_path, record).map_err(|error| ScanError::Log {
+            path: self.log_path.clone(),
+            error,
+        })
+    }
+
+    /// Records the workspace as it is now, before something in turn `turn`
+    /// may change it (`reason` says what). The first checkpoint of a turn
+    /// starts gathering that turn's changes.
+    pub fn checkpoint(&mut self, turn: u64, reason: &str) -> Result<Created, ScanError> {
+        let (found, mut skipped) = scan(&self.root)?;
+        let (tree, more_skipped, stored) = self.read_all(&found)?;
+        skipped.extend(more_skipped);
+        let present: HashSet<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        self.cache.retain(|path| present.contains(path));
+        let changes = tree::changes(&self.current, &tree);
+        let id = self.records.last().map_or(1, |r| r.id + 1);
+        let newly_skipped: Vec<Skipped> = skipped
+            .iter()
+            .filter(|s| self.noticed.insert(s.path.clone()))
+            .cloned()
+            .collect();
+        let record = CheckpointRecord {
+            id,
+            turn,
+            at_ms: now_ms(),
+            reason: reason.to_string(),
+            changes,
+            skipped,
+            stored,
+        };
+        self.append(&Record::Checkpoint(record.clone()))?;
+        let created = Created {
+            id,
+            changed: record.changes.len(),
+            stored,
+            newly_skipped,
+        };
+        self.current = tree;
+        self.stored += stored;
+        self.records.push(record);
+        if self.open_turn.is_none_or(|(open, _)| open != turn) {
+            self.open_turn = Some((turn, id));
+        }
+        Ok(created)
+    }
+
+    /// Each found path's state: from the stat cache when its stats say it
+    /// is unchanged, else read (on every core), kept and remembered.
+    fn read_all(&mut self, found: &[Found]) -> Result<(Tree, Vec<Skipped>, u64), ScanError> {
+        let mut tree = Tree::new();
+        let mut to_read = Vec::new();
+        for one in found {
+            match self.cache.trusted(one) {
+                Some(state) => {
+                    tree.insert(one.path.clone(), state.clone());
+                }
+                None => to_read.push(one),
+            }
+        }
+        let stored = AtomicU64::new(0);
+        let read = read_in_parallel(&to_read, &self.store, self.limits, self.stored, &stored);
+        let seen = now_ms();
+        let mut skipped = Vec::new();
+        for (one, state) in to_read.iter().zip(read) {
+            let state = state?;
+            if let FileState::Skipped { why, .. } = &state {
+                skipped.push(Skipped {
+                    path: one.path.clone(),
+                    why: why.clone(),
+                });
+            } else {
+                self.cache.remember(one, state.clone(), seen);
+            }
+            tree.insert(one.path.clone(), state);
+        }
+        Ok((tree, skipped, stored.into_inner()))
+    }
+
+    /// Ends turn `turn`: a last checkpoint, and the turn's change set when
+    /// it changed files. Saves the stat cache.
+    pub fn end_turn(&mut self, turn: u64) -> Result<Option<ChangeSet>, ScanError> {
+        let Some((open, start)) = self.open_turn else {
+            return Ok(None);
+        };
+        if open != turn {
+            self.open_turn = None;
+            return Ok(None);
+        }
+        let end = self.checkpoint(turn, "turn end")?.id;
+        self.open_turn = None;
+        self.cache.save();
+        let paths = self.paths_between(start, end);
+        if paths.is_empty() {
+            return Ok(None);
+        }
+        self.record_set(ChangeSetKind::Turn { turn }, start, end, paths)
+            .map(Some)
+    }
+
+    fn record_set(
+        &mut self,
+        kind: ChangeSetKind,
+        from: u64,
+        to: u64,
+        paths: Vec<String>,
+    ) -> Result<ChangeSet, ScanError> {
+        let set = ChangeSet {
+            id: self.change_sets.last().map_or(1, |s| s.id + 1),
+            kind,
+            from,
+            to,
+            at_ms: now_ms(),
+            paths,
+        };
+        self.append(&Record::ChangeSet(set.clone()))?;
+        self.remember(set.clone());
+        Ok(set)
+    }
+
+    /// Keeps `set` and moves the undo and redo stacks as it says.
+    fn remember(&mut self, set: ChangeSet) {
+        match &set.kind {
+            ChangeSetKind::Turn { .. } => {
+                self.undoable.push(set.id);
+                self.redoable.clear();
+            }
+            ChangeSetKind::Undo { of } => {
+                self.undoable.retain(|id| id != of);
+                self.redoable.push(set.id);
+            }
+            ChangeSetKind::Redo { of } => {
+                self.redoable.retain(|id| id != of);
+                self.undoable.push(set.id);
+            }
+            ChangeSetKind::Rewind { to_turn } => {
+                let sets = &self.change_sets;
+                self.undoable.retain(|id| {
+                    !sets.iter().any(|s| {
+                        s.id == *id
+                            && matches!(s.kind, ChangeSetKind::Turn { turn } if turn >= *to_turn)
+                    })
+                });
+                self.redoable.push(set.id);
+            }
+        }
+        self.change_sets.push(set);
+    }
+
+    /// The tree at checkpoint `id`.
+    fn tree_at(&self, id: u64) -> Tree {
+        let mut tree = Tree::new();
+        for record in self.records.iter().take_while(|r| r.id <= id) {
+            tree::apply(&mut tree, &record.changes);
+        }
+        tree
+    }
+
+    /// Paths whose state differs between checkpoints `from` and `to`.
+    fn paths_between(&self, from: u64, to: u64) -> Vec<String> {
+        let touched: BTreeSet<&str> = self
+            .records
+            .iter()
+            .filter(|r| r.id > from && r.id <= to)
+            .flat_map(|r| r.changes.iter().map(|c| c.path.as_str()))
+            .collect();
+        let (before, after) = (self.tree_at(from), self.tree_at(to));
+        touched
+            .into_iter()
+            .filter(|p| before.get(*p) != after.get(*p))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn set(&self, id: u64) -> Option<&ChangeSet> {
+        self.change_sets.iter().find(|s| s.id == id)
+    }
+
+    /// The plan that reverts change set `set`: its paths back to how they
+    /// were at its start.
+    fn plan_revert(&self, set: &ChangeSet, kind: ChangeSetKind, title: String) -> Plan {
+        let (want, left) = (self.tree_at(set.from), self.tree_at(set.to));
+        self.plan_paths(&set.paths, &want, &left, kind, title)
+    }
+
+    fn plan_paths(
+        &self,
+        paths: &[String],
+        want: &Tree,
+        left: &Tree,
+        kind: ChangeSetKind,
+        title: String,
+    ) -> Plan {
+        let files = paths
+            .iter()
+            .filter_map(|path| {
+                let now = restore::current_state(&self.root, path);
+                restore::plan_file(path, want.get(path), left.get(path), now.as_ref())
+            })
+            .collect();
+        Plan { title, files, kind }
+    }
+
+    /// `/undo`: the last turn (or redo) not undone, reverted.
+    pub fn plan_undo(&self) -> Result<Plan, RestoreError> {
+        let set = self
+            .undoable
+            .last()
+            .and_then(|id| self.set(*id))
+            .ok_or(RestoreError::NothingToUndo)?;
+        let title = format!("undo of {}", self.describe(set));
+        Ok(self.plan_revert(set, ChangeSetKind::Undo { of: set.id }, title))
+    }
+
+    /// `/redo`: the last undo (or rewind) taken back.
+    pub fn plan_redo(&self) -> Result<Plan, RestoreError> {
+        let set = self
+            .redoable
+            .last()
+            .and_then(|id| self.set(*id))
+            .ok_or(RestoreError::NothingToRedo)?;
+        let title = format!("redo: taking back the {}", self.describe(set));
+        Ok(self.plan_revert(set, ChangeSetKind::Redo { of: set.id }, title))
+    }
+
+    /// `uji undo --turn N`: turn `turn`'s changes reverted.
+    pub fn plan_turn(&self, turn: u64) -> Result<Plan, RestoreError> {
+        let set = self
+            .change_sets
+            .iter()
+            .rev()
+            .find(|s| s.kind == ChangeSetKind::Turn { turn })
+            .ok_or(RestoreError::NoSuchTurn(turn))?;
+        let title = format!("undo of turn {turn}");
+        Ok(self.plan_revert(set, ChangeSetKind::Undo { of: set.id }, title))
+    }
+
+    /// `/rewind`: every file the turns from `turn` on changed (and did not
+    /// undo) back to how it was before turn `turn`.
+    pub fn plan_rewind(&self, turn: u64) -> Result<Plan, RestoreError> {
+        let sets: Vec<&ChangeSet> = self
+            .undoable
+            .iter()
+            .filter_map(|id| self.set(*id))
+            .filter(|s| matches!(s.kind, ChangeSetKind::Turn { turn: t } if t >= turn))
+            .collect();
+        let from = sets.iter().map(|s| s.from).min();
+        let to = self.records.last().map(|r| r.id);
+        let (Some(from), Some(to)) = (from, to) else {
+            return Ok(Plan {
+                title: format!("code back to before turn {turn}"),
+                files: Vec::new(),
+                kind: ChangeSetKind::Rewind { to_turn: turn },
+            });
+        };
+        let paths: BTreeSet<String> = sets.iter().flat_map(|s| s.paths.clone()).collect();
+        let paths: Vec<String> = paths.into_iter().collect();
+        let (want, left) = (self.tree_at(from), self.tree_at(to));
+        let title = format!("code back to before turn {turn}");
+        Ok(self.plan_paths(
+            &paths,
+            &want,
+            &left,
+            ChangeSetKind::Rewind { to_turn: turn },
+            title,
+        ))
+    }
+
+    fn describe(&self, set: &ChangeSet) -> String {
+        match &set.kind {
+            ChangeSetKind::Turn { turn } => format!("turn {turn}"),
+            ChangeSetKind::Undo { of } => match self.set(*of) {
+                Some(inner) => format!("undo of {}", self.describe(inner)),
+                None => "an undo".to_string(),
+            },
+            ChangeSetKind::Redo { of } => match self.set(*of) {
+                Some(inner) => format!("redo of the {}", self.describe(inner)),
+                None => "a redo".to_string(),
+            },
+            ChangeSetKind::Rewind { to_turn } => format!("rewind to before turn {to_turn}"),
+        }
+    }
+
+    /// Does `plan`: a checkpoint before (so the restore can be reverted),
+    /// each file put back (a conflict only when `overwrite`), a checkpoint
+    /// after, and the change set that records it.
+    pub fn apply(&mut self, plan: &Plan, turn: u64, overwrite: bool) -> Result<Applied, ScanError> {
+        let before = self.checkpoint(turn, &format!("before {}", plan.title))?.id;
+        let mut applied = Applied::default();
+        for file in &plan.files {
+            if let FileAction::Cannot { why } = &file.action {
+                applied.left.push((file.path.clone(), why.clone()));
+                continue;
+            }
+            if let (Some(conflict), false) = (&file.conflict, overwrite) {
+                applied.left.push((file.path.clone(), conflict.why.clone()));
+                continue;
+            }
+            match restore::apply_file(&self.root, &self.store, file) {
+                Ok(()) if file.action == FileAction::Remove => {
+                    applied.removed.push(file.path.clone())
+                }
+                Ok(()) => applied.restored.push(file.path.clone()),
+                Err(why) => applied.failed.push((file.path.clone(), why)),
+            }
+        }
+        let after = self.checkpoint(turn, &format!("after {}", plan.title))?.id;
+        // The restore is not part of the turn around it.
+        self.open_turn = None;
+        self.cache.save();
+        let paths = self.paths_between(before, after);
+        if !paths.is_empty() {
+            let set = self.record_set(plan.kind.clone(), before, after, paths)?;
+            applied.change_set = Some(set.id);
+        }
+        Ok(applied)
+    }
+
+    /// The content addresses this session's log refers to.
+    pub fn addresses(&self) -> HashSet<String> {
+        self.records
+            .iter()
+            .flat_map(|r| r.changes.iter())
+            .filter_map(|c| c.state.as_ref()?.hash().map(str::to_string))
+            .collect()
+    }
+}
+
+/// Reads, addresses and keeps each of `found` on every core; a result per
+/// file, in order.
+fn read_in_parallel(
+    found: &[&Found],
+    store: &ObjectStore,
+    limits: Limits,
+    stored_before: u64,
+    stored: &AtomicU64,
+) -> Vec<Result<FileState, ScanError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(found.len().div_ceil(64).max(1));
+    let read_one = |one: &Found| read_one(one, store, limits, stored_before, stored);
+    if threads <= 1 {
+        return found.iter().map(|one| read_one(one)).collect();
+    }
+    let part = found.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = found
+            .chunks(part)
+            .map(|chunk| {
+                let read_one = &read_one;
+                (
+                    chunk,
+                    scope.spawn(move || chunk.iter().map(|one| read_one(one)).collect::<Vec<_>>()),
+                )
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|(chunk, handle)| {
+                // Reading has nothing that panics on a file's content; if
+                // a thread did, its share is read here rather than lost.
+                handle
+                    .join()
+                    .unwrap_or_else(|_| chunk.iter().map(|one| read_one(one)).collect())
+            })
+            .collect()
+    })
+}
+
+fn read_one(
+    one: &Found,
+    store: &ObjectStore,
+    limits: Limits,
+    stored_before: u64,
+    stored: &AtomicU64,
+) -> Result<FileState, ScanError> {
+    if one.link {
+        return Ok(match std::fs::read_link(&one.full) {
+            Ok(target) => FileState::Link {
+                target: target.to_string_lossy().into_owned(),
+            },
+            Err(e) => skipped(one, format!("cannot be read: {e}")),
+        });
+    }
+    if one.size > limits.max_file {
+        return Ok(skipped(
+            one,
+            format!(
+                "{} MB, over the {} MB a checkpoint keeps of one file",
+                one.size / 1_000_000,
+                limits.max_file / 1_000_000
+            ),
+        ));
+    }
+    let bytes = match std::fs::read(&one.full) {
+        Ok(bytes) => bytes,
+        Err(e) => return Ok(skipped(one, format!("cannot be read: {e}"))),
+    };
+    let hash = address_of(&bytes);
+    if !store.has(&hash) {
+        let so_far = stored_before + stored.load(Ordering::Relaxed);
+        if so_far + bytes.len() as u64 > limits.max_session {
+            return Ok(skipped(
+                one,
+                format!(
+                    "this session's checkpoints reached their {} MB",
+                    limits.max_session / 1_000_000
+                ),
+            ));
+        }
+        stored.fetch_add(store.put(&hash, &bytes)?, Ordering::Relaxed);
+    }
+    Ok(FileState::File {
+        hash,
+        mode: one.mode,
+        size: bytes.len() as u64,
+    })
+}
+
+fn skipped(one: &Found, why: String) -> FileState {
+    FileState::Skipped {
+        size: one.size,
+        why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        data: PathBuf,
+        root: PathBuf,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, root) = (dir.path().join("data"), dir.path().join("work"));
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
+        fs::write(root.join("b.txt"), "bee\n").unwrap();
+        fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(root.join("gone.md"), "to be removed\n").unwrap();
+        Fixture {
+            _dir: dir,
+            data,
+            root,
+        }
+    }
+
+    fn open(f: &Fixture) -> Checkpoints {
+        Checkpoints::open(&f.data, "s1", &f.root, Limits::default()).unwrap()
+    }
+
+    fn read(f: &Fixture, path: &str) -> Option<String> {
+        fs::read_to_string(f.root.join(path)).ok()
+    }
+
+    /// A turn that edits one file, writes another, changes a third in
+    /// place and removes a fourth, checkpointed before each call.
+    fn a_turn(f: &Fixture, checkpoints: &mut Checkpoints, turn: u64) -> ChangeSet {
+        checkpoints.checkpoint(turn, "edit_file src/a.rs").unwrap();
+        fs::write(f.root.join("src/a.rs"), "fn a() { changed() }\n").unwrap();
+        checkpoints.checkpoint(turn, "write_file new.rs").unwrap();
+        fs::write(f.root.join("new.rs"), "new\n").unwrap();
+        checkpoints
+            .checkpoint(turn, "run_command sed -i ...")
+            .unwrap();
+        fs::write(f.root.join("run.sh"), "#!/bin/sh\necho changed\n").unwrap();
+        fs::remove_file(f.root.join("gone.md")).unwrap();
+        checkpoints
+            .end_turn(turn)
+            .unwrap()
+            .expect("the turn changed files")
+    }
+
+    #[test]
+    fn undo_puts_back_every_file_a_turn_changed_with_its_mode_and_redo_brings_the_change_back() {
+        let f = fixture();
+        let mut checkpoints = open(&f);
+        let set = a_turn(&f, &mut checkpoints, 1);
+        assert_eq!(set.paths, ["gone.md", "new.rs", "run.sh", "src/a.rs"]);
+        let plan = checkpoints.plan_undo().unwrap();
+        assert_eq!(plan.files.len(), 4);
+        assert_eq!(plan.conflicts().count(), 0);
+        let applied = checkpoints.apply(&plan, 1, false).unwrap();
+        assert_eq!(applied.removed, ["new.rs"]);
+        assert_eq!(read(&f, "src/a.rs").as_deref(), Some("fn a() {}\n"));
+        assert_eq!(read(&f, "run.sh").as_deref(), Some("#!/bin/sh\n"));
+        let mode = fs::metadata(f.root.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+        assert_eq!(read(&f, "gone.md").as_deref(), Some("to be removed\n"));
+        assert_eq!(read(&f, "new.rs"), None);
+        // Redo is the undo of the undo.
+        let redo = checkpoints.plan_redo().unwrap();
+        checkpoints.apply(&redo, 1, false).unwrap();
+        assert_eq!(
+            read(&f, "src/a.rs").as_deref(),
+            Some("fn a() { changed() }\n")
+        );
+        assert_eq!(read(&f, "new.rs").as_deref(), Some("new\n"));
+        assert_eq!(read(&f, "gone.md"), None);
+        // And the redo can be undone again.
+        let again = checkpoints.plan_undo().unwrap();
+        checkpoints.apply(&again, 1, false).unwrap();
+        assert_eq!(read(&f, "src/a.rs").as_deref(), Some("fn a() {}\n"));
+    }
+
+    #[test]
+    fn a_file_changed_since_the_turn_is_a_conflict_left_alone_unless_overwritten() {
+        let f = fixture();
+        let mut checkpoints = open(&f);
+        a_turn(&f, &mut checkpoints, 1);
+        fs::write(f.root.join("src/a.rs"), "the user's own edit\n").unwrap();
+        let plan = checkpoints.plan_undo().unwrap();
+        let conflicts: Vec<&str> = plan.conflicts().map(|c| c.path.as_str()).collect();
+        assert_eq!(conflicts, ["src/a.rs"]);
+        let applied = checkpoints.apply(&plan, 1, false).unwrap();
+        assert_eq!(applied.left.len(), 1);
+        assert_eq!(
+            read(&f, "src/a.rs").as_deref(),
+            Some("the user's own edit\n")
+        );
+        assert_eq!(
+            read(&f, "gone.md").as_deref(),
+            Some("to be removed\n"),
+            "the others were restored"
+        );
+    }
+
+    #[test]
+    fn the_log_brings_everything_back_after_a_restart() {
+        let f = fixture();
+        let mut checkpoints = open(&f);
+        a_turn(&f, &mut checkpoints, 1);
+        drop(checkpoints);
+        let reopened = open(&f);
+        assert_eq!(reopened.change_sets().len(), 1);
+        let plan = reopened.plan_undo().unwrap();
+        assert_eq!(plan.files.len(), 4);
+        assert_eq!(plan.title, "undo of turn 1");
+    }
+
+    #[test]
+    fn a_log_of_another_workspace_is_refused() {
+        let f = fixture();
+        let mut checkpoints = open(&f);
+        a_turn(&f, &mut checkpoints, 1);
+        let log = checkpoints.log_path.clone();
+        let other = f.root.parent().unwrap().join("other");
+        fs::create_dir_all(&other).unwrap();
+        let moved =
+            workspace_dir(&f.data, &other.canonicalize().unwrap()).join("sessions/s1.jsonl");
+        fs::create_dir_all(moved.parent().unwrap()).unwrap();
+        fs::copy(&log, &moved).unwrap();
+        let refused = Checkpoints::open(&f.data, "s1", &other, Limits::default());
+        assert!(matches!(
+            refused,
+            Err(OpenError::Restore(RestoreError::OtherWorkspace { .. }))
+        ));
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_skipped_once_with_a_notice_and_never_restored_from_nothing() {
+        let f = fixture();
+        fs::write(f.root.join("big.bin"), vec![7u8; 4096]).unwrap();
+        let limits = Limits {
+            max_file: 1024,
+            ..Limits::default()
+        };
+        let mut checkpoints = Checkpoints::open(&f.data, "s1", &f.root, limits).unwrap();
+        let first = checkpoints.checkpoint(1, "run_command x").unwrap();
+        assert_eq!(first.newly_skipped.len(), 1);
+        assert_eq!(first.newly_skipped[0].path, "big.bin");
+        fs::write(f.root.join("big.bin"), vec![8u8; 4000]).unwrap();
+        let second = checkpoints.checkpoint(1, "run_command y").unwrap();
+        assert!(second.newly_skipped.is_empty(), "told once");
+        checkpoints.end_turn(1).unwrap();
+        let plan = checkpoints.plan_undo().unwrap();
+        assert!(matches!(plan.files[0].action, FileAction::Cannot { .. }));
+        checkpoints.apply(&plan, 1, false).unwrap();
+        assert_eq!(fs::read(f.root.join("big.bin")).unwrap(), vec![8u8; 4000]);
+    }
+
+    #[test]
+    fn ignored_files_are_never_read_and_unchanged_files_store_nothing_new() {
+        let f = fixture();
+        fs::create_dir_all(f.root.join("target")).unwrap();
+        fs::write(f.root.join(".gitignore"), "target/\n").unwrap();
+        fs::write(f.root.join("target/out"), "built").unwrap();
+        let mut checkpoints = open(&f);
+        let first = checkpoints.checkpoint(1, "x").unwrap();
+        assert!(
+            checkpoints
+                .current
+                .keys()
+                .all(|p| !p.starts_with("target/"))
+        );
+        assert_eq!(first.changed, checkpoints.current.len());
+        let again = checkpoints.checkpoint(1, "y").unwrap();
+        assert_eq!((again.changed, again.stored), (0, 0));
+    }
+
+    #[test]
+    fn rewind_takes_the_code_back_to_before_a_turn_and_keeps_earlier_turns() {
+        let f = fixture();
+        let mut checkpoints = open(&f);
+        for turn in 1..=3 {
+            checkpoints.checkpoint(turn, "write_file n.txt").unwrap();
+            fs::write(f.root.join("n.txt"), format!("turn {turn}\n")).unwrap();
+            checkpoints.end_turn(turn).unwrap();
+        }
+        let plan = checkpoints.plan_rewind(2).unwrap();
+        checkpoints.apply(&plan, 3, false).unwrap();
+        assert_eq!(read(&f, "n.txt").as_deref(), Some("turn 1\n"));
+        let redo = checkpoints.plan_redo().unwrap();
+        checkpoints.apply(&redo, 3, false).unwrap();
+        assert_eq!(read(&f, "n.txt").as_deref(), Some("turn 3\n"));
+    }
+}

@@ -1,0 +1,175 @@
+//! What each file's stats last meant: a file whose size, modification
+//! time and inode are unchanged keeps its content address without being
+//! read. Shared by a workspace's sessions in `index.json`, written at the
+//! end of a turn (a stale or lost cache only costs reading files again:
+//! every entry is checked against the file's stats before it is trusted).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::RACY_MS;
+use crate::scan::Found;
+use crate::tree::FileState;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    size: u64,
+    mtime_s: i64,
+    mtime_ns: u32,
+    ino: u64,
+    /// When the file was read (ms since the epoch).
+    seen_ms: u64,
+    state: FileState,
+}
+
+/// The cache of one workspace.
+#[derive(Debug)]
+pub struct StatCache {
+    path: PathBuf,
+    entries: HashMap<String, Entry>,
+    changed: bool,
+}
+
+impl StatCache {
+    /// The cache in `path`; empty when there is none or it cannot be read.
+    pub fn load(path: PathBuf) -> StatCache {
+        let entries = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!(path = %path.display(), "checkpoint stat cache unreadable, starting over: {e}");
+                HashMap::new()
+            }),
+            Err(_) => HashMap::new(),
+        };
+        StatCache {
+            path,
+            entries,
+            changed: false,
+        }
+    }
+
+    /// The state `found` had when last read, when its stats still say so
+    /// and it was not modified close to that reading.
+    pub fn trusted(&self, found: &Found) -> Option<&FileState> {
+        let entry = self.entries.get(&found.path)?;
+        let same = entry.size == found.size
+            && entry.mtime_s == found.mtime_s
+            && entry.mtime_ns == found.mtime_ns
+            && entry.ino == found.ino;
+        let modified_ms = u64::try_from(found.mtime_s)
+            .unwrap_or(0)
+            .saturating_mul(1000);
+        let settled = modified_ms.saturating_add(RACY_MS) < entry.seen_ms;
+        (same && settled).then_some(&entry.state)
+    }
+
+    /// Remembers what `found` holds, read at `seen_ms`.
+    pub fn remember(&mut self, found: &Found, state: FileState, seen_ms: u64) {
+        self.entries.insert(
+            found.path.clone(),
+            Entry {
+                size: found.size,
+                mtime_s: found.mtime_s,
+                mtime_ns: found.mtime_ns,
+                ino: found.ino,
+                seen_ms,
+                state,
+            },
+        );
+        self.changed = true;
+    }
+
+    /// Forgets paths that are gone (kept in step with the walk).
+    pub fn retain(&mut self, present: impl Fn(&str) -> bool) {
+        let before = self.entries.len();
+        self.entries.retain(|path, _| present(path));
+        self.changed |= self.entries.len() != before;
+    }
+
+    /// Forgets every entry whose content address is not `kept` (the
+    /// objects were pruned).
+    pub fn forget_missing(&mut self, kept: impl Fn(&str) -> bool) {
+        let before = self.entries.len();
+        self.entries
+            .retain(|_, entry| entry.state.hash().is_none_or(&kept));
+        self.changed |= self.entries.len() != before;
+    }
+
+    /// Writes the cache if it changed (to a temporary file renamed over
+    /// it); a failure is logged, not fatal: the cache is only a shortcut.
+    pub fn save(&mut self) {
+        if !self.changed {
+            return;
+        }
+        let folder = self.path.parent().unwrap_or(Path::new("."));
+        let written = serde_json::to_vec(&self.entries)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| {
+                let (temporary, mut file) =
+                    crate::object::tempfile_in(folder).map_err(std::io::Error::other)?;
+                std::io::Write::write_all(&mut file, &bytes)?;
+                std::fs::rename(temporary, &self.path)
+            });
+        match written {
+            Ok(()) => self.changed = false,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), "checkpoint stat cache not saved: {e}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn found(size: u64, mtime_s: i64) -> Found {
+        Found {
+            path: "a.rs".into(),
+            full: PathBuf::from("/w/a.rs"),
+            link: false,
+            size,
+            mode: 0o644,
+            mtime_s,
+            mtime_ns: 0,
+            ino: 7,
+        }
+    }
+
+    fn state() -> FileState {
+        FileState::File {
+            hash: "h".into(),
+            mode: 0o644,
+            size: 3,
+        }
+    }
+
+    #[test]
+    fn unchanged_stats_long_before_the_reading_are_trusted_and_others_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = StatCache::load(dir.path().join("index.json"));
+        cache.remember(&found(3, 100), state(), 100_000 + RACY_MS + 1);
+        assert_eq!(cache.trusted(&found(3, 100)), Some(&state()));
+        assert_eq!(cache.trusted(&found(4, 100)), None, "size changed");
+        assert_eq!(cache.trusted(&found(3, 101)), None, "time changed");
+        cache.remember(&found(3, 200), state(), 200_500);
+        assert_eq!(
+            cache.trusted(&found(3, 200)),
+            None,
+            "modified just before it was read: read again"
+        );
+    }
+
+    #[test]
+    fn a_saved_cache_loads_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.json");
+        let mut cache = StatCache::load(path.clone());
+        cache.remember(&found(3, 100), state(), 1_000_000);
+        cache.save();
+        let again = StatCache::load(path);
+        assert_eq!(again.trusted(&found(3, 100)), Some(&state()));
+    }
+}

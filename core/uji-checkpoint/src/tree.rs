@@ -1,0 +1,100 @@
+//! What a workspace held at a checkpoint: each path (relative to the root,
+//! `/`-separated) with its state. A path not in the tree did not exist.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One path's state at a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum FileState {
+    /// A regular file: its content address, permission bits and size.
+    File { hash: String, mode: u32, size: u64 },
+    /// A symbolic link and where it points (as written, not followed).
+    Link { target: String },
+    /// Present, but its content was not kept: over a limit (`why`).
+    Skipped { size: u64, why: String },
+}
+
+impl FileState {
+    /// The content address the state needs kept, if any.
+    pub fn hash(&self) -> Option<&str> {
+        match self {
+            FileState::File { hash, .. } => Some(hash),
+            _ => None,
+        }
+    }
+}
+
+/// Every path's state.
+pub type Tree = BTreeMap<String, FileState>;
+
+/// One path's change at a checkpoint: its new state, or `None` when it
+/// was removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<FileState>,
+}
+
+/// The changes that turn `before` into `after`, by path.
+pub fn changes(before: &Tree, after: &Tree) -> Vec<Change> {
+    let mut out = Vec::new();
+    for (path, state) in after {
+        if before.get(path) != Some(state) {
+            out.push(Change {
+                path: path.clone(),
+                state: Some(state.clone()),
+            });
+        }
+    }
+    for path in before.keys() {
+        if !after.contains_key(path) {
+            out.push(Change {
+                path: path.clone(),
+                state: None,
+            });
+        }
+    }
+    out
+}
+
+/// `tree` with `changes` applied.
+pub fn apply(tree: &mut Tree, changes: &[Change]) {
+    for change in changes {
+        match &change.state {
+            Some(state) => {
+                tree.insert(change.path.clone(), state.clone());
+            }
+            None => {
+                tree.remove(&change.path);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(hash: &str) -> FileState {
+        FileState::File {
+            hash: hash.into(),
+            mode: 0o644,
+            size: 1,
+        }
+    }
+
+    #[test]
+    fn the_changes_between_two_trees_rebuild_the_second_from_the_first() {
+        let before: Tree = [("a".into(), file("1")), ("b".into(), file("2"))].into();
+        let after: Tree = [("a".into(), file("1")), ("c".into(), file("3"))].into();
+        let found = changes(&before, &after);
+        assert_eq!(found.len(), 2, "c added, b removed: {found:?}");
+        let mut rebuilt = before.clone();
+        apply(&mut rebuilt, &found);
+        assert_eq!(rebuilt, after);
+    }
+}
