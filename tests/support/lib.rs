@@ -114,6 +114,11 @@ impl Sandbox {
         self.root.path().join("work")
     }
 
+    /// The data directory (sessions, checkpoints).
+    pub fn data(&self) -> PathBuf {
+        self.root.path().join("data")
+    }
+
     /// The whole environment of a `uji` run here: no real keys, no real
     /// config.
     pub fn env(&self) -> Vec<(OsString, OsString)> {
@@ -121,7 +126,7 @@ impl Sandbox {
             ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
             ("HOME".into(), self.root.path().join("home").into()),
             ("UJI_CONFIG_DIR".into(), self.config().into()),
-            ("UJI_DATA_DIR".into(), self.root.path().join("data").into()),
+            ("UJI_DATA_DIR".into(), self.data().into()),
         ]
     }
 

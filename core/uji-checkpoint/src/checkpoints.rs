@@ -24,6 +24,8 @@ pub struct Limits {
     pub max_file: u64,
     /// Once a session stored this many bytes, new content is skipped.
     pub max_session: u64,
+    /// A workspace with more files is not checkpointed at all.
+    pub max_files: usize,
 }
 
 impl Default for Limits {
@@ -31,6 +33,7 @@ impl Default for Limits {
         Limits {
             max_file: 10 * 1024 * 1024,
             max_session: 500 * 1024 * 1024,
+            max_files: 100_000,
         }
     }
 }
@@ -273,7 +276,7 @@ impl Checkpoints {
     /// may change it (`reason` says what). The first checkpoint of a turn
     /// starts gathering that turn's changes.
     pub fn checkpoint(&mut self, turn: u64, reason: &str) -> Result<Created, ScanError> {
-        let (found, mut skipped) = scan(&self.root)?;
+        let (found, mut skipped) = scan(&self.root, self.limits.max_files)?;
         let (tree, more_skipped, stored) = self.read_all(&found)?;
         skipped.extend(more_skipped);
         let present: HashSet<&str> = found.iter().map(|f| f.path.as_str()).collect();

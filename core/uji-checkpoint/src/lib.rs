@@ -44,7 +44,7 @@ pub use checkpoints::{
     ChangeSet, ChangeSetKind, CheckpointInfo, Checkpoints, Created, Limits, OpenError,
 };
 pub use object::{ObjectStore, StoreError};
-pub use prune::{KEEP, PruneReport, prune, remove_session};
+pub use prune::{KEEP, PruneReport, prune, prune_if_due, remove_session};
 pub use restore::{Applied, Conflict, FileAction, Plan, PlannedFile, RestoreError};
 pub use scan::{ScanError, Skipped};
 pub use tree::{FileState, Tree};

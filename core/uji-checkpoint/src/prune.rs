@@ -94,6 +94,27 @@ fn addresses_in_logs(base: &Path) -> HashSet<String> {
     kept
 }
 
+/// How often [`prune_if_due`] prunes.
+const EVERY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// [`prune`] with [`KEEP`], when the last one was a day ago or more (a
+/// marker file's time says when): what uji runs as it starts.
+pub fn prune_if_due(data_dir: &Path) -> Option<PruneReport> {
+    let folder = data_dir.join(crate::FOLDER);
+    let marker = folder.join("pruned");
+    let due = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|at| at.elapsed().ok())
+        .is_none_or(|age| age >= EVERY);
+    if !due || !folder.is_dir() {
+        return None;
+    }
+    // Marked first: a second uji starting meanwhile does not prune too.
+    std::fs::write(&marker, b"").ok()?;
+    Some(prune(data_dir, KEEP))
+}
+
 /// Removes session `session`'s checkpoint log, in whichever workspace it
 /// is (`uji delete`); its objects go at the next prune. Whether there was
 /// one.

@@ -61,6 +61,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// What the restore records itself as (an undo, a redo, a rewind).
+    pub fn kind(&self) -> &crate::checkpoints::ChangeSetKind {
+        &self.kind
+    }
+
     pub fn conflicts(&self) -> impl Iterator<Item = &PlannedFile> {
         self.files.iter().filter(|f| f.conflict.is_some())
     }

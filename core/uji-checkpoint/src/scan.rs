@@ -40,6 +40,11 @@ pub enum ScanError {
         #[source]
         error: std::io::Error,
     },
+    #[error(
+        "the workspace {} holds more than {max} files, more than checkpoints cover; start uji in the project's own folder",
+        root.display()
+    )]
+    TooManyFiles { root: PathBuf, max: usize },
     #[error(transparent)]
     Store(#[from] crate::object::StoreError),
     #[error("the checkpoint log {} cannot be written: {error}", path.display())]
@@ -51,14 +56,16 @@ pub enum ScanError {
 }
 
 /// The files and links under `root` (sorted by path), and what could not
-/// be listed (an unreadable folder: its files are not covered).
-pub fn scan(root: &Path) -> Result<(Vec<Found>, Vec<Skipped>), ScanError> {
+/// be listed (an unreadable folder: its files are not covered); an error
+/// past `max_files` (a home directory is no workspace).
+pub fn scan(root: &Path, max_files: usize) -> Result<(Vec<Found>, Vec<Skipped>), ScanError> {
     std::fs::metadata(root).map_err(|error| ScanError::Root {
         root: root.to_path_buf(),
         error,
     })?;
     let found = Mutex::new(Vec::new());
     let skipped = Mutex::new(Vec::new());
+    let counted = std::sync::atomic::AtomicUsize::new(0);
     WalkBuilder::new(root)
         .hidden(false)
         .git_global(false)
@@ -67,11 +74,16 @@ pub fn scan(root: &Path) -> Result<(Vec<Found>, Vec<Skipped>), ScanError> {
         .filter_entry(|entry| entry.file_name() != ".git")
         .build_parallel()
         .run(|| {
-            let (found, skipped) = (&found, &skipped);
+            let (found, skipped, counted) = (&found, &skipped, &counted);
             Box::new(move |entry| {
                 match entry {
                     Ok(entry) => {
                         if let Some(one) = found_of(root, &entry) {
+                            if counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                                >= max_files
+                            {
+                                return WalkState::Quit;
+                            }
                             lock(found).push(one);
                         }
                     }
@@ -83,6 +95,12 @@ pub fn scan(root: &Path) -> Result<(Vec<Found>, Vec<Skipped>), ScanError> {
                 WalkState::Continue
             })
         });
+    if counted.into_inner() > max_files {
+        return Err(ScanError::TooManyFiles {
+            root: root.to_path_buf(),
+            max: max_files,
+        });
+    }
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     let skipped = skipped.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -144,7 +162,8 @@ mod tests {
         std::fs::write(root.join("run.log"), "").unwrap();
         std::fs::write(root.join("src/lib.rs"), "").unwrap();
         std::os::unix::fs::symlink("src/lib.rs", root.join("link")).unwrap();
-        let (found, skipped) = scan(root).unwrap();
+        let (found, skipped) = scan(root, 100).unwrap();
+        assert!(matches!(scan(root, 3), Err(ScanError::TooManyFiles { .. })));
         let paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, [".env", ".gitignore", "link", "src/lib.rs"]);
         assert!(found[2].link);

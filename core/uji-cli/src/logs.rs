@@ -39,6 +39,8 @@ fn draws_on_terminal(cli: &Cli) -> bool {
             Command::Acp
             | Command::List { .. }
             | Command::Delete { .. }
+            | Command::Checkpoints { .. }
+            | Command::Undo { .. }
             | Command::Plugins { .. }
             | Command::Tool { .. }
             | Command::Mcp { .. }

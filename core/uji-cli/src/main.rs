@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::out::say;
 
+mod checkpoint_cmd;
 mod headless;
 mod login_cmd;
 mod logs;
@@ -98,10 +99,34 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
-    /// Delete a saved session.
+    /// Delete a saved session (and its checkpoints).
     Delete {
         /// The session id (`uji list` shows them).
         id: String,
+    },
+    /// List a session's checkpoints: turn, time, files changed, size (docs/checkpoints.md).
+    Checkpoints {
+        /// The session (default: the latest in this directory).
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// Put back the files the last turn changed (by any tool, commands included).
+    Undo {
+        /// The session (default: the latest in this directory).
+        #[arg(long)]
+        id: Option<String>,
+        /// Undo this turn's changes instead of the last turn's.
+        #[arg(long, conflicts_with = "redo")]
+        turn: Option<u64>,
+        /// Take back the last undo.
+        #[arg(long)]
+        redo: bool,
+        /// Show what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also overwrite files changed since the turn (by you or your editor).
+        #[arg(long)]
+        force: bool,
     },
     /// List the loaded plugins and what they provide, then any plugin file that failed to load.
     Plugins {
@@ -295,6 +320,25 @@ fn main() -> ExitCode {
         }
         Some(Command::List { all }) => return run_cmd::list(cli.config_dir, cli.data_dir, all),
         Some(Command::Delete { id }) => return run_cmd::delete(cli.config_dir, cli.data_dir, &id),
+        Some(Command::Checkpoints { id }) => {
+            return checkpoint_cmd::list(cli.config_dir, cli.data_dir, id.as_deref());
+        }
+        Some(Command::Undo {
+            id,
+            turn,
+            redo,
+            dry_run,
+            force,
+        }) => {
+            let options = checkpoint_cmd::UndoOptions {
+                id,
+                turn,
+                redo,
+                dry_run,
+                force,
+            };
+            return checkpoint_cmd::undo(cli.config_dir, cli.data_dir, options);
+        }
         Some(Command::Plugins { json }) => plugins_cmd::run(cli.config_dir, cli.data_dir, json),
         Some(Command::Tool {
             command: ToolCommand::List,

@@ -54,11 +54,11 @@ fn read_images(paths: &[PathBuf]) -> Result<Vec<uji_protocol::Image>, String> {
         .collect()
 }
 
-fn dirs(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<Dirs, String> {
+pub(crate) fn dirs(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<Dirs, String> {
     Dirs::resolve(config_dir, data_dir, &ProcessEnv).map_err(|e| e.to_string())
 }
 
-fn cwd() -> Result<PathBuf, String> {
+pub(crate) fn cwd() -> Result<PathBuf, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     Ok(cwd.canonicalize().unwrap_or(cwd))

@@ -51,6 +51,7 @@ mod login;
 
 mod outbox;
 mod reports;
+mod restore;
 mod shell;
 #[cfg(test)]
 mod tests;
@@ -119,6 +120,8 @@ enum Work {
     Compact(String),
     /// Back to before the user's message with this seq.
     Rewind(String, u64),
+    /// `/undo`, `/redo`: files put back from the checkpoints.
+    Restore(String, crate::turn::agent::RestoreRequest),
     Switch(String, Start),
     /// Apply what [`SessionControl`] holds now (the session is idle).
     Apply,
@@ -738,6 +741,7 @@ async fn work(
             }
             Work::Compact(op_id) => compact(&shared, &mut agent, &op_id).await,
             Work::Rewind(op_id, to) => rewind(&shared, &mut agent, &op_id, to),
+            Work::Restore(op_id, request) => restore::run(&shared, &agent, &op_id, request).await,
             Work::Switch(op_id, start) => {
                 let to = Switch {
                     op_id: &op_id,

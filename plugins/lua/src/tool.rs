@@ -516,7 +516,7 @@ fn check_image(item: &Json) -> Result<Image, String> {
 // ---- uji.tool.* ------------------------------------------------------------------
 
 /// The fields of a `uji.tool.add` spec.
-const SPEC_FIELDS: [&str; 7] = [
+const SPEC_FIELDS: [&str; 8] = [
     "description",
     "parameters",
     "run",
@@ -524,6 +524,7 @@ const SPEC_FIELDS: [&str; 7] = [
     "policy",
     "path",
     "display",
+    "read_only",
 ];
 
 fn valid_name(name: &str) -> bool {
@@ -565,6 +566,16 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
     let description = spec_description(field("description")?, &who)?;
     let parameters = spec_parameters(lua, field("parameters")?, &who)?;
     let display = spec_display(field("display")?, &who)?;
+    let read_only = match field("read_only")? {
+        Value::Nil => false,
+        Value::Boolean(b) => b,
+        other => {
+            return Err(format!(
+                "{who}: read_only must be true or false, got {}",
+                a_type(&other)
+            ));
+        }
+    };
     let tool_spec = ToolSpec {
         name: name.clone(),
         description,
@@ -577,6 +588,7 @@ fn tool_add(lua: &Lua, state: &Rc<State>, name: Value, spec: Value) -> Result<()
         },
         display,
         edits_files: false,
+        read_only,
     };
     let link = Arc::clone(&state.link);
     let id = link.next_id();

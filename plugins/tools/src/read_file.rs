@@ -42,6 +42,7 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(NAME, DESCRIPTION)
             .allow()
+            .read_only()
             .subject_kind(SubjectKind::Path)
             .verb("Read")
             .question("Read this file?")

@@ -109,6 +109,11 @@ pub struct ToolSpec {
     /// modes apply to it ([`ApprovalMode`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub edits_files: bool,
+    /// The tool only reads (`read_file`, `job_output`, an MCP tool with
+    /// `readOnlyHint`): no checkpoint is taken before its calls
+    /// (docs/checkpoints.md). A tool that does not say so may change files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
 }
 
 impl ToolSpec {
@@ -122,7 +127,14 @@ impl ToolSpec {
             subject: SubjectKind::Other,
             display: Display::default(),
             edits_files: false,
+            read_only: false,
         }
+    }
+
+    /// Marks the tool as one that only reads (see [`ToolSpec::read_only`]).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
     }
 
     /// Marks the tool as one that changes files (see [`ToolSpec::edits_files`]).

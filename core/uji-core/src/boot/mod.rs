@@ -122,6 +122,15 @@ fn boot_loading(
 ) -> Booted {
     // Spill files past their retention go at every start.
     crate::session::spills::clean_old(&dirs.data, crate::session::spills::RETENTION);
+    // Old checkpoints go once a day, off the start's path.
+    let data = dirs.data.clone();
+    let _ = std::thread::Builder::new()
+        .name("uji-prune-checkpoints".into())
+        .spawn(move || {
+            if let Some(report) = uji_checkpoint::prune_if_due(&data) {
+                tracing::info!(?report, "pruned old checkpoints");
+            }
+        });
     let registry = Registry::new();
     registry.set_config(
         CONFIG_DIR_KEY,

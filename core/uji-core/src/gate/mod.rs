@@ -3,8 +3,9 @@
 //!
 //! Order for one call: unknown tool → subject → disabled → confinement (file
 //! tools) → `before_tool` hooks (the first that decides overrides the policy)
-//! → policy rules → approval when the answer is ask → run → `after_tool`
-//! hooks (each may replace the text the model reads).
+//! → policy rules → approval when the answer is ask → a checkpoint when the
+//! call may change files (docs/checkpoints.md) → run → `after_tool` hooks
+//! (each may replace the text the model reads).
 //!
 //! Confinement and `disable` are absolute: a hook cannot allow what they
 //! refuse. They are switched off explicitly (`confine(false)`, `enable`).
@@ -191,6 +192,48 @@ pub struct Started<'a> {
     pub decision: Decision,
     /// The rule, hook or fallback that decided.
     pub because: String,
+}
+
+/// A call allowed to run, about to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToRun<'a> {
+    pub tool: &'a str,
+    pub subject: &'a str,
+    /// Whether the call may change files: a tool that does not declare
+    /// itself read-only, or a command line that is not plain reading
+    /// (`uji_policy`'s read-only commands).
+    pub may_change_files: bool,
+}
+
+/// Who hears of a call as the gate takes it through.
+pub trait CallObserver: Sync {
+    /// The call is decided (before any question), refused calls too.
+    fn started(&self, _started: &Started<'_>) {}
+    /// The call may run and starts once the returned future ends: where
+    /// a checkpoint is taken first.
+    fn before_run<'a>(
+        &'a self,
+        _call: &ToRun<'a>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// Hears nothing.
+struct Unobserved;
+
+impl CallObserver for Unobserved {}
+
+/// Whether a call of a tool of `spec` with `subject` may change files.
+pub fn may_change_files(spec: &uji_protocol::ToolSpec, subject: &str) -> bool {
+    if spec.read_only {
+        return false;
+    }
+    if spec.subject != SubjectKind::Command {
+        return true;
+    }
+    let parts = uji_policy::command_parts(subject);
+    parts.is_empty() || parts.iter().any(|part| part.read_paths().is_none())
 }
 
 /// The decision as frontends read it (`tool_started`'s `decision`).
@@ -681,21 +724,22 @@ impl Gate {
         progress: ProgressSink,
         interrupt: &mut Interrupt,
     ) -> GateResult {
-        self.run_observed(request, approver, progress, interrupt, &|_| {})
+        self.run_observed(request, approver, progress, interrupt, &Unobserved)
             .await
     }
 
-    /// Like [`Gate::run`], calling `started` once the call is decided
+    /// Like [`Gate::run`], telling `observer` once the call is decided
     /// (before any approval question), also for calls the gate refuses:
     /// what a frontend shows as the call starting, with the decision and
-    /// why, without asking the tool for its subject twice.
+    /// why, without asking the tool for its subject twice; and once more
+    /// right before it runs.
     pub async fn run_observed(
         &self,
         mut request: ToolRequest,
         approver: &dyn Approver,
         progress: ProgressSink,
         interrupt: &mut Interrupt,
-        started: &(dyn Fn(&Started<'_>) + Sync),
+        observer: &dyn CallObserver,
     ) -> GateResult {
         // One key order whatever order the model wrote them in (serde_json
         // keeps insertion order here): a subject built from the arguments
@@ -705,7 +749,7 @@ impl Gate {
         let decided = match self.decide_call(&request) {
             Ok(decided) => decided,
             Err(refused) => {
-                started(&Started {
+                observer.started(&Started {
                     subject: &refused.subject,
                     verb: refused.verb.as_deref(),
                     decision: Decision::Deny,
@@ -714,7 +758,7 @@ impl Gate {
                 return refused.result;
             }
         };
-        started(&Started {
+        observer.started(&Started {
             subject: &decided.subject,
             verb: decided.spec.display.verb.as_deref(),
             decision: decided.decision,
@@ -744,6 +788,15 @@ impl Gate {
         if interrupt.is_set() {
             return interrupted_before(decided.decided_by, decided.subject);
         }
+        // The checkpoint comes after the question: what the person did
+        // while it was open is part of what an undo goes back to.
+        observer
+            .before_run(&ToRun {
+                tool: &request.name,
+                subject: &decided.subject,
+                may_change_files: may_change_files(&decided.spec, &decided.subject),
+            })
+            .await;
         // Plugins hear of a call once it may run: after the decision and
         // any question, never for a call that is refused.
         if !self.registry.hooks("tool_started").is_empty() {

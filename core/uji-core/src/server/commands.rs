@@ -6,8 +6,9 @@ use std::sync::Arc;
 use uji_protocol::frontend::answers::CommandOutput;
 use uji_protocol::frontend::{Delivery, Op};
 
-use super::{EFFORTS, Reply, Shared, answered};
+use super::{EFFORTS, Reply, Shared, Work, answered};
 use crate::session::service::{Start, is_builtin_command};
+use crate::turn::agent::RestoreRequest;
 
 /// What `/init` asks the model.
 const INIT_PROMPT: &str = "Write an AGENTS.md file at the root of this repository for coding agents \
@@ -81,6 +82,16 @@ impl Shared {
             }
             "effort" => Err(format!("/effort takes one of {}", EFFORTS.join(", "))),
             "compact" => self.handle(op_id, Op::Compact),
+            "undo" | "redo" => {
+                let request = if name == "undo" {
+                    RestoreRequest::Undo
+                } else {
+                    RestoreRequest::Redo
+                };
+                let op_id = op_id.unwrap_or_default().to_string();
+                self.send_work(Work::Restore(op_id, request))?;
+                Ok(Reply::Later)
+            }
             "new" | "clear" => {
                 let title = (!args.is_empty()).then(|| args.to_string());
                 self.switch(

@@ -128,6 +128,14 @@ const BUILTINS: &[Builtin] = &[
         description: "Set the reasoning effort: /effort off|minimal|low|medium|high|xhigh|max",
     },
     Builtin {
+        name: "undo",
+        description: "Put back the files the last turn changed (by any tool, commands included)",
+    },
+    Builtin {
+        name: "redo",
+        description: "Take back the last /undo",
+    },
+    Builtin {
         name: "compact",
         description: "Summarise earlier messages now",
     },

@@ -356,7 +356,7 @@ impl Store {
         sessions
     }
 
-    /// Deletes a session, and its spill files; false if there was none
+    /// Deletes a session, its spill files and its checkpoints; false if there was none
     /// with that id. A session another process has open is not deleted
     /// ([`StoreError::Locked`]).
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
@@ -366,10 +366,13 @@ impl Store {
             Err(StoreError::NotFound(_)) => return Ok(false),
             Err(e) => return Err(e),
         };
-        if let Some(data) = self.dir.parent()
-            && let Err(e) = crate::session::spills::remove_session(data, id)
-        {
-            tracing::warn!(session = id, error = %e, "cannot remove the session's spill files");
+        if let Some(data) = self.dir.parent() {
+            if let Err(e) = crate::session::spills::remove_session(data, id) {
+                tracing::warn!(session = id, error = %e, "cannot remove the session's spill files");
+            }
+            // Its checkpoint log; the objects only it used go at the next
+            // prune (docs/checkpoints.md).
+            uji_checkpoint::remove_session(data, id);
         }
         match fs::remove_file(&path) {
             Ok(()) => {}

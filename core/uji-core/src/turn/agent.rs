@@ -26,7 +26,10 @@ use crate::turn::control::{ChosenModel, MessageQueue, SessionControl};
 use crate::turn::interrupt::Interrupt;
 use crate::{turn::compaction, turn::prompt, turn::retry};
 
+mod checkpointing;
 mod mentioned;
+
+pub use checkpointing::RestoreRequest;
 
 /// What a turn is run with.
 #[derive(Clone)]
@@ -102,6 +105,9 @@ pub struct Agent {
     control: SessionControl,
     /// Where the snapshot goes each time it changes.
     published: watch::Sender<SessionSnapshot>,
+    /// The workspace's checkpoints, opened at the first call that may
+    /// change files.
+    checkpointing: checkpointing::Checkpointing,
 }
 
 /// What others read of a session while its agent works (`session.info`,
@@ -378,6 +384,7 @@ impl Agent {
             control,
             // Nobody reads it until the agent is connected.
             published: watch::Sender::new(SessionSnapshot::default()),
+            checkpointing: checkpointing::Checkpointing::default(),
         }
     }
 
@@ -806,6 +813,7 @@ impl Agent {
 
     fn finish(&mut self, outcome: TurnOutcome) -> TurnOutcome {
         let _ = self.session.sync();
+        self.end_turn_checkpoints();
         // Published before `turn_finished`, which tells the session server
         // the turn is over: no one reads a finished turn as running.
         self.turn_started = None;
@@ -1368,16 +1376,10 @@ impl Agent {
             cwd: self.settings.cwd.clone(),
         };
         let progress = self.progress_sink(&call.id, &call.name);
-        let started = |started: &Started<'_>| self.tool_started(call, started);
+        let watch = CallWatch { agent: self, call };
         let mut result = self
             .gate
-            .run_observed(
-                request,
-                self.approver.as_ref(),
-                progress,
-                interrupt,
-                &started,
-            )
+            .run_observed(request, self.approver.as_ref(), progress, interrupt, &watch)
             .await;
         let subject = (!result.subject.is_empty()).then(|| result.subject.clone());
         let output = std::mem::take(&mut result.output);
@@ -1433,6 +1435,34 @@ impl Agent {
             }
         }
         None
+    }
+}
+
+/// What the agent hears of a call in the gate: the transcript's start
+/// line, and the checkpoint before a call that may change files.
+struct CallWatch<'a> {
+    agent: &'a Agent,
+    call: &'a ToolCallRequest,
+}
+
+impl crate::gate::CallObserver for CallWatch<'_> {
+    fn started(&self, started: &Started<'_>) {
+        self.agent.tool_started(self.call, started);
+    }
+
+    fn before_run<'a>(
+        &'a self,
+        run: &crate::gate::ToRun<'a>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        if !run.may_change_files {
+            return Box::pin(std::future::ready(()));
+        }
+        let subject = redact(run.subject, &self.agent.settings.secrets);
+        let subject: String = subject.chars().take(200).collect();
+        Box::pin(
+            self.agent
+                .checkpoint_before(format!("{} {subject}", run.tool)),
+        )
     }
 }
 

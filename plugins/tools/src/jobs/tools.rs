@@ -77,6 +77,7 @@ impl Tool for JobOutput {
              `run_in_background`, or a command still running at its timeout.",
         )
         .allow()
+        .read_only()
         .verb("Job output")
         .parameters(id_schema())
     }

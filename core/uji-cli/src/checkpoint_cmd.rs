@@ -1,0 +1,213 @@
+//! `uji checkpoints` and `uji undo`: a session's checkpoints without a
+//! screen (docs/checkpoints.md). The session is opened with its lock, so
+//! nothing else changes it meanwhile (a session open in a running uji is
+//! refused: undo there with /undo).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Limits, Plan, RestoreError};
+use uji_core::session::store::{SessionFile, Store};
+use uji_protocol::session::MessageBody;
+
+use crate::out::say;
+
+/// What `uji undo` was asked.
+pub struct UndoOptions {
+    pub id: Option<String>,
+    pub turn: Option<u64>,
+    /// Take back the last undo instead.
+    pub redo: bool,
+    pub dry_run: bool,
+    pub force: bool,
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    say!("uji: error: {message}");
+    ExitCode::FAILURE
+}
+
+/// The session (`--id`, else the latest in this directory), opened, and
+/// its checkpoints; refused when this is not the session's directory.
+fn open(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    id: Option<&str>,
+) -> Result<(SessionFile, Checkpoints), String> {
+    let dirs = crate::run_cmd::dirs(config_dir, data_dir)?;
+    let cwd = crate::run_cmd::cwd()?;
+    let store = Store::new(&dirs.data);
+    let id = match id {
+        Some(id) => id.to_string(),
+        None => {
+            store
+                .latest_in(&cwd)
+                .ok_or("no saved session in this directory; give one with --id (uji list --all shows them)")?
+                .id
+        }
+    };
+    let session = store.open(&id).map_err(|e| e.to_string())?;
+    let root = PathBuf::from(&session.header.cwd);
+    let same = root.canonicalize().is_ok_and(|root| root == cwd);
+    if !same {
+        return Err(RestoreError::OtherWorkspace {
+            expected: session.header.cwd.clone(),
+            found: cwd.display().to_string(),
+        }
+        .to_string());
+    }
+    let checkpoints =
+        Checkpoints::open(&dirs.data, &id, &root, Limits::default()).map_err(|e| e.to_string())?;
+    Ok((session, checkpoints))
+}
+
+fn turns(session: &SessionFile) -> u64 {
+    session
+        .messages
+        .iter()
+        .filter(|m| matches!(m.body, MessageBody::User { hidden: false, .. }))
+        .count() as u64
+}
+
+/// `uji checkpoints`: one line per checkpoint, then the change sets.
+pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: Option<&str>) -> ExitCode {
+    let (session, checkpoints) = match open(config_dir, data_dir, id) {
+        Ok(opened) => opened,
+        Err(e) => return fail(e),
+    };
+    let list = checkpoints.list();
+    if list.is_empty() {
+        say!(
+            "uji: session {} has no checkpoints (no call changed files yet)",
+            session.header.id
+        );
+        return ExitCode::SUCCESS;
+    }
+    let mut out = String::from("TURN  TIME (UTC)  FILES  STORED      REASON\n");
+    for c in list {
+        out.push_str(&format!(
+            "{:>4}  {}    {:>5}  {:>10}  {}\n",
+            c.turn,
+            clock(c.at_ms),
+            c.changed,
+            size(c.stored),
+            c.reason
+        ));
+    }
+    for set in checkpoints.change_sets() {
+        out.push_str(&format!(
+            "{}: {}\n",
+            describe(&set.kind),
+            set.paths.join(", ")
+        ));
+    }
+    out.push_str(&format!("stored in all: {}\n", size(checkpoints.stored())));
+    print(&out)
+}
+
+fn print(text: &str) -> ExitCode {
+    match crate::out::print(text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
+}
+
+fn describe(kind: &ChangeSetKind) -> String {
+    match kind {
+        ChangeSetKind::Turn { turn } => format!("turn {turn} changed"),
+        ChangeSetKind::Undo { of } => format!("undo (of change {of}) put back"),
+        ChangeSetKind::Redo { of } => format!("redo (of change {of}) put back"),
+        ChangeSetKind::Rewind { to_turn } => format!("rewind to before turn {to_turn} put back"),
+    }
+}
+
+/// `uji undo`: the last turn's changes (or turn N's) reverted.
+pub fn undo(
+    config_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    options: UndoOptions,
+) -> ExitCode {
+    let (session, mut checkpoints) = match open(config_dir, data_dir, options.id.as_deref()) {
+        Ok(opened) => opened,
+        Err(e) => return fail(e),
+    };
+    let plan = match (options.redo, options.turn) {
+        (true, _) => checkpoints.plan_redo(),
+        (false, Some(turn)) => checkpoints.plan_turn(turn),
+        (false, None) => checkpoints.plan_undo(),
+    };
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(e) => return fail(e),
+    };
+    let shown = show_plan(&plan, options.force);
+    if options.dry_run || plan.files.is_empty() {
+        return print(&shown);
+    }
+    match checkpoints.apply(&plan, turns(&session), options.force) {
+        Ok(applied) => {
+            let (text, code) = report(&applied);
+            let printed = print(&format!("{shown}{text}"));
+            if printed == ExitCode::SUCCESS {
+                code
+            } else {
+                printed
+            }
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn show_plan(plan: &Plan, force: bool) -> String {
+    if plan.files.is_empty() {
+        return format!("{}: every file is already as it was\n", plan.title);
+    }
+    let mut out = format!("{}:\n", plan.title);
+    for file in &plan.files {
+        let action = match &file.action {
+            FileAction::Restore => "restore".to_string(),
+            FileAction::Recreate => "recreate".to_string(),
+            FileAction::Remove => "remove".to_string(),
+            FileAction::Cannot { why } => format!("cannot restore ({why})"),
+        };
+        let conflict = match (&file.conflict, force) {
+            (Some(c), false) => format!("  [{}: left as it is; --force overwrites]", c.why),
+            (Some(c), true) => format!("  [{}: overwritten]", c.why),
+            (None, _) => String::new(),
+        };
+        out.push_str(&format!("  {action:<9} {}{conflict}\n", file.path));
+    }
+    out
+}
+
+fn report(applied: &Applied) -> (String, ExitCode) {
+    let done = applied.restored.len() + applied.removed.len();
+    let mut out = format!("{done} files put back; `uji undo --redo` takes this back\n");
+    for (path, why) in applied.left.iter().chain(&applied.failed) {
+        out.push_str(&format!("{path} was not changed: {why}\n"));
+    }
+    let code = if applied.failed.is_empty() && applied.left.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
+    (out, code)
+}
+
+fn clock(at_ms: u64) -> String {
+    let seconds = at_ms / 1000 % 86_400;
+    format!(
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}

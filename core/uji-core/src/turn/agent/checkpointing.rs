@@ -1,0 +1,155 @@
+//! The session's checkpoints (docs/checkpoints.md): one before each call
+//! that may change files (the gate says which, after any question), the
+//! turn's change set when it ends, and the plans and restores of `/undo`,
+//! `/redo`, `/rewind` and `uji undo`. The agent owns them; the files are
+//! read on a blocking thread so the session's runtime keeps going.
+
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+use serde_json::json;
+use uji_checkpoint::{Applied, Checkpoints, Created, Limits, Plan, RestoreError};
+use uji_protocol::frontend::{Event, NoticeLevel};
+use uji_protocol::session::MessageBody;
+
+use super::Agent;
+
+/// A session's checkpoints, opened at their first use.
+#[derive(Default)]
+pub(crate) struct Checkpointing {
+    opened: OnceLock<Result<Arc<Mutex<Checkpoints>>, String>>,
+}
+
+/// What `/undo`, `/redo`, `/rewind` and `uji undo` ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoreRequest {
+    Undo,
+    Redo,
+    /// One turn's changes (`uji undo --turn N`).
+    Turn(u64),
+    /// The code back to before a turn (`/rewind`).
+    Rewind(u64),
+}
+
+impl Agent {
+    /// The turn now running (or the last one): the user's messages so far.
+    pub(crate) fn turn_number(&self) -> u64 {
+        self.messages()
+            .iter()
+            .filter(|m| matches!(m.body, MessageBody::User { hidden: false, .. }))
+            .count() as u64
+    }
+
+    /// The checkpoints, opened once; the error says why there are none.
+    fn checkpoints(&self) -> Result<Arc<Mutex<Checkpoints>>, String> {
+        self.checkpointing
+            .opened
+            .get_or_init(|| {
+                let data_dir = self
+                    .data_dir()
+                    .ok_or_else(|| "uji has no data directory".to_string())?;
+                Checkpoints::open(&data_dir, self.id(), &self.settings.cwd, Limits::default())
+                    .map(|c| Arc::new(Mutex::new(c)))
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    /// A checkpoint before a call that may change files (`reason` names
+    /// it). A failure is a notice: the call still runs, and the user knows
+    /// an undo will not cover it.
+    pub(crate) async fn checkpoint_before(&self, reason: String) {
+        let turn = self.turn_number();
+        let taken = match self.checkpoints() {
+            Ok(checkpoints) => tokio::task::spawn_blocking(move || {
+                checkpoints
+                    .lock()
+                    .checkpoint(turn, &reason)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("the checkpoint stopped: {e}"))),
+            Err(why) => Err(why),
+        };
+        self.checkpoint_taken(turn, taken);
+    }
+
+    fn checkpoint_taken(&self, turn: u64, taken: Result<Created, String>) {
+        match taken {
+            Ok(created) => {
+                for skipped in &created.newly_skipped {
+                    self.emit(Event::notice(
+                        NoticeLevel::Warn,
+                        format!(
+                            "checkpoint: {} is not kept ({}); /undo cannot put it back",
+                            skipped.path, skipped.why
+                        ),
+                    ));
+                }
+                if !self.registry.hooks("checkpoint_created").is_empty() {
+                    self.registry.emit(
+                        "checkpoint_created",
+                        json!({"id": created.id, "turn": turn, "changed": created.changed,
+                               "stored": created.stored, "session": self.id()}),
+                    );
+                }
+            }
+            Err(why) => {
+                tracing::warn!("checkpoint failed: {why}");
+                self.emit(Event::notice(
+                    NoticeLevel::Warn,
+                    format!("no checkpoint was taken ({why}); /undo cannot undo this call"),
+                ));
+            }
+        }
+    }
+
+    /// Ends the turn's checkpoints: the change set of what it changed.
+    /// Only when a checkpoint was taken in it (else nothing is read).
+    pub(crate) fn end_turn_checkpoints(&self) {
+        let Some(Ok(checkpoints)) = self.checkpointing.opened.get() else {
+            return;
+        };
+        let turn = self.turn_number();
+        if let Err(e) = checkpoints.lock().end_turn(turn) {
+            self.notice(format!(
+                "the turn's last checkpoint failed ({e}); /undo may not cover its last call"
+            ));
+        }
+    }
+
+    /// What `request` would restore.
+    pub(crate) async fn plan_restore(&self, request: RestoreRequest) -> Result<Plan, String> {
+        let checkpoints = self.checkpoints()?;
+        tokio::task::spawn_blocking(move || {
+            let checkpoints = checkpoints.lock();
+            match request {
+                RestoreRequest::Undo => checkpoints.plan_undo(),
+                RestoreRequest::Redo => checkpoints.plan_redo(),
+                RestoreRequest::Turn(turn) => checkpoints.plan_turn(turn),
+                RestoreRequest::Rewind(turn) => checkpoints.plan_rewind(turn),
+            }
+            .map_err(|e: RestoreError| e.to_string())
+        })
+        .await
+        .map_err(|e| format!("planning the restore stopped: {e}"))?
+    }
+
+    /// Does `plan` (files changed since only when `overwrite`).
+    pub(crate) async fn apply_restore(
+        &self,
+        plan: Plan,
+        overwrite: bool,
+    ) -> Result<Applied, String> {
+        let checkpoints = self.checkpoints()?;
+        let turn = self.turn_number();
+        tokio::task::spawn_blocking(move || {
+            checkpoints
+                .lock()
+                .apply(&plan, turn, overwrite)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| format!("the restore stopped: {e}"))?
+    }
+}
