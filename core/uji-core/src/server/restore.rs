@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use uji_checkpoint::{Applied, ChangeSetKind, FileAction, Plan};
+use uji_protocol::frontend::ApprovalDecision;
 use uji_protocol::frontend::answers::CommandOutput;
 
 use super::{Shared, answered};
@@ -44,10 +45,13 @@ async fn overwrite_asked(shared: &Arc<Shared>, plan: &Plan, conflicts: &[&str]) 
     };
     let labels = BTreeMap::from([
         (
-            "allow".to_string(),
+            ApprovalDecision::AllowOnce.as_str().to_string(),
             "overwrite them with the checkpoint".to_string(),
         ),
-        ("deny".to_string(), "leave them as they are".to_string()),
+        (
+            ApprovalDecision::Deny.as_str().to_string(),
+            "leave them as they are".to_string(),
+        ),
     ]);
     let question = ApprovalRequest {
         call_id: crate::session::store::new_call_id(),

@@ -1,0 +1,105 @@
+//! `/undo` and `/redo` in the screen (issue 31, docs/checkpoints.md): the
+//! real binary in a pseudo-terminal against the fake model.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+use uji_fake_model::FakeModel;
+use uji_tests::Sandbox;
+use uji_tests::chat::{answer, call};
+use uji_tests::tty::Tty;
+
+/// The screen on a workspace of two files, every tool allowed.
+fn open(model: &FakeModel) -> (Sandbox, Tty) {
+    let sandbox = Sandbox::new();
+    let init = format!(
+        "uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
+         uji.model.use(\"fake/m1\")\n\
+         uji.tool.policy({{ write_file = {{ default = \"allow\" }}, run_command = {{ default = \"allow\" }} }})\n",
+        model.base_url()
+    );
+    sandbox.write_init(&init);
+    std::fs::write(sandbox.work().join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(sandbox.work().join("b.txt"), "beta\n").unwrap();
+    let plugins = uji_tests::plugin_path(&[
+        "uji_plugin_tui",
+        "uji_plugin_tools",
+        "uji_plugin_openai_chat",
+        "uji_plugin_lua",
+    ]);
+    let command = sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins);
+    let tty = Tty::spawn(command, 30, 100);
+    tty.wait_for_text("Ask uji anything");
+    (sandbox, tty)
+}
+
+fn read(sandbox: &Sandbox, name: &str) -> Option<String> {
+    std::fs::read_to_string(sandbox.work().join(name)).ok()
+}
+
+#[test]
+fn undo_puts_back_what_a_command_changed_and_redo_brings_it_back() {
+    let model = FakeModel::start();
+    model.push(call(
+        "c1",
+        "run_command",
+        json!({"command": "sed -i 's/alpha/ALPHA/' a.txt && rm b.txt && echo new > c.txt"}),
+    ));
+    model.push(answer("Changed three files."));
+    let (sandbox, mut tty) = open(&model);
+    tty.type_keys("change the files");
+    tty.press("<CR>");
+    tty.wait_for_text("Changed three files.");
+    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("ALPHA\n"));
+
+    tty.type_keys("/undo");
+    tty.press("<CR>");
+    tty.wait_for_text("undo of turn 1");
+    let screen = tty.wait_for_text("removed c.txt");
+    assert!(screen.contains("restored a.txt"), "{screen}");
+    assert!(screen.contains("recreated b.txt"), "{screen}");
+    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("alpha\n"));
+    assert_eq!(read(&sandbox, "b.txt").as_deref(), Some("beta\n"));
+    assert_eq!(read(&sandbox, "c.txt"), None);
+
+    tty.type_keys("/redo");
+    tty.press("<CR>");
+    tty.wait_for_text("redo: taking back");
+    tty.wait_for("the files changed again", |_| {
+        read(&sandbox, "c.txt").is_some()
+    });
+    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("ALPHA\n"));
+    assert_eq!(read(&sandbox, "b.txt"), None);
+    tty.quit_with_ctrl_c();
+}
+
+#[test]
+fn undo_asks_before_overwriting_a_file_changed_after_the_turn() {
+    let model = FakeModel::start();
+    model.push(call(
+        "c1",
+        "write_file",
+        json!({"path": "a.txt", "content": "from the model\n"}),
+    ));
+    model.push(answer("Wrote a.txt."));
+    let (sandbox, mut tty) = open(&model);
+    tty.type_keys("write it");
+    tty.press("<CR>");
+    tty.wait_for_text("Wrote a.txt.");
+    std::fs::write(sandbox.work().join("a.txt"), "my own edit\n").unwrap();
+    tty.type_keys("/undo");
+    tty.press("<CR>");
+    tty.wait_for_question("changed after the turn");
+    // Declining leaves the user's edit.
+    tty.press("n");
+    tty.wait_for_text("left a.txt");
+    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("my own edit\n"));
+    // Asked again, overwriting puts back what was there before the turn.
+    tty.type_keys("/undo");
+    tty.press("<CR>");
+    tty.wait_for_question("changed after the turn");
+    tty.press("y");
+    tty.wait_for_text("restored a.txt");
+    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("alpha\n"));
+    tty.quit_with_ctrl_c();
+}
