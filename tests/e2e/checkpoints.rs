@@ -26,10 +26,32 @@ fn workspace(sandbox: &Sandbox) {
     std::fs::set_permissions(work.join("run.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
     std::fs::write(work.join("old.txt"), "remove me\n").unwrap();
     std::fs::write(work.join(".gitignore"), "target/\n").unwrap();
-    std::fs::create_dir_all(work.join("target")).unwrap();
-    for i in 0..100 {
-        std::fs::write(work.join(format!("target/out{i}")), "built").unwrap();
+    for d in 0..100 {
+        let dir = work.join(format!("target/d{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..100 {
+            std::fs::write(dir.join(format!("out{i}")), "built").unwrap();
+        }
     }
+}
+
+/// Everything uji keeps about checkpoints, as text (logs and stat cache).
+fn checkpoint_files(sandbox: &Sandbox) -> String {
+    let mut all = String::new();
+    let mut dirs = vec![sandbox.data().join("checkpoints")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if !path.ends_with("objects") {
+                    dirs.push(path);
+                }
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                all.push_str(&text);
+            }
+        }
+    }
+    all
 }
 
 /// What the four files hold.
@@ -129,12 +151,104 @@ fn uji_undo_puts_back_what_edits_writes_and_commands_changed_and_redo_brings_it_
     assert!(again.status.success(), "{:?}", text(&again));
     assert_eq!(snapshot(&work), before, "the redo was undone too");
 
-    // The ignored target/ was never read: no checkpoint names it.
     let listed = uji(&sandbox, &["checkpoints"]);
     let (stdout, stderr) = text(&listed);
     assert!(listed.status.success(), "{stderr}");
     assert!(stdout.contains("run_command sed -i"), "{stdout}");
-    assert!(!stdout.contains("target/"), "{stdout}");
+    // The ignored target/ (10,000 files) was never read: neither the logs
+    // nor the stat cache name anything in it.
+    let kept = checkpoint_files(&sandbox);
+    assert!(kept.contains("src/lib.rs"), "the logs are read: {kept}");
+    assert!(!kept.contains("target/"), "target/ was read");
+}
+
+/// `uji run` with `init` as init.lua, the model calling `tool` twice.
+fn run_with_init(
+    sandbox: &Sandbox,
+    model: &FakeModel,
+    init: &str,
+    calls: &[(&str, serde_json::Value)],
+) -> String {
+    sandbox.write_init(init);
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        model.push(call(&format!("c{i}"), tool, args.clone()));
+    }
+    model.push(answer("done"));
+    let output = uji_with_model(sandbox, model, "sk-checkpoints")
+        .args(["run", "--model", MODEL, "--yes", "go"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "uji run failed: {stderr}");
+    stderr
+}
+
+#[test]
+fn a_read_only_lua_tool_takes_no_checkpoint_and_others_do_and_plugins_hear_of_each() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("a.txt"), "a\n").unwrap();
+    let heard = sandbox.work().join("heard.log");
+    let init = format!(
+        "uji.tool.add('peek', {{ read_only = true, policy = 'allow', run = function() return 'seen' end }})\n\
+         uji.tool.add('poke', {{ policy = 'allow', run = function() return 'poked' end }})\n\
+         uji.on('checkpoint_created', function(e) \n\
+           local f = io.open('{}', 'a'); f:write(e.turn, ' ', e.session ~= nil and 'session' or '', '\\n'); f:close() end)\n",
+        heard.display()
+    );
+    let model = FakeModel::start();
+    run_with_init(
+        &sandbox,
+        &model,
+        &init,
+        &[("peek", json!({})), ("peek", json!({}))],
+    );
+    let listed = uji(&sandbox, &["checkpoints"]);
+    let (_, stderr) = text(&listed);
+    assert!(stderr.contains("has no checkpoints"), "{stderr}");
+    assert!(!heard.exists());
+    run_with_init(&sandbox, &model, &init, &[("poke", json!({}))]);
+    let listed = uji(&sandbox, &["checkpoints"]);
+    let (stdout, _) = text(&listed);
+    assert!(stdout.contains("poke"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&heard).unwrap(), "1 session\n");
+}
+
+#[test]
+fn a_file_over_10_mb_is_reported_once_and_left_alone_by_undo() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    let big = std::fs::File::create(work.join("big.bin")).unwrap();
+    big.set_len(50 * 1024 * 1024).unwrap();
+    drop(big);
+    let model = FakeModel::start();
+    let stderr = run_with_init(
+        &sandbox,
+        &model,
+        "uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[
+            ("run_command", json!({"command": "echo one >> big.bin"})),
+            ("run_command", json!({"command": "echo two > small.txt"})),
+        ],
+    );
+    assert_eq!(
+        stderr.matches("checkpoint: big.bin is not kept").count(),
+        1,
+        "one notice: {stderr}"
+    );
+    assert!(stderr.contains("over the 10 MB"), "{stderr}");
+    let undone = uji(&sandbox, &["undo"]);
+    let (stdout, _) = text(&undone);
+    assert!(
+        stdout.contains("cannot restore (its content was not kept"),
+        "{stdout}"
+    );
+    assert!(!work.join("small.txt").exists(), "the rest was undone");
+    assert_eq!(
+        std::fs::metadata(work.join("big.bin")).unwrap().len(),
+        50 * 1024 * 1024 + 4,
+        "the big file was left as it is"
+    );
 }
 
 #[test]
