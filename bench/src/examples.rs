@@ -91,3 +91,41 @@ pub fn sandbox() -> Vec<Row> {
         target: Some(2.0),
     }]
 }
+
+/// Issue 31's checkpoints, in process (`core/uji-checkpoint/examples/checkpoint_bench.rs`):
+/// a workspace of 10,000 files and 200 MB.
+pub fn checkpoints() -> Vec<Row> {
+    let found = numbers("checkpoint_bench");
+    let get = |name: &str| found.get(name).copied().unwrap_or(f64::NAN);
+    vec![
+        Row {
+            area: "checkpoints",
+            what: "first checkpoint of a 10,000-file, 200 MB workspace".to_string(),
+            value: get("first_ms"),
+            unit: "ms",
+            target: Some(2000.0),
+        },
+        Row {
+            area: "checkpoints",
+            what: "a checkpoint of it with one file changed (median of 100)".to_string(),
+            value: get("one_changed_ms"),
+            unit: "ms",
+            target: Some(20.0),
+        },
+        Row {
+            area: "checkpoints",
+            what: "undo of a 10-file turn (plan, checkpoints before and after, restore)"
+                .to_string(),
+            value: get("undo_10_ms"),
+            unit: "ms",
+            target: Some(100.0),
+        },
+        Row {
+            area: "checkpoints",
+            what: "storage after 100 turns of small edits, over the workspace's size".to_string(),
+            value: get("storage_ratio"),
+            unit: "×",
+            target: Some(2.0),
+        },
+    ]
+}

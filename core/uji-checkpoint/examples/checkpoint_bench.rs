@@ -1,6 +1,6 @@
 //! Issue 31's checkpoint rows, in process: a workspace of 10,000 files and
 //! 200 MB (plus a `.gitignore`d `target/` of 10,000 more that is never
-//! read). Prints one JSON object with the timings and sizes.
+//! read). Prints `name value` pairs on one line for `bench/run`.
 //!
 //! cargo run --release -p uji-checkpoint --example checkpoint_bench
 
@@ -110,7 +110,10 @@ fn main() {
     let workspace = dir_size(&root.join("src"));
     let storage = dir_size(&data);
     println!(
-        "{{\"first_ms\": {first_ms:.1}, \"one_changed_ms\": {:.2}, \"undo_10_ms\": {undo_ms:.1}, \"workspace_bytes\": {workspace}, \"storage_bytes\": {storage}}}",
-        median(one_changed)
+        "first_ms {first_ms:.1} one_changed_ms {:.2} undo_10_ms {undo_ms:.1} storage_ratio {:.3} workspace_mb {:.1} storage_mb {:.1}",
+        median(one_changed),
+        storage as f64 / workspace as f64,
+        workspace as f64 / 1e6,
+        storage as f64 / 1e6,
     );
 }

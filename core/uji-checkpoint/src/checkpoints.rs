@@ -15,7 +15,7 @@ use crate::object::{ObjectStore, address_of};
 use crate::restore::{self, Applied, FileAction, Plan, RestoreError};
 use crate::scan::{Found, ScanError, Skipped, scan};
 use crate::stat_cache::StatCache;
-use crate::tree::{self, FileState, Tree};
+use crate::tree::{self, Change, FileState, Tree};
 
 /// What checkpoints keep at most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,11 +277,13 @@ impl Checkpoints {
     /// starts gathering that turn's changes.
     pub fn checkpoint(&mut self, turn: u64, reason: &str) -> Result<Created, ScanError> {
         let (found, mut skipped) = scan(&self.root, self.limits.max_files)?;
-        let (tree, more_skipped, stored) = self.read_all(&found)?;
+        let (mut changes, more_skipped, stored) = self.changed_since(&found)?;
         skipped.extend(more_skipped);
-        let present: HashSet<&str> = found.iter().map(|f| f.path.as_str()).collect();
-        self.cache.retain(|path| present.contains(path));
-        let changes = tree::changes(&self.current, &tree);
+        let removed = removed_paths(&self.current, &found);
+        for path in &removed {
+            self.cache.forget(path);
+        }
+        changes.extend(removed.into_iter().map(|path| Change { path, state: None }));
         let id = self.records.last().map_or(1, |r| r.id + 1);
         let newly_skipped: Vec<Skipped> = skipped
             .iter()
@@ -304,7 +306,7 @@ impl Checkpoints {
             stored,
             newly_skipped,
         };
-        self.current = tree;
+        tree::apply(&mut self.current, &record.changes);
         self.stored += stored;
         self.records.push(record);
         if self.open_turn.is_none_or(|(open, _)| open != turn) {
@@ -313,21 +315,35 @@ impl Checkpoints {
         Ok(created)
     }
 
-    /// Each found path's state: from the stat cache when its stats say it
-    /// is unchanged, else read (on every core), kept and remembered.
-    fn read_all(&mut self, found: &[Found]) -> Result<(Tree, Vec<Skipped>, u64), ScanError> {
-        let mut tree = Tree::new();
+    /// The found paths whose state differs from the last checkpoint's: the
+    /// state from the stat cache when its stats say the file is unchanged
+    /// (compared in place: most files are, and nothing is copied for
+    /// them), else read (on every core), kept and remembered.
+    fn changed_since(
+        &mut self,
+        found: &[Found],
+    ) -> Result<(Vec<Change>, Vec<Skipped>, u64), ScanError> {
+        let mut changes = Vec::new();
         let mut to_read = Vec::new();
         for one in found {
             match self.cache.trusted(one) {
-                Some(state) => {
-                    tree.insert(one.path.clone(), state.clone());
-                }
+                Some(state) if self.current.get(&one.path) == Some(state) => {}
+                Some(state) => changes.push(Change {
+                    path: one.path.clone(),
+                    state: Some(state.clone()),
+                }),
                 None => to_read.push(one),
             }
         }
         let stored = AtomicU64::new(0);
-        let read = read_in_parallel(&to_read, &self.store, self.limits, self.stored, &stored);
+        let read = read_in_parallel(
+            &self.root,
+            &to_read,
+            &self.store,
+            self.limits,
+            self.stored,
+            &stored,
+        );
         let seen = now_ms();
         let mut skipped = Vec::new();
         for (one, state) in to_read.iter().zip(read) {
@@ -340,9 +356,14 @@ impl Checkpoints {
             } else {
                 self.cache.remember(one, state.clone(), seen);
             }
-            tree.insert(one.path.clone(), state);
+            if self.current.get(&one.path) != Some(&state) {
+                changes.push(Change {
+                    path: one.path.clone(),
+                    state: Some(state),
+                });
+            }
         }
-        Ok((tree, skipped, stored.into_inner()))
+        Ok((changes, skipped, stored.into_inner()))
     }
 
     /// Ends turn `turn`: a last checkpoint, and the turn's change set when
@@ -594,9 +615,24 @@ impl Checkpoints {
     }
 }
 
+/// The paths of `current` that `found` (sorted by path) no longer has:
+/// one walk over both, in order.
+fn removed_paths(current: &Tree, found: &[Found]) -> Vec<String> {
+    let mut removed = Vec::new();
+    let mut found = found.iter().map(|f| f.path.as_str()).peekable();
+    for path in current.keys() {
+        while found.next_if(|f| *f < path.as_str()).is_some() {}
+        if found.peek() != Some(&path.as_str()) {
+            removed.push(path.clone());
+        }
+    }
+    removed
+}
+
 /// Reads, addresses and keeps each of `found` on every core; a result per
 /// file, in order.
 fn read_in_parallel(
+    root: &Path,
     found: &[&Found],
     store: &ObjectStore,
     limits: Limits,
@@ -607,7 +643,16 @@ fn read_in_parallel(
         .map_or(1, |n| n.get())
         .min(8)
         .min(found.len().div_ceil(64).max(1));
-    let read_one = |one: &Found| read_one(one, store, limits, stored_before, stored);
+    let read_one = |one: &Found| {
+        read_one(
+            &root.join(&one.path),
+            one,
+            store,
+            limits,
+            stored_before,
+            stored,
+        )
+    };
     if threads <= 1 {
         return found.iter().map(|one| read_one(one)).collect();
     }
@@ -637,6 +682,7 @@ fn read_in_parallel(
 }
 
 fn read_one(
+    full: &Path,
     one: &Found,
     store: &ObjectStore,
     limits: Limits,
@@ -644,7 +690,7 @@ fn read_one(
     stored: &AtomicU64,
 ) -> Result<FileState, ScanError> {
     if one.link {
-        return Ok(match std::fs::read_link(&one.full) {
+        return Ok(match std::fs::read_link(full) {
             Ok(target) => FileState::Link {
                 target: target.to_string_lossy().into_owned(),
             },
@@ -661,7 +707,7 @@ fn read_one(
             ),
         ));
     }
-    let bytes = match std::fs::read(&one.full) {
+    let bytes = match std::fs::read(full) {
         Ok(bytes) => bytes,
         Err(e) => return Ok(skipped(one, format!("cannot be read: {e}"))),
     };

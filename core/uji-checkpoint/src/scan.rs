@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 pub struct Found {
     /// Relative to the root, `/`-separated.
     pub path: String,
-    pub full: PathBuf,
     pub link: bool,
     pub size: u64,
     pub mode: u32,
@@ -74,7 +73,14 @@ pub fn scan(root: &Path, max_files: usize) -> Result<(Vec<Found>, Vec<Skipped>),
         .filter_entry(|entry| entry.file_name() != ".git")
         .build_parallel()
         .run(|| {
-            let (found, skipped, counted) = (&found, &skipped, &counted);
+            // Each walking thread gathers its own and hands them over
+            // once, when it ends: no lock per file.
+            let mut mine = Gathered {
+                found: Vec::new(),
+                skipped: Vec::new(),
+                into: (&found, &skipped),
+            };
+            let counted = &counted;
             Box::new(move |entry| {
                 match entry {
                     Ok(entry) => {
@@ -84,10 +90,10 @@ pub fn scan(root: &Path, max_files: usize) -> Result<(Vec<Found>, Vec<Skipped>),
                             {
                                 return WalkState::Quit;
                             }
-                            lock(found).push(one);
+                            mine.found.push(one);
                         }
                     }
-                    Err(error) => lock(skipped).push(Skipped {
+                    Err(error) => mine.skipped.push(Skipped {
                         path: error_path(root, &error),
                         why: format!("cannot be read: {error}"),
                     }),
@@ -107,6 +113,20 @@ pub fn scan(root: &Path, max_files: usize) -> Result<(Vec<Found>, Vec<Skipped>),
     Ok((found, skipped))
 }
 
+/// One walking thread's finds, added to the shared lists when it ends.
+struct Gathered<'a> {
+    found: Vec<Found>,
+    skipped: Vec<Skipped>,
+    into: (&'a Mutex<Vec<Found>>, &'a Mutex<Vec<Skipped>>),
+}
+
+impl Drop for Gathered<'_> {
+    fn drop(&mut self) {
+        lock(self.into.0).append(&mut self.found);
+        lock(self.into.1).append(&mut self.skipped);
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A walker thread that panicked left nothing half-done in a Vec push.
     mutex.lock().unwrap_or_else(|p| p.into_inner())
@@ -122,7 +142,6 @@ fn found_of(root: &Path, entry: &ignore::DirEntry) -> Option<Found> {
     let path = relative.to_str()?.to_string();
     Some(Found {
         path,
-        full: entry.path().to_path_buf(),
         link: kind.is_symlink(),
         size: meta.len(),
         mode: meta.mode() & 0o7777,

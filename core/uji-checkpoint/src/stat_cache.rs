@@ -80,11 +80,9 @@ impl StatCache {
         self.changed = true;
     }
 
-    /// Forgets paths that are gone (kept in step with the walk).
-    pub fn retain(&mut self, present: impl Fn(&str) -> bool) {
-        let before = self.entries.len();
-        self.entries.retain(|path, _| present(path));
-        self.changed |= self.entries.len() != before;
+    /// Forgets a path that is gone.
+    pub fn forget(&mut self, path: &str) {
+        self.changed |= self.entries.remove(path).is_some();
     }
 
     /// Forgets every entry whose content address is not `kept` (the
@@ -128,7 +126,6 @@ mod tests {
     fn found(size: u64, mtime_s: i64) -> Found {
         Found {
             path: "a.rs".into(),
-            full: PathBuf::from("/w/a.rs"),
             link: false,
             size,
             mode: 0o644,
