@@ -12,6 +12,7 @@ use std::process::Stdio;
 use serde_json::{Value, json};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
+use uji_tests::chat::call;
 use uji_tests::scripted::{answer, assert_ok, drive, drive_as_configured, of_type, plugin_path};
 use uji_tests::{Sandbox, names, text, uji_bin};
 
@@ -83,7 +84,7 @@ fn the_first_event_configures_the_session_and_every_operation_is_answered() {
     assert_ok(&output, &events);
     let first = &events[0];
     assert_eq!(first["type"], "session_configured", "{events:#?}");
-    assert_eq!(first["protocol"], 7);
+    assert_eq!(first["protocol"], 8);
     assert_eq!(first["resumed"], false);
     assert_eq!(first["model"]["provider"], "fake");
     assert_eq!(first["model"]["model"], "m1");
@@ -980,6 +981,56 @@ fn rewind_drops_the_conversation_from_a_user_message_on_and_a_resume_keeps_it_dr
     assert_eq!(
         texts,
         ["one", "first answer", "two, better", "after the rewind"]
+    );
+}
+
+#[test]
+fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "w1",
+            "write_file",
+            json!({"path": "n.txt", "content": "one\n"}),
+        ))
+        .push(answer("first answer"))
+        .push(call(
+            "w2",
+            "write_file",
+            json!({"path": "n.txt", "content": "two\n"}),
+        ))
+        .push(answer("second answer"));
+    let sandbox = sandbox(&model);
+    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
+    sandbox.write_init(&format!(
+        "{init}\nuji.tool.policy({{ write_file = {{ default = 'allow' }} }})\n"
+    ));
+    let script = json!([
+        say("one", "a"),
+        wait("turn_finished"),
+        say("two", "b"),
+        wait("turn_finished"),
+        {"send": {"id": "r", "type": "rewind", "to_seq": 5, "code": true, "conversation": false}},
+        {"wait": "ack", "where": {"op_id": "r"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = events
+        .iter()
+        .find(|e| e["type"] == "ack" && e["op_id"] == "r")
+        .unwrap();
+    assert_eq!(ack["result"]["dropped"], 0, "{ack}");
+    let restored = ack["result"]["restored"].as_str().unwrap();
+    assert!(restored.contains("restored n.txt"), "{restored}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("n.txt")).unwrap(),
+        "one\n",
+        "the file as it was before the second message"
+    );
+    assert_eq!(
+        of_type(&events, "session_configured").len(),
+        1,
+        "the conversation did not change"
     );
 }
 

@@ -763,7 +763,10 @@ fn esc_esc_edits_an_earlier_message_and_what_came_after_it_leaves_the_conversati
     tty.press("<Esc>");
     tty.wait_for_text("Esc again to edit an earlier message");
     tty.press("<Esc>");
-    tty.wait_for_question("Edit an earlier message (2)");
+    tty.wait_for_question("Go back to before an earlier message (2)");
+    tty.press("<Down>");
+    tty.press("<CR>");
+    tty.wait_for_question("Go back to before this message");
     tty.press("<Down>");
     tty.press("<CR>");
     let screen = tty.wait_for("the first message back in the draft", |s| {

@@ -103,3 +103,64 @@ fn undo_asks_before_overwriting_a_file_changed_after_the_turn() {
     assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("alpha\n"));
     tty.quit_with_ctrl_c();
 }
+
+#[test]
+fn rewind_to_the_second_of_three_messages_takes_back_code_and_conversation_and_keeps_the_file() {
+    let model = FakeModel::start();
+    for turn in 1..=3 {
+        model.push(call(
+            &format!("c{turn}"),
+            "write_file",
+            json!({"path": "n.txt", "content": format!("turn {turn}\n")}),
+        ));
+        model.push(answer(&format!("Answer {turn}.")));
+    }
+    model.push(answer("Answer to the edit."));
+    let (sandbox, mut tty) = open(&model);
+    for turn in 1..=3 {
+        tty.type_keys(&format!("message {turn}"));
+        tty.press("<CR>");
+        tty.wait_for_text(&format!("Answer {turn}."));
+    }
+    assert_eq!(read(&sandbox, "n.txt").as_deref(), Some("turn 3\n"));
+    tty.type_keys("/rewind");
+    tty.press("<CR>");
+    tty.wait_for_question("Go back to before an earlier message (3)");
+    // Newest first: the second message is one down.
+    tty.press("<Down>");
+    tty.press("<CR>");
+    tty.wait_for_question("Go back to before this message");
+    tty.press("<CR>");
+    tty.wait_for("the second message back in the draft", |s| {
+        s.lines()
+            .any(|l| l.trim_start().starts_with("› message 2") || l.contains("message 2"))
+            && !s.contains("Answer 2.")
+    });
+    assert_eq!(
+        read(&sandbox, "n.txt").as_deref(),
+        Some("turn 1\n"),
+        "the code is back to before the second message"
+    );
+    tty.press("<C-u>");
+    tty.type_keys("message 2, edited");
+    tty.press("<CR>");
+    tty.wait_for_text("Answer to the edit.");
+    let sent = model.last_request().body_text();
+    assert!(
+        !sent.contains("Answer 2."),
+        "the conversation went back: {sent}"
+    );
+    // Nothing is lost: the dropped messages stay in the session file.
+    let sessions = sandbox.data().join("sessions");
+    let file = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let saved = std::fs::read_to_string(file.path()).unwrap();
+    assert!(
+        saved.contains("Answer 3.") && saved.contains("\"rewind\""),
+        "{saved}"
+    );
+    tty.quit_with_ctrl_c();
+}

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use uji_host::SessionPort;
 use uji_protocol::ApprovalMode;
 use uji_protocol::frontend::answers::{
-    self, Answer, CompactDone, ModeSet, ModelList, ModelSet, ProviderList, Rewound, SessionList,
+    self, Answer, CompactDone, ModeSet, ModelList, ModelSet, ProviderList, SessionList,
     SessionSwitched, Unqueued,
 };
 use uji_protocol::frontend::{
@@ -118,8 +118,8 @@ impl SessionPort for ServerPort {
 enum Work {
     Turn(Queued),
     Compact(String),
-    /// Back to before the user's message with this seq.
-    Rewind(String, u64),
+    /// Back to before a user's message: the conversation, the code, or both.
+    Rewind(String, restore::Rewind),
     /// `/undo`, `/redo`: files put back from the checkpoints.
     Restore(String, crate::turn::agent::RestoreRequest),
     Switch(String, Start),
@@ -354,9 +354,18 @@ impl Shared {
             Op::Unqueue => Reply::answer(&Unqueued {
                 text: self.queue.pop_newest().map(|queued| queued.text),
             }),
-            Op::Rewind { to_seq } => {
+            Op::Rewind {
+                to_seq,
+                conversation,
+                code,
+            } => {
                 let op_id = op_id.unwrap_or_default().to_string();
-                self.send_work(Work::Rewind(op_id, to_seq))?;
+                let rewind = restore::Rewind {
+                    to: to_seq,
+                    conversation,
+                    code,
+                };
+                self.send_work(Work::Rewind(op_id, rewind))?;
                 Ok(Reply::Later)
             }
             Op::SetTitle { title } => {
@@ -740,7 +749,7 @@ async fn work(
                 }
             }
             Work::Compact(op_id) => compact(&shared, &mut agent, &op_id).await,
-            Work::Rewind(op_id, to) => rewind(&shared, &mut agent, &op_id, to),
+            Work::Rewind(op_id, to) => restore::rewind(&shared, &mut agent, &op_id, to).await,
             Work::Restore(op_id, request) => restore::run(&shared, &agent, &op_id, request).await,
             Work::Switch(op_id, start) => {
                 let to = Switch {
@@ -844,17 +853,6 @@ async fn compact(shared: &Shared, agent: &mut Agent, op_id: &str) {
 
 /// Takes the conversation back to before message `to`; the frontend gets
 /// the shortened history in a new `session_configured`, then the answer.
-fn rewind(shared: &Shared, agent: &mut Agent, op_id: &str, to: u64) {
-    let result = agent.rewind(to).and_then(|(dropped, text)| {
-        configured(shared, agent, true);
-        answered(&Rewound {
-            dropped: dropped as u64,
-            text,
-        })
-    });
-    shared.reply(Some(op_id), result);
-}
-
 /// A switch to another session, as the worker runs it.
 struct Switch<'a> {
     op_id: &'a str,

@@ -32,8 +32,9 @@ use crate::{ApprovalMode, FileDiff, Image};
 /// (`list_jobs`, `stop_job`, `background`; `job_started`, `job_output`,
 /// `job_finished`); 5 added `commands_changed`; 6 added the `stop` decision, `set_mode` and `mode_changed`;
 /// 7 added dialogs (`hello` with `dialogs`, `answer_dialog`, `refuse_dialog`;
-/// `dialog`, `dialog_resolved`).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// `dialog`, `dialog_resolved`); 8 added checkpoints (`rewind`'s `code` and
+/// `conversation`, `rewound`'s `restored`; `/undo` and `/redo` are commands).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -257,9 +258,17 @@ pub enum Op {
     /// everything after it leave the conversation (they stay in the session
     /// file). Runs after the turn in progress; `session_configured`
     /// follows with the shortened history, and the ack's `result` is
-    /// `{"dropped": N, "text": "the message's text"}`.
+    /// `{"dropped": N, "text": "the message's text"}`. With `code` (protocol
+    /// 8) the files the turns from that message on changed go back to how
+    /// they were before it, from the checkpoints (docs/checkpoints.md; a
+    /// file changed since is asked about), and `restored` says what was put
+    /// back; `conversation: false` leaves the conversation as it is.
     Rewind {
         to_seq: u64,
+        #[serde(default = "yes")]
+        conversation: bool,
+        #[serde(default)]
+        code: bool,
     },
     SetTitle {
         title: String,
@@ -806,6 +815,10 @@ pub enum Event {
     /// An event this frontend does not know (from a newer uji): skip it.
     #[serde(other)]
     Unknown,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Event {

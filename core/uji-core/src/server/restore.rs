@@ -1,7 +1,8 @@
-//! `/undo` and `/redo` in a session (docs/checkpoints.md): the plan, a
-//! question when files were changed after the turn (overwrite them, or
-//! leave them), the restore, and what it did as the command's output.
-//! Runs on the worker, between turns, like any other change to the session.
+//! `/undo`, `/redo` and the `rewind` operation in a session
+//! (docs/checkpoints.md): the plan, a question when files were changed
+//! after the turn (overwrite them, or leave them), the restore, and what it
+//! did as the command's output. Runs on the worker, between turns, like any
+//! other change to the session.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,11 +10,58 @@ use std::sync::Arc;
 use serde_json::json;
 use uji_checkpoint::{Applied, ChangeSetKind, FileAction, Plan};
 use uji_protocol::frontend::ApprovalDecision;
-use uji_protocol::frontend::answers::CommandOutput;
+use uji_protocol::frontend::answers::{CommandOutput, Rewound};
 
 use super::{Shared, answered};
 use crate::gate::{Approval, ApprovalRequest, Approver};
 use crate::turn::agent::{Agent, RestoreRequest};
+
+/// What `rewind` goes back on, to before the user's message `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Rewind {
+    pub to: u64,
+    pub conversation: bool,
+    pub code: bool,
+}
+
+/// `rewind`: the code first (so a refused restore leaves the conversation
+/// too), then the conversation.
+pub(super) async fn rewind(shared: &Arc<Shared>, agent: &mut Agent, op_id: &str, rewind: Rewind) {
+    let result = rewound(shared, agent, rewind)
+        .await
+        .and_then(|answer| answered(&answer));
+    shared.reply(Some(op_id), result);
+}
+
+async fn rewound(
+    shared: &Arc<Shared>,
+    agent: &mut Agent,
+    rewind: Rewind,
+) -> Result<Rewound, String> {
+    let turn = agent.turn_of(rewind.to).ok_or_else(|| {
+        format!(
+            "message {} is not one of your messages in this conversation; pick one from the session's history",
+            rewind.to
+        )
+    })?;
+    let restored = if rewind.code {
+        Some(restore(shared, agent, RestoreRequest::Rewind(turn)).await?)
+    } else {
+        None
+    };
+    let (dropped, text) = if rewind.conversation {
+        let (dropped, text) = agent.rewind(rewind.to)?;
+        super::configured(shared, agent, true);
+        (dropped as u64, text)
+    } else {
+        (0, agent.user_text(rewind.to).unwrap_or_default())
+    };
+    Ok(Rewound {
+        dropped,
+        text,
+        restored,
+    })
+}
 
 pub(super) async fn run(shared: &Arc<Shared>, agent: &Agent, op_id: &str, request: RestoreRequest) {
     let result = restore(shared, agent, request)

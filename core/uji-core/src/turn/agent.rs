@@ -1180,19 +1180,7 @@ impl Agent {
     /// them). Returns how many left and the message's text, to edit and
     /// send again.
     pub(crate) fn rewind(&mut self, to: u64) -> Result<(usize, String), String> {
-        let text = self
-            .session
-            .messages
-            .iter()
-            .find_map(|m| match &m.body {
-                MessageBody::User {
-                    text,
-                    hidden: false,
-                    ..
-                } if m.seq == to => Some(text.clone()),
-                _ => None,
-            })
-            .ok_or_else(|| {
+        let text = self.user_text(to).ok_or_else(|| {
                 format!(
                     "message {to} is not one of your messages in this conversation;                      pick one from the session's history"
                 )

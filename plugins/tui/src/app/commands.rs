@@ -21,6 +21,10 @@ const LOCAL: &[(&str, &str)] = &[
     ("effort", "Pick the reasoning effort (or /effort high)"),
     ("sessions", "Resume or delete a session of this directory"),
     ("copy", "Copy the last answer to the clipboard"),
+    (
+        "rewind",
+        "Go back to an earlier message: code, conversation or both (Esc Esc)",
+    ),
     ("login", "Save a provider's API key (or /login provider)"),
     ("logout", "Forget a saved API key (or /logout provider)"),
     (
@@ -61,6 +65,7 @@ impl App {
                 self.submit(Op::ListSessions { all: false }, Pending::ListSessions);
             }
             ("copy", _) => self.copy_last_answer(),
+            ("rewind", _) => self.open_rewind_picker(),
             ("diff", _) => {
                 let op = Op::RunCommand {
                     name: "diff".to_string(),
@@ -229,6 +234,7 @@ impl App {
             ),
             PickerKind::Login | PickerKind::Logout => return self.provider_chosen(kind, value),
             PickerKind::Rewind => return self.rewind_chosen(value),
+            PickerKind::RewindScope => return self.rewind_scope_chosen(value),
             PickerKind::History => return self.history_chosen(value),
             PickerKind::RunPlan => return self.run_plan_chosen(value),
             PickerKind::Dialog => return self.dialog_item_chosen(value),

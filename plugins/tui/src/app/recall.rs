@@ -1,7 +1,9 @@
-//! Bringing earlier words back into the draft: Esc Esc picks one of the
-//! user's messages to edit and send again from there (the conversation
-//! after it is dropped), Ctrl+R searches the messages sent before, and Up
-//! on an empty draft takes back the newest queued message.
+//! Bringing earlier words back into the draft: Esc Esc (or /rewind) picks
+//! one of the user's messages, then what goes back to before it: the code
+//! (from the checkpoints, docs/checkpoints.md), the conversation (the
+//! message comes back to edit and send again, what came after it is
+//! dropped), or both. Ctrl+R searches the messages sent before, and Up on
+//! an empty draft takes back the newest queued message.
 
 use std::time::Duration;
 
@@ -63,20 +65,51 @@ impl App {
                 value: seq.to_string(),
             })
             .collect();
-        let title = format!("Edit an earlier message ({count}): what came after it is dropped");
+        let title = format!("Go back to before an earlier message ({count})");
         self.picker = Some((PickerKind::Rewind, Picker::new(&title, items, false)));
     }
 
+    /// A message was picked: what goes back to before it.
     pub(super) fn rewind_chosen(&mut self, value: &str) {
         let Ok(to_seq) = value.parse::<u64>() else {
             return;
         };
-        self.submit(Op::Rewind { to_seq }, Pending::Rewind);
+        self.rewind_to = Some(to_seq);
+        let items = RewindScope::ALL
+            .iter()
+            .map(|scope| PickerItem {
+                label: scope.label().to_string(),
+                detail: scope.detail().to_string(),
+                value: scope.value().to_string(),
+            })
+            .collect();
+        let picker = Picker::new("Go back to before this message", items, false);
+        self.picker = Some((PickerKind::RewindScope, picker));
+    }
+
+    pub(super) fn rewind_scope_chosen(&mut self, value: &str) {
+        let (Some(to_seq), Some(scope)) = (self.rewind_to.take(), RewindScope::from_value(value))
+        else {
+            return;
+        };
+        let op = Op::Rewind {
+            to_seq,
+            conversation: scope != RewindScope::Code,
+            code: scope != RewindScope::Conversation,
+        };
+        self.submit(op, Pending::Rewind);
     }
 
     /// The conversation went back (its shortened history came first, in
     /// `session_configured`): the message is in the draft to edit.
     pub(super) fn on_rewound(&mut self, answer: Rewound) {
+        if let Some(restored) = &answer.restored {
+            self.notice(Level::Info, restored.clone());
+        }
+        if answer.dropped == 0 && answer.restored.is_some() {
+            // Code only: the conversation and the draft stay as they are.
+            return;
+        }
         self.composer.set_text(&answer.text);
         self.draft_changed();
         let dropped = crate::transcript::tool::plural(answer.dropped as usize, "message");
@@ -130,5 +163,50 @@ impl App {
             self.composer.set_text(&draft);
         }
         self.draft_changed();
+    }
+}
+
+/// What a rewind takes back to before the chosen message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RewindScope {
+    Both,
+    Conversation,
+    Code,
+}
+
+impl RewindScope {
+    const ALL: [RewindScope; 3] = [
+        RewindScope::Both,
+        RewindScope::Conversation,
+        RewindScope::Code,
+    ];
+
+    /// The picker item's value (the picker hands values back as text).
+    fn value(self) -> &'static str {
+        match self {
+            RewindScope::Both => "both",
+            RewindScope::Conversation => "conversation",
+            RewindScope::Code => "code",
+        }
+    }
+
+    fn from_value(value: &str) -> Option<RewindScope> {
+        RewindScope::ALL.into_iter().find(|s| s.value() == value)
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            RewindScope::Both => "Code and conversation",
+            RewindScope::Conversation => "Conversation only",
+            RewindScope::Code => "Code only",
+        }
+    }
+
+    fn detail(self) -> &'static str {
+        match self {
+            RewindScope::Both => "files back as they were, the message back to edit",
+            RewindScope::Conversation => "the message back to edit; files stay as they are",
+            RewindScope::Code => "files back as they were; the conversation goes on",
+        }
     }
 }

@@ -49,6 +49,8 @@ pub enum PickerKind {
     Job,
     /// Esc Esc: one of the user's earlier messages, to edit and send again.
     Rewind,
+    /// After that message: what goes back (code, conversation or both).
+    RewindScope,
     /// Ctrl+R: a message sent before, back into the draft.
     History,
     /// After a plan-mode turn: run the plan, or keep planning.
@@ -160,6 +162,8 @@ pub struct App {
     /// When Esc last armed the message picker (nothing ran, the draft was
     /// empty): a second one soon after opens it.
     pub(super) rewind_armed: Option<Instant>,
+    /// The message the rewind picker chose, while its scope is picked.
+    pub(super) rewind_to: Option<u64>,
     /// The user's messages in the conversation with their seq, oldest
     /// first, for the message picker.
     pub(super) sent: Vec<(u64, String)>,
@@ -215,6 +219,7 @@ impl App {
             in_burst: false,
             quit_armed: None,
             rewind_armed: None,
+            rewind_to: None,
             sent: Vec::new(),
             editor_request: None,
             shown_cursor: None,

@@ -175,6 +175,9 @@ pub struct Rewound {
     pub dropped: u64,
     #[serde(default)]
     pub text: String,
+    /// With `code`: what was put back, file by file (protocol 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored: Option<String>,
 }
 
 /// `unqueue`: the text of the message taken back; none when the queue

@@ -40,6 +40,32 @@ impl Agent {
             .count() as u64
     }
 
+    /// The turn the user's message `seq` started (1 for the first).
+    pub(crate) fn turn_of(&self, seq: u64) -> Option<u64> {
+        let mut turn = 0;
+        for message in self.messages() {
+            if matches!(message.body, MessageBody::User { hidden: false, .. }) {
+                turn += 1;
+                if message.seq == seq {
+                    return Some(turn);
+                }
+            }
+        }
+        None
+    }
+
+    /// The text of the user's message `seq`.
+    pub(crate) fn user_text(&self, seq: u64) -> Option<String> {
+        self.messages().iter().find_map(|m| match &m.body {
+            MessageBody::User {
+                text,
+                hidden: false,
+                ..
+            } if m.seq == seq => Some(text.clone()),
+            _ => None,
+        })
+    }
+
     /// The checkpoints, opened once; the error says why there are none.
     fn checkpoints(&self) -> Result<Arc<Mutex<Checkpoints>>, String> {
         self.checkpointing
