@@ -164,3 +164,23 @@ fn rewind_to_the_second_of_three_messages_takes_back_code_and_conversation_and_k
     );
     tty.quit_with_ctrl_c();
 }
+
+#[test]
+fn a_shell_command_the_user_runs_is_undone_on_its_own() {
+    let model = FakeModel::start();
+    let (sandbox, mut tty) = open(&model);
+    tty.type_keys("!rm b.txt && echo gone");
+    tty.press("<CR>");
+    tty.wait_for_text("gone");
+    tty.wait_for("the file removed", |_| read(&sandbox, "b.txt").is_none());
+    // A command that only reads takes no checkpoint and is not undone.
+    tty.type_keys("!cat a.txt");
+    tty.press("<CR>");
+    tty.wait_for_text("alpha");
+    tty.type_keys("/undo");
+    tty.press("<CR>");
+    tty.wait_for_text("undo of !rm b.txt && echo gone");
+    tty.wait_for_text("recreated b.txt");
+    assert_eq!(read(&sandbox, "b.txt").as_deref(), Some("beta\n"));
+    tty.quit_with_ctrl_c();
+}

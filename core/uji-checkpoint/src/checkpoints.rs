@@ -44,6 +44,8 @@ impl Default for Limits {
 pub enum ChangeSetKind {
     /// The files a turn changed (by any tool, commands included).
     Turn { turn: u64 },
+    /// The files a command the user ran (`!cmd`) changed.
+    Shell { command: String },
     /// A restore that reverted change set `of` (`/undo`, `uji undo`).
     Undo { of: u64 },
     /// A restore that reverted the undo `of` (`/redo`).
@@ -276,6 +278,16 @@ impl Checkpoints {
     /// may change it (`reason` says what). The first checkpoint of a turn
     /// starts gathering that turn's changes.
     pub fn checkpoint(&mut self, turn: u64, reason: &str) -> Result<Created, ScanError> {
+        let created = self.take(turn, reason)?;
+        if self.open_turn.is_none_or(|(open, _)| open != turn) {
+            self.open_turn = Some((turn, created.id));
+        }
+        Ok(created)
+    }
+
+    /// A checkpoint that belongs to no turn's changes (a restore's, a
+    /// shell command's).
+    fn take(&mut self, turn: u64, reason: &str) -> Result<Created, ScanError> {
         let (found, mut skipped) = scan(&self.root, self.limits.max_files)?;
         let (mut changes, more_skipped, stored) = self.changed_since(&found)?;
         skipped.extend(more_skipped);
@@ -309,10 +321,33 @@ impl Checkpoints {
         tree::apply(&mut self.current, &record.changes);
         self.stored += stored;
         self.records.push(record);
-        if self.open_turn.is_none_or(|(open, _)| open != turn) {
-            self.open_turn = Some((turn, id));
-        }
         Ok(created)
+    }
+
+    /// Before a command the user runs (`!cmd`): a checkpoint; pass its id
+    /// to [`Checkpoints::after_shell`].
+    pub fn before_shell(&mut self, turn: u64, command: &str) -> Result<u64, ScanError> {
+        Ok(self.take(turn, &format!("!{command}"))?.id)
+    }
+
+    /// After that command: a checkpoint, and the change set of what it
+    /// changed (undoable like a turn's).
+    pub fn after_shell(
+        &mut self,
+        turn: u64,
+        command: &str,
+        before: u64,
+    ) -> Result<Option<ChangeSet>, ScanError> {
+        let after = self.take(turn, &format!("after !{command}"))?.id;
+        self.cache.save();
+        let paths = self.paths_between(before, after);
+        if paths.is_empty() {
+            return Ok(None);
+        }
+        let kind = ChangeSetKind::Shell {
+            command: command.to_string(),
+        };
+        self.record_set(kind, before, after, paths).map(Some)
     }
 
     /// The found paths whose state differs from the last checkpoint's: the
@@ -410,7 +445,7 @@ impl Checkpoints {
     /// Keeps `set` and moves the undo and redo stacks as it says.
     fn remember(&mut self, set: ChangeSet) {
         match &set.kind {
-            ChangeSetKind::Turn { .. } => {
+            ChangeSetKind::Turn { .. } | ChangeSetKind::Shell { .. } => {
                 self.undoable.push(set.id);
                 self.redoable.clear();
             }
@@ -558,6 +593,7 @@ impl Checkpoints {
     fn describe(&self, set: &ChangeSet) -> String {
         match &set.kind {
             ChangeSetKind::Turn { turn } => format!("turn {turn}"),
+            ChangeSetKind::Shell { command } => format!("!{command}"),
             ChangeSetKind::Undo { of } => match self.set(*of) {
                 Some(inner) => format!("undo of {}", self.describe(inner)),
                 None => "an undo".to_string(),
@@ -574,7 +610,7 @@ impl Checkpoints {
     /// each file put back (a conflict only when `overwrite`), a checkpoint
     /// after, and the change set that records it.
     pub fn apply(&mut self, plan: &Plan, turn: u64, overwrite: bool) -> Result<Applied, ScanError> {
-        let before = self.checkpoint(turn, &format!("before {}", plan.title))?.id;
+        let before = self.take(turn, &format!("before {}", plan.title))?.id;
         let mut applied = Applied::default();
         for file in &plan.files {
             if let FileAction::Cannot { why } = &file.action {
@@ -593,9 +629,7 @@ impl Checkpoints {
                 Err(why) => applied.failed.push((file.path.clone(), why)),
             }
         }
-        let after = self.checkpoint(turn, &format!("after {}", plan.title))?.id;
-        // The restore is not part of the turn around it.
-        self.open_turn = None;
+        let after = self.take(turn, &format!("after {}", plan.title))?.id;
         self.cache.save();
         let paths = self.paths_between(before, after);
         if !paths.is_empty() {
@@ -923,6 +957,30 @@ mod tests {
         assert_eq!(first.changed, checkpoints.current.len());
         let again = checkpoints.checkpoint(1, "y").unwrap();
         assert_eq!((again.changed, again.stored), (0, 0));
+    }
+
+    #[test]
+    fn a_shell_command_between_turns_is_undone_on_its_own() {
+        let f = fixture();
+        let mut checkpoints = open(&f);
+        a_turn(&f, &mut checkpoints, 1);
+        let before = checkpoints.before_shell(1, "rm b.txt").unwrap();
+        fs::remove_file(f.root.join("b.txt")).unwrap();
+        let set = checkpoints
+            .after_shell(1, "rm b.txt", before)
+            .unwrap()
+            .unwrap();
+        assert_eq!(set.paths, ["b.txt"]);
+        let plan = checkpoints.plan_undo().unwrap();
+        assert_eq!(plan.title, "undo of !rm b.txt");
+        checkpoints.apply(&plan, 1, false).unwrap();
+        assert_eq!(read(&f, "b.txt").as_deref(), Some("bee\n"));
+        assert_eq!(
+            read(&f, "src/a.rs").as_deref(),
+            Some("fn a() { changed() }\n"),
+            "the turn before it is untouched"
+        );
+        assert_eq!(checkpoints.plan_undo().unwrap().title, "undo of turn 1");
     }
 
     #[test]

@@ -115,6 +115,7 @@ fn print(text: &str) -> ExitCode {
 fn describe(kind: &ChangeSetKind) -> String {
     match kind {
         ChangeSetKind::Turn { turn } => format!("turn {turn} changed"),
+        ChangeSetKind::Shell { command } => format!("!{command} changed"),
         ChangeSetKind::Undo { of } => format!("undo (of change {of}) put back"),
         ChangeSetKind::Redo { of } => format!("redo (of change {of}) put back"),
         ChangeSetKind::Rewind { to_turn } => format!("rewind to before turn {to_turn} put back"),

@@ -178,6 +178,9 @@ struct Shared {
     snapshot: watch::Receiver<SessionSnapshot>,
     work: Mutex<Option<tmpsc::UnboundedSender<Work>>>,
     shells: shell::Shells,
+    /// The running session's checkpoints, for `!cmd` (the agent owns them;
+    /// set when it connects).
+    checkpointing: parking_lot::Mutex<Option<crate::turn::agent::Checkpointing>>,
     /// Status-line items plugins set, kept across session switches.
     status: Mutex<BTreeMap<String, String>>,
     /// The slash commands the frontend was last told of.
@@ -594,6 +597,7 @@ fn serve_shared(
             snapshot,
             work: Mutex::new(Some(work_tx)),
             shells: shell::Shells::default(),
+            checkpointing: parking_lot::Mutex::new(None),
             status: Mutex::new(BTreeMap::new()),
             commands: Mutex::new(Vec::new()),
             http: http::Http::new(tokio::runtime::Handle::current(), HTTP_MAX_OPEN),
@@ -658,6 +662,7 @@ fn connect(shared: &Arc<Shared>, agent: &mut Agent, snapshot: watch::Sender<Sess
         .approver
         .clone()
         .map(|approver| Arc::new(approver) as Arc<dyn Approver>);
+    *shared.checkpointing.lock() = Some(agent.checkpointing());
     agent.connect(Connection {
         events,
         queue: shared.queue.clone(),

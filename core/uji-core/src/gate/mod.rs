@@ -232,7 +232,13 @@ pub fn may_change_files(spec: &uji_protocol::ToolSpec, subject: &str) -> bool {
     if spec.subject != SubjectKind::Command {
         return true;
     }
-    let parts = uji_policy::command_parts(subject);
+    command_may_change_files(subject)
+}
+
+/// Whether a command line may change files: unless every part of it is a
+/// plain reading command (`uji_policy`'s read-only commands).
+pub fn command_may_change_files(line: &str) -> bool {
+    let parts = uji_policy::command_parts(line);
     parts.is_empty() || parts.iter().any(|part| part.read_paths().is_none())
 }
 

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use uji_host::progress::{self, Paced};
-use uji_protocol::frontend::Event;
+use uji_protocol::frontend::{Event, NoticeLevel};
 use uji_protocol::services::ChildEnv;
 use uji_protocol::session::MessageBody;
 
@@ -108,7 +108,16 @@ impl Shared {
                 &shared.sessions.registry,
                 &shared.sessions.providers,
             );
+            let checkpoint = shared.checkpoint_before_shell(&command).await;
             let result = run(&command, shared.sessions.cwd(), &env, interrupt, &progress).await;
+            if let Some((checkpointing, before)) = checkpoint
+                && let Err(e) = checkpointing.after_shell(&command, before).await
+            {
+                shared.emit(Event::notice(
+                    NoticeLevel::Warn,
+                    format!("the checkpoint after !{command} failed ({e}); /undo may not cover it"),
+                ));
+            }
             shared.shells.done(id);
             match result {
                 Ok((output, exit_code)) => {
@@ -124,6 +133,32 @@ impl Shared {
             }
         });
         Ok(Reply::Later)
+    }
+}
+
+impl Shared {
+    /// A checkpoint before a `!cmd` that may change files
+    /// (docs/checkpoints.md); a failure is a notice, and the command runs.
+    async fn checkpoint_before_shell(
+        &self,
+        command: &str,
+    ) -> Option<(crate::turn::agent::Checkpointing, u64)> {
+        if !crate::gate::command_may_change_files(command) {
+            return None;
+        }
+        let checkpointing = self.checkpointing.lock().clone()?;
+        match checkpointing.before_shell(command).await {
+            Ok(before) => Some((checkpointing, before)),
+            Err(e) => {
+                self.emit(Event::notice(
+                    NoticeLevel::Warn,
+                    format!(
+                        "no checkpoint was taken before !{command} ({e}); /undo cannot undo it"
+                    ),
+                ));
+                None
+            }
+        }
     }
 }
 

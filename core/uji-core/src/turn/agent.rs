@@ -29,7 +29,7 @@ use crate::{turn::compaction, turn::prompt, turn::retry};
 mod checkpointing;
 mod mentioned;
 
-pub use checkpointing::RestoreRequest;
+pub use checkpointing::{Checkpointing, RestoreRequest};
 
 /// What a turn is run with.
 #[derive(Clone)]
@@ -367,6 +367,11 @@ impl Agent {
             model: settings.model.clone(),
             effort: settings.effort.clone(),
         });
+        let data_dir = registry
+            .config(crate::boot::DATA_DIR_KEY)
+            .and_then(|dir| dir.as_str().map(PathBuf::from));
+        let checkpointing =
+            checkpointing::Checkpointing::new(data_dir, session.id(), &settings.cwd);
         Agent {
             gate,
             registry,
@@ -384,7 +389,7 @@ impl Agent {
             control,
             // Nobody reads it until the agent is connected.
             published: watch::Sender::new(SessionSnapshot::default()),
-            checkpointing: checkpointing::Checkpointing::default(),
+            checkpointing,
         }
     }
 

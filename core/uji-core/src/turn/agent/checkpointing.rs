@@ -1,9 +1,13 @@
 //! The session's checkpoints (docs/checkpoints.md): one before each call
 //! that may change files (the gate says which, after any question), the
-//! turn's change set when it ends, and the plans and restores of `/undo`,
-//! `/redo`, `/rewind` and `uji undo`. The agent owns them; the files are
-//! read on a blocking thread so the session's runtime keeps going.
+//! turn's change set when it ends, the plans and restores of `/undo`,
+//! `/redo`, `/rewind` and `uji undo`, and around each `!cmd`. The agent
+//! owns them; the session server holds a [`Checkpointing`] handle for
+//! `!cmd`, which runs beside the turn (the checkpoints' lock orders the
+//! two). Files are read on a blocking thread so the runtime keeps going.
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -14,10 +18,72 @@ use uji_protocol::session::MessageBody;
 
 use super::Agent;
 
-/// A session's checkpoints, opened at their first use.
-#[derive(Default)]
-pub(crate) struct Checkpointing {
-    opened: OnceLock<Result<Arc<Mutex<Checkpoints>>, String>>,
+/// A session's checkpoints, opened at their first use; clones share them.
+#[derive(Clone)]
+pub struct Checkpointing {
+    data_dir: Option<PathBuf>,
+    session: String,
+    root: PathBuf,
+    opened: Arc<OnceLock<Result<Arc<Mutex<Checkpoints>>, String>>>,
+    /// The turn now running or last run, for checkpoints taken outside
+    /// the agent (`!cmd`).
+    turn: Arc<AtomicU64>,
+}
+
+impl Checkpointing {
+    pub(crate) fn new(data_dir: Option<PathBuf>, session: &str, root: &Path) -> Checkpointing {
+        Checkpointing {
+            data_dir,
+            session: session.to_string(),
+            root: root.to_path_buf(),
+            opened: Arc::new(OnceLock::new()),
+            turn: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The checkpoints, opened once; the error says why there are none.
+    fn handle(&self) -> Result<Arc<Mutex<Checkpoints>>, String> {
+        self.opened
+            .get_or_init(|| {
+                let data_dir = self
+                    .data_dir
+                    .as_deref()
+                    .ok_or_else(|| "uji has no data directory".to_string())?;
+                Checkpoints::open(data_dir, &self.session, &self.root, Limits::default())
+                    .map(|c| Arc::new(Mutex::new(c)))
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    /// Runs `work` on the checkpoints, on a blocking thread.
+    async fn with<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Checkpoints) -> Result<R, String> + Send + 'static,
+    ) -> Result<R, String> {
+        let checkpoints = self.handle()?;
+        tokio::task::spawn_blocking(move || work(&mut checkpoints.lock()))
+            .await
+            .unwrap_or_else(|e| Err(format!("the checkpoint stopped: {e}")))
+    }
+
+    /// Before a `!cmd` that may change files: the checkpoint's id.
+    pub async fn before_shell(&self, command: &str) -> Result<u64, String> {
+        let (turn, command) = (self.turn.load(Ordering::Relaxed), command.to_string());
+        self.with(move |c| c.before_shell(turn, &command).map_err(|e| e.to_string()))
+            .await
+    }
+
+    /// After it: what it changed, undoable on its own.
+    pub async fn after_shell(&self, command: &str, before: u64) -> Result<(), String> {
+        let (turn, command) = (self.turn.load(Ordering::Relaxed), command.to_string());
+        self.with(move |c| {
+            c.after_shell(turn, &command, before)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
 }
 
 /// What `/undo`, `/redo`, `/rewind` and `uji undo` ask for.
@@ -66,19 +132,9 @@ impl Agent {
         })
     }
 
-    /// The checkpoints, opened once; the error says why there are none.
-    fn checkpoints(&self) -> Result<Arc<Mutex<Checkpoints>>, String> {
-        self.checkpointing
-            .opened
-            .get_or_init(|| {
-                let data_dir = self
-                    .data_dir()
-                    .ok_or_else(|| "uji has no data directory".to_string())?;
-                Checkpoints::open(&data_dir, self.id(), &self.settings.cwd, Limits::default())
-                    .map(|c| Arc::new(Mutex::new(c)))
-                    .map_err(|e| e.to_string())
-            })
-            .clone()
+    /// A handle on the session's checkpoints, for the session server.
+    pub fn checkpointing(&self) -> Checkpointing {
+        self.checkpointing.clone()
     }
 
     /// A checkpoint before a call that may change files (`reason` names
@@ -86,17 +142,11 @@ impl Agent {
     /// an undo will not cover it.
     pub(crate) async fn checkpoint_before(&self, reason: String) {
         let turn = self.turn_number();
-        let taken = match self.checkpoints() {
-            Ok(checkpoints) => tokio::task::spawn_blocking(move || {
-                checkpoints
-                    .lock()
-                    .checkpoint(turn, &reason)
-                    .map_err(|e| e.to_string())
-            })
-            .await
-            .unwrap_or_else(|e| Err(format!("the checkpoint stopped: {e}"))),
-            Err(why) => Err(why),
-        };
+        self.checkpointing.turn.store(turn, Ordering::Relaxed);
+        let taken = self
+            .checkpointing
+            .with(move |c| c.checkpoint(turn, &reason).map_err(|e| e.to_string()))
+            .await;
         self.checkpoint_taken(turn, taken);
     }
 
@@ -146,19 +196,17 @@ impl Agent {
 
     /// What `request` would restore.
     pub(crate) async fn plan_restore(&self, request: RestoreRequest) -> Result<Plan, String> {
-        let checkpoints = self.checkpoints()?;
-        tokio::task::spawn_blocking(move || {
-            let checkpoints = checkpoints.lock();
-            match request {
-                RestoreRequest::Undo => checkpoints.plan_undo(),
-                RestoreRequest::Redo => checkpoints.plan_redo(),
-                RestoreRequest::Turn(turn) => checkpoints.plan_turn(turn),
-                RestoreRequest::Rewind(turn) => checkpoints.plan_rewind(turn),
-            }
-            .map_err(|e: RestoreError| e.to_string())
-        })
-        .await
-        .map_err(|e| format!("planning the restore stopped: {e}"))?
+        self.checkpointing
+            .with(move |checkpoints| {
+                match request {
+                    RestoreRequest::Undo => checkpoints.plan_undo(),
+                    RestoreRequest::Redo => checkpoints.plan_redo(),
+                    RestoreRequest::Turn(turn) => checkpoints.plan_turn(turn),
+                    RestoreRequest::Rewind(turn) => checkpoints.plan_rewind(turn),
+                }
+                .map_err(|e: RestoreError| e.to_string())
+            })
+            .await
     }
 
     /// Does `plan` (files changed since only when `overwrite`).
@@ -167,15 +215,9 @@ impl Agent {
         plan: Plan,
         overwrite: bool,
     ) -> Result<Applied, String> {
-        let checkpoints = self.checkpoints()?;
         let turn = self.turn_number();
-        tokio::task::spawn_blocking(move || {
-            checkpoints
-                .lock()
-                .apply(&plan, turn, overwrite)
-                .map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|e| format!("the restore stopped: {e}"))?
+        self.checkpointing
+            .with(move |c| c.apply(&plan, turn, overwrite).map_err(|e| e.to_string()))
+            .await
     }
 }
