@@ -15,6 +15,7 @@
 ---@field keymap uji.keymap
 ---@field json uji.json
 ---@field markdown uji.markdown
+---@field checkpoint uji.checkpoint
 ---@field session uji.session
 ---@field ui uji.ui
 ---@field version string The Lua plugin's version.
@@ -412,6 +413,40 @@ uji.ui = {}
 --- How the screen behaves.
 ---@param settings uji.UiSettings
 function uji.ui.configure(settings) end
+
+---@class uji.Checkpoint
+---@field id integer
+---@field turn integer
+---@field at_ms integer Milliseconds since the Unix epoch.
+---@field reason string Why it was taken (the call about to run, `turn end`...).
+---@field changed integer Files changed since the checkpoint before.
+---@field stored integer Bytes of new content kept.
+---@field skipped integer Files over a limit, not kept.
+
+---@class uji.RestoredFile
+---@field path string
+---@field action "restore"|"recreate"|"remove"|"cannot"
+---@field why? string Why it cannot be restored.
+---@field conflict? string Why it counts as changed since.
+---@field done boolean Whether the restore changed it.
+---@field failed? string Why changing it failed.
+
+---@class uji.Restored
+---@field title string
+---@field files uji.RestoredFile[]
+---@field applied boolean False for a dry run.
+
+---@class uji.checkpoint
+uji.checkpoint = {}
+
+--- The session's checkpoints, oldest first (docs/checkpoints.md).
+---@return uji.Checkpoint[]
+function uji.checkpoint.list() end
+
+--- What /undo and /redo do: exactly one of undo, redo, turn, rewind.
+---@param what { undo?: boolean, redo?: boolean, turn?: integer, rewind?: integer, dry_run?: boolean, overwrite?: boolean }
+---@return uji.Restored
+function uji.checkpoint.restore(what) end
 
 ---@class uji.session
 uji.session = {}

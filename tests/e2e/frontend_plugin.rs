@@ -1035,6 +1035,72 @@ fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
 }
 
 #[test]
+fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
+    let model = FakeModel::start();
+    model
+        .push(call(
+            "w1",
+            "write_file",
+            json!({"path": "n.txt", "content": "new\n"}),
+        ))
+        .push(answer("wrote it"));
+    let sandbox = sandbox(&model);
+    std::fs::write(sandbox.work().join("n.txt"), "old\n").unwrap();
+    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
+    sandbox.write_init(&format!(
+        "{init}\nuji.tool.policy({{ write_file = {{ default = 'allow' }} }})\n\
+         uji.command.add('cps', function()\n\
+           local out = {{}}\n\
+           for _, c in ipairs(uji.checkpoint.list()) do out[#out + 1] = c.turn .. ':' .. c.reason end\n\
+           return table.concat(out, ';')\n\
+         end)\n\
+         uji.command.add('lundo', function(args)\n\
+           local r = uji.checkpoint.restore({{ undo = true, dry_run = args == 'dry' }})\n\
+           return r.title .. ' ' .. r.files[1].action .. ' ' .. r.files[1].path .. ' ' .. tostring(r.applied)\n\
+         end)\n\
+         uji.command.add('lbad', function() return uji.checkpoint.restore({{ undo = true, redo = true }}) end)\n"
+    ));
+    let command = |id: &str, name: &str, args: &str| json!({"send": {"id": id, "type": "run_command", "name": name, "args": args}});
+    let script = json!([
+        say("write it", "a"),
+        wait("turn_finished"),
+        command("l", "cps", ""),
+        {"wait": "ack", "where": {"op_id": "l"}},
+        command("d", "lundo", "dry"),
+        {"wait": "ack", "where": {"op_id": "d"}},
+        command("u", "lundo", ""),
+        {"wait": "ack", "where": {"op_id": "u"}},
+        command("b", "lbad", ""),
+        {"wait": "error", "where": {"op_id": "b"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let output_of = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "ack" && e["op_id"] == id)
+            .map(|e| {
+                e["result"]["output"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .unwrap()
+    };
+    let listed = output_of("l");
+    assert!(listed.starts_with("1:write_file n.txt"), "{listed}");
+    assert!(listed.contains("1:turn end"), "{listed}");
+    assert_eq!(output_of("d"), "undo of turn 1 restore n.txt false");
+    assert_eq!(output_of("u"), "undo of turn 1 restore n.txt true");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work().join("n.txt")).unwrap(),
+        "old\n"
+    );
+    let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
+    assert!(error.contains("exactly one of undo"), "{error}");
+}
+
+#[test]
 fn unqueue_takes_back_the_newest_waiting_message() {
     let model = FakeModel::start();
     model

@@ -89,7 +89,12 @@ fn undo_asks_before_overwriting_a_file_changed_after_the_turn() {
     std::fs::write(sandbox.work().join("a.txt"), "my own edit\n").unwrap();
     tty.type_keys("/undo");
     tty.press("<CR>");
-    tty.wait_for_question("changed after the turn");
+    let screen = tty.wait_for_question("changed after the turn");
+    // The whole plan is shown before anything changes.
+    assert!(
+        screen.contains("restores") && screen.contains("a.txt"),
+        "{screen}"
+    );
     // Declining leaves the user's edit.
     tty.press("n");
     tty.wait_for_text("left a.txt");

@@ -978,6 +978,8 @@ fn install_services(shared: &Arc<Shared>) {
         Ok(())
     });
     serve_typed(shared, ask::ask);
+    serve_typed(shared, restore::list);
+    serve_typed(shared, restore::service);
     serve_typed(shared, |shared, _: SessionReload| {
         if shared.busy() {
             return Err(

@@ -92,6 +92,11 @@ uji.session = {
   interrupt = wrap(raw.session_interrupt),
 }
 
+uji.checkpoint = {
+  list = wrap(raw.checkpoint_list),
+  restore = wrap(raw.checkpoint_restore),
+}
+
 uji.status = {
   add = wrap(raw.status_add),
   remove = wrap(raw.status_remove),

@@ -5,9 +5,9 @@ use mlua::{Function, Lua, Table, Value};
 use serde_json::{Value as Json, json};
 use uji_sdk::protocol::ApprovalMode;
 use uji_sdk::services::{
-    ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList, Quit, Service, SessionCompact,
-    SessionFactsRequest, SessionInfoRequest, SessionInterrupt, SessionMessagesRequest, SessionMode,
-    SessionReload, SessionSetTitle, SessionSubmit, StatusSet,
+    CheckpointList, CheckpointRestore, ModelCurrent, ModelUse, Provider, ProviderAdd, ProviderList,
+    Quit, Service, SessionCompact, SessionFactsRequest, SessionInfoRequest, SessionInterrupt,
+    SessionMessagesRequest, SessionMode, SessionReload, SessionSetTitle, SessionSubmit, StatusSet,
 };
 
 use crate::api::{a_type, json_of, lerr, lua_of, raw, service, string_arg};
@@ -110,6 +110,24 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
     t.set(
         "session_messages",
         ask(lua, "uji.session.messages", SessionMessagesRequest {})?,
+    )?;
+    t.set(
+        "checkpoint_list",
+        ask(lua, "uji.checkpoint.list", CheckpointList {})?,
+    )?;
+    t.set(
+        "checkpoint_restore",
+        raw(lua, |lua, state, spec: Value| {
+            const API: &str = "uji.checkpoint.restore";
+            let json = crate::convert::to_json(lua, &spec).map_err(|e| format!("{API}: {e}"))?;
+            let request: CheckpointRestore = serde_json::from_value(json).map_err(|e| {
+                format!(
+                    "{API} takes {{ undo = true }}, {{ redo = true }}, {{ turn = N }} or {{ rewind = N }}, with dry_run and overwrite: {e}"
+                )
+            })?;
+            let answer = service(state, API, &request)?;
+            lua_of(lua, API, &answer)
+        })?,
     )?;
     t.set(
         "config_set",

@@ -896,6 +896,105 @@ service!(
     Option<String>
 );
 
+// ---- checkpoints (docs/checkpoints.md) ---------------------------------------
+
+/// `checkpoint.list`: the running session's checkpoints, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointList {}
+service!(
+    CheckpointList,
+    "checkpoint.list",
+    "{}",
+    Vec<CheckpointEntry>
+);
+
+/// One checkpoint, as `uji checkpoints` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointEntry {
+    pub id: u64,
+    pub turn: u64,
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// Why it was taken: the call about to run, `turn end`, `before undo…`.
+    pub reason: String,
+    /// Files changed since the checkpoint before.
+    pub changed: u64,
+    /// Bytes of new content it stored.
+    pub stored: u64,
+    /// Files it could not keep (over a limit).
+    pub skipped: u64,
+}
+
+/// `checkpoint.restore`: what `/undo` and `/redo` do, for plugins. One of
+/// `undo`, `redo`, `turn` (that turn's changes undone) or `rewind` (the
+/// code back to before that turn); `dry_run` only plans; `overwrite` also
+/// puts back files changed since (no question is asked).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointRestore {
+    #[serde(default)]
+    pub undo: bool,
+    #[serde(default)]
+    pub redo: bool,
+    #[serde(default)]
+    pub turn: Option<u64>,
+    #[serde(default)]
+    pub rewind: Option<u64>,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub overwrite: bool,
+}
+service!(
+    CheckpointRestore,
+    "checkpoint.restore",
+    "{\"undo\"?: true, \"redo\"?: true, \"turn\"?: N, \"rewind\"?: N, \"dry_run\"?, \"overwrite\"?}",
+    CheckpointRestored
+);
+
+/// What a restore does to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoreAction {
+    /// Its kept content (and mode) written over it.
+    Restore,
+    /// It is gone: written again.
+    Recreate,
+    /// It did not exist then: removed.
+    Remove,
+    /// Its content was not kept (`why` says why).
+    Cannot,
+}
+
+/// What a restore does (or did) to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoredFile {
+    pub path: String,
+    pub action: RestoreAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Why the file counts as changed since, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<String>,
+    /// After the restore: whether the file was changed (false for a dry
+    /// run, a conflict left alone, a failure).
+    #[serde(default)]
+    pub done: bool,
+    /// Why it could not be changed, when that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+/// The answer of `checkpoint.restore`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointRestored {
+    /// What was restored, in words ("undo of turn 3").
+    pub title: String,
+    pub files: Vec<RestoredFile>,
+    /// Whether files were changed (not a dry run).
+    pub applied: bool,
+}
+
 // ---- HTTP for plugins -------------------------------------------------------
 
 /// The most HTTP requests open at once in one uji process (`http.open`

@@ -11,6 +11,10 @@ use serde_json::json;
 use uji_checkpoint::{Applied, ChangeSetKind, FileAction, Plan};
 use uji_protocol::frontend::ApprovalDecision;
 use uji_protocol::frontend::answers::{CommandOutput, Rewound};
+use uji_protocol::services::{
+    CheckpointEntry, CheckpointList, CheckpointRestore, CheckpointRestored, RestoreAction,
+    RestoredFile,
+};
 
 use super::{Shared, answered};
 use crate::gate::{Approval, ApprovalRequest, Approver};
@@ -105,7 +109,8 @@ async fn overwrite_asked(shared: &Arc<Shared>, plan: &Plan, conflicts: &[&str]) 
         call_id: crate::session::store::new_call_id(),
         tool: "undo".to_string(),
         verb: "Undo".to_string(),
-        subject: conflicts.join(", "),
+        // No subject: the screen lists the detail rows (the plan) instead.
+        subject: String::new(),
         question: format!(
             "{}: {} changed after the turn (by you or your editor). Overwrite?",
             plan.title,
@@ -116,13 +121,34 @@ async fn overwrite_asked(shared: &Arc<Shared>, plan: &Plan, conflicts: &[&str]) 
             }
         ),
         diff: None,
-        args: json!({"files": conflicts}),
+        args: plan_rows(plan, conflicts),
         labels,
     };
     matches!(
         approver.ask(question).await,
         Ok(Approval::Allow | Approval::AllowSession)
     )
+}
+
+/// What the restore will do, as the question's detail rows: the whole
+/// plan is shown before anything changes.
+fn plan_rows(plan: &Plan, conflicts: &[&str]) -> serde_json::Value {
+    let mut rows: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    rows.insert("changed since", conflicts.to_vec());
+    for file in &plan.files {
+        let row = match file.action {
+            FileAction::Restore => "restores",
+            FileAction::Recreate => "recreates",
+            FileAction::Remove => "removes",
+            FileAction::Cannot { .. } => "cannot restore",
+        };
+        rows.entry(row).or_default().push(&file.path);
+    }
+    let rows: serde_json::Map<String, serde_json::Value> = rows
+        .into_iter()
+        .map(|(row, paths)| (row.to_string(), json!(paths.join(", "))))
+        .collect();
+    serde_json::Value::Object(rows)
 }
 
 /// The command's output: each file and what happened to it.
@@ -152,4 +178,106 @@ fn described(plan: &Plan, applied: &Applied) -> String {
     };
     out.push_str(&format!("\n{back} takes this back"));
     out
+}
+
+/// `checkpoint.list` (`uji.checkpoint.list()`).
+pub(super) fn list(
+    shared: &Arc<Shared>,
+    _: CheckpointList,
+) -> Result<Vec<CheckpointEntry>, String> {
+    let checkpointing = shared.checkpointing.lock().clone().ok_or(NO_SESSION)?;
+    let list = checkpointing.blocking(|c| Ok(c.list()))?;
+    Ok(list
+        .into_iter()
+        .map(|c| CheckpointEntry {
+            id: c.id,
+            turn: c.turn,
+            at_ms: c.at_ms,
+            reason: c.reason,
+            changed: c.changed as u64,
+            stored: c.stored,
+            skipped: c.skipped as u64,
+        })
+        .collect())
+}
+
+const NO_SESSION: &str = "no session is running, so there are no checkpoints";
+
+/// `checkpoint.restore` (`uji.checkpoint.restore{...}`): between turns
+/// only, no question asked (`overwrite` decides).
+pub(super) fn service(
+    shared: &Arc<Shared>,
+    request: CheckpointRestore,
+) -> Result<CheckpointRestored, String> {
+    let what = match (request.undo, request.redo, request.turn, request.rewind) {
+        (true, false, None, None) => RestoreRequest::Undo,
+        (false, true, None, None) => RestoreRequest::Redo,
+        (false, false, Some(turn), None) => RestoreRequest::Turn(turn),
+        (false, false, None, Some(turn)) => RestoreRequest::Rewind(turn),
+        _ => {
+            return Err(
+                "say what to restore with exactly one of undo = true, redo = true, turn = N, rewind = N"
+                    .to_string(),
+            );
+        }
+    };
+    if shared.busy() {
+        return Err("a turn is running; restore when it has ended".to_string());
+    }
+    let checkpointing = shared.checkpointing.lock().clone().ok_or(NO_SESSION)?;
+    let turn = checkpointing.turn();
+    checkpointing.blocking(|c| {
+        let plan = match what {
+            RestoreRequest::Undo => c.plan_undo(),
+            RestoreRequest::Redo => c.plan_redo(),
+            RestoreRequest::Turn(turn) => c.plan_turn(turn),
+            RestoreRequest::Rewind(turn) => c.plan_rewind(turn),
+        }
+        .map_err(|e| e.to_string())?;
+        let applied = if request.dry_run || plan.files.is_empty() {
+            None
+        } else {
+            Some(
+                c.apply(&plan, turn, request.overwrite)
+                    .map_err(|e| e.to_string())?,
+            )
+        };
+        Ok(restored(&plan, applied.as_ref()))
+    })
+}
+
+fn restored(plan: &Plan, applied: Option<&Applied>) -> CheckpointRestored {
+    let files = plan
+        .files
+        .iter()
+        .map(|f| {
+            let (action, why) = match &f.action {
+                FileAction::Restore => (RestoreAction::Restore, None),
+                FileAction::Recreate => (RestoreAction::Recreate, None),
+                FileAction::Remove => (RestoreAction::Remove, None),
+                FileAction::Cannot { why } => (RestoreAction::Cannot, Some(why.clone())),
+            };
+            let done = applied
+                .is_some_and(|a| a.restored.contains(&f.path) || a.removed.contains(&f.path));
+            let failed = applied.and_then(|a| {
+                a.failed
+                    .iter()
+                    .find(|(path, _)| path == &f.path)
+                    .map(|(_, why)| why.clone())
+            });
+            RestoredFile {
+                path: f.path.clone(),
+                action,
+                why,
+                conflict: f.conflict.as_ref().map(|c| c.why.clone()),
+                done,
+                failed,
+            }
+        })
+        .collect();
+    CheckpointRestored {
+        title: plan.title.clone(),
+        files,
+        applied: applied.is_some(),
+    }
 }

@@ -67,6 +67,20 @@ impl Checkpointing {
             .unwrap_or_else(|e| Err(format!("the checkpoint stopped: {e}")))
     }
 
+    /// Runs `work` on the checkpoints on this thread (a plugin's, calling
+    /// a service).
+    pub fn blocking<R>(
+        &self,
+        work: impl FnOnce(&mut Checkpoints) -> Result<R, String>,
+    ) -> Result<R, String> {
+        work(&mut self.handle()?.lock())
+    }
+
+    /// The turn now running or last run.
+    pub fn turn(&self) -> u64 {
+        self.turn.load(Ordering::Relaxed)
+    }
+
     /// Before a `!cmd` that may change files: the checkpoint's id.
     pub async fn before_shell(&self, command: &str) -> Result<u64, String> {
         let (turn, command) = (self.turn.load(Ordering::Relaxed), command.to_string());
