@@ -15,7 +15,7 @@ fn open(model: &FakeModel) -> (Sandbox, Tty) {
     let init = format!(
         "uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
          uji.model.use(\"fake/m1\")\n\
-         uji.tool.policy({{ write_file = {{ default = \"allow\" }}, run_command = {{ default = \"allow\" }} }})\n",
+         uji.tool.policy({{ edit_file = {{ default = \"allow\" }}, write_file = {{ default = \"allow\" }}, run_command = {{ default = \"allow\" }} }})\n",
         model.base_url()
     );
     sandbox.write_init(&init);
@@ -37,39 +37,71 @@ fn read(sandbox: &Sandbox, name: &str) -> Option<String> {
     std::fs::read_to_string(sandbox.work().join(name)).ok()
 }
 
+/// Each file's bytes and permission bits, `None` when it is missing.
+fn files(sandbox: &Sandbox) -> Vec<(String, Option<(String, u32)>)> {
+    use std::os::unix::fs::PermissionsExt;
+    ["a.txt", "b.txt", "run.sh", "gone.txt", "new.txt"]
+        .iter()
+        .map(|name| {
+            let path = sandbox.work().join(name);
+            let state = std::fs::read_to_string(&path).ok().map(|text| {
+                let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+                (text, mode)
+            });
+            (name.to_string(), state)
+        })
+        .collect()
+}
+
 #[test]
-fn undo_puts_back_what_a_command_changed_and_redo_brings_it_back() {
+fn undo_puts_back_what_edits_writes_and_commands_changed_and_redo_brings_it_back() {
+    use std::os::unix::fs::PermissionsExt;
     let model = FakeModel::start();
     model.push(call(
         "c1",
-        "run_command",
-        json!({"command": "sed -i 's/alpha/ALPHA/' a.txt && rm b.txt && echo new > c.txt"}),
+        "edit_file",
+        json!({"path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"}),
     ));
-    model.push(answer("Changed three files."));
+    model.push(call(
+        "c2",
+        "write_file",
+        json!({"path": "new.txt", "content": "new\n"}),
+    ));
+    model.push(call(
+        "c3",
+        "run_command",
+        json!({"command": "sed -i 's/before/after/' run.sh && rm gone.txt"}),
+    ));
+    model.push(answer("Changed four files."));
     let (sandbox, mut tty) = open(&model);
+    let run = sandbox.work().join("run.sh");
+    std::fs::write(&run, "#!/bin/sh\necho before\n").unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::fs::write(sandbox.work().join("gone.txt"), "remove me\n").unwrap();
+    let before = files(&sandbox);
     tty.type_keys("change the files");
     tty.press("<CR>");
-    tty.wait_for_text("Changed three files.");
-    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("ALPHA\n"));
+    tty.wait_for_text("Changed four files.");
+    let after = files(&sandbox);
+    assert_ne!(before, after);
 
     tty.type_keys("/undo");
     tty.press("<CR>");
     tty.wait_for_text("undo of turn 1");
-    let screen = tty.wait_for_text("removed c.txt");
-    assert!(screen.contains("restored a.txt"), "{screen}");
-    assert!(screen.contains("recreated b.txt"), "{screen}");
-    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("alpha\n"));
-    assert_eq!(read(&sandbox, "b.txt").as_deref(), Some("beta\n"));
-    assert_eq!(read(&sandbox, "c.txt"), None);
+    let screen = tty.wait_for_text("removed new.txt");
+    for line in ["restored a.txt", "restored run.sh", "recreated gone.txt"] {
+        assert!(screen.contains(line), "{line:?}: {screen}");
+    }
+    assert_eq!(
+        files(&sandbox),
+        before,
+        "bytes and modes as before the turn"
+    );
 
     tty.type_keys("/redo");
     tty.press("<CR>");
     tty.wait_for_text("redo: taking back");
-    tty.wait_for("the files changed again", |_| {
-        read(&sandbox, "c.txt").is_some()
-    });
-    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("ALPHA\n"));
-    assert_eq!(read(&sandbox, "b.txt"), None);
+    tty.wait_for("the files changed again", |_| files(&sandbox) == after);
     tty.quit_with_ctrl_c();
 }
 
