@@ -439,6 +439,10 @@ function uji.ui.configure(settings) end
 ---@class uji.checkpoint
 uji.checkpoint = {}
 
+--- Limits of the checkpoints of sessions that start after it.
+---@param settings { enabled?: boolean, max_file_mb?: integer, max_session_mb?: integer, max_files?: integer }
+function uji.checkpoint.configure(settings) end
+
 --- The session's checkpoints, oldest first (docs/checkpoints.md).
 ---@return uji.Checkpoint[]
 function uji.checkpoint.list() end

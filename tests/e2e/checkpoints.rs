@@ -309,3 +309,49 @@ fn undo_in_another_directory_is_refused() {
     assert!(!output.status.success());
     assert!(stderr.contains("belong to the workspace"), "{stderr}");
 }
+
+#[test]
+fn checkpoint_limits_are_set_in_lua_and_a_workspace_too_large_is_said_once() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    for i in 0..60 {
+        std::fs::write(work.join(format!("f{i}.txt")), "x").unwrap();
+    }
+    let model = FakeModel::start();
+    let stderr = run_with_init(
+        &sandbox,
+        &model,
+        "uji.checkpoint.configure({ max_files = 50 })\n\
+         uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[
+            ("run_command", json!({"command": "echo one > a.txt"})),
+            ("run_command", json!({"command": "echo two > b.txt"})),
+        ],
+    );
+    assert_eq!(
+        stderr.matches("checkpoints are off for this session").count(),
+        1,
+        "said once: {stderr}"
+    );
+    assert!(stderr.contains("more than 50 files"), "{stderr}");
+
+    // Off altogether: no notice, no checkpoint.
+    let stderr = run_with_init(
+        &sandbox,
+        &model,
+        "uji.checkpoint.configure({ enabled = false })\n\
+         uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[("run_command", json!({"command": "echo three > c.txt"}))],
+    );
+    assert!(!stderr.contains("checkpoint"), "{stderr}");
+
+    // A typo is an error at its line.
+    sandbox.write_init("uji.checkpoint.configure({ max_file = 5 })\n");
+    let output = uji(&sandbox, &["tool", "list"]);
+    let (stdout, stderr) = text(&output);
+    let shown = format!("{stdout}{stderr}");
+    assert!(
+        shown.contains("init.lua:1") && shown.contains("unknown field max_file"),
+        "{shown}"
+    );
+}

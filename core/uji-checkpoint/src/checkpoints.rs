@@ -50,8 +50,13 @@ pub enum ChangeSetKind {
     Undo { of: u64 },
     /// A restore that reverted the undo `of` (`/redo`).
     Redo { of: u64 },
-    /// A restore of the code to before turn `to_turn` (`/rewind`).
-    Rewind { to_turn: u64 },
+    /// A restore of the code to before turn `to_turn` (`/rewind`): the
+    /// change sets it reverted (that turn's, later turns', `!cmd`s').
+    Rewind {
+        to_turn: u64,
+        #[serde(default)]
+        reverted: Vec<u64>,
+    },
 }
 
 /// Files that changed between two checkpoints, and why.
@@ -457,14 +462,8 @@ impl Checkpoints {
                 self.redoable.retain(|id| id != of);
                 self.undoable.push(set.id);
             }
-            ChangeSetKind::Rewind { to_turn } => {
-                let sets = &self.change_sets;
-                self.undoable.retain(|id| {
-                    !sets.iter().any(|s| {
-                        s.id == *id
-                            && matches!(s.kind, ChangeSetKind::Turn { turn } if turn >= *to_turn)
-                    })
-                });
+            ChangeSetKind::Rewind { reverted, .. } => {
+                self.undoable.retain(|id| !reverted.contains(id));
                 self.redoable.push(set.id);
             }
         }
@@ -562,32 +561,38 @@ impl Checkpoints {
     /// `/rewind`: every file the turns from `turn` on changed (and did not
     /// undo) back to how it was before turn `turn`.
     pub fn plan_rewind(&self, turn: u64) -> Result<Plan, RestoreError> {
-        let sets: Vec<&ChangeSet> = self
+        let undoable: Vec<&ChangeSet> = self
             .undoable
             .iter()
             .filter_map(|id| self.set(*id))
-            .filter(|s| matches!(s.kind, ChangeSetKind::Turn { turn: t } if t >= turn))
             .collect();
-        let from = sets.iter().map(|s| s.from).min();
-        let to = self.records.last().map(|r| r.id);
-        let (Some(from), Some(to)) = (from, to) else {
+        // Where that turn's changes (or the first later turn's) began;
+        // every change not undone since then goes back, `!cmd`s' too.
+        let start = undoable
+            .iter()
+            .filter(|s| matches!(s.kind, ChangeSetKind::Turn { turn: t } if t >= turn))
+            .map(|s| s.from)
+            .min();
+        let sets: Vec<&ChangeSet> = undoable
+            .into_iter()
+            .filter(|s| start.is_some_and(|start| s.from >= start))
+            .collect();
+        let kind = ChangeSetKind::Rewind {
+            to_turn: turn,
+            reverted: sets.iter().map(|s| s.id).collect(),
+        };
+        let title = format!("code back to before turn {turn}");
+        let (Some(from), Some(to)) = (start, self.records.last().map(|r| r.id)) else {
             return Ok(Plan {
-                title: format!("code back to before turn {turn}"),
+                title,
                 files: Vec::new(),
-                kind: ChangeSetKind::Rewind { to_turn: turn },
+                kind,
             });
         };
         let paths: BTreeSet<String> = sets.iter().flat_map(|s| s.paths.clone()).collect();
         let paths: Vec<String> = paths.into_iter().collect();
         let (want, left) = (self.tree_at(from), self.tree_at(to));
-        let title = format!("code back to before turn {turn}");
-        Ok(self.plan_paths(
-            &paths,
-            &want,
-            &left,
-            ChangeSetKind::Rewind { to_turn: turn },
-            title,
-        ))
+        Ok(self.plan_paths(&paths, &want, &left, kind, title))
     }
 
     fn describe(&self, set: &ChangeSet) -> String {
@@ -602,7 +607,7 @@ impl Checkpoints {
                 Some(inner) => format!("redo of the {}", self.describe(inner)),
                 None => "a redo".to_string(),
             },
-            ChangeSetKind::Rewind { to_turn } => format!("rewind to before turn {to_turn}"),
+            ChangeSetKind::Rewind { to_turn, .. } => format!("rewind to before turn {to_turn}"),
         }
     }
 
@@ -992,11 +997,17 @@ mod tests {
             fs::write(f.root.join("n.txt"), format!("turn {turn}\n")).unwrap();
             checkpoints.end_turn(turn).unwrap();
         }
+        // A command the user ran after turn 2 goes back too.
+        let before = checkpoints.before_shell(3, "rm b.txt").unwrap();
+        fs::remove_file(f.root.join("b.txt")).unwrap();
+        checkpoints.after_shell(3, "rm b.txt", before).unwrap();
         let plan = checkpoints.plan_rewind(2).unwrap();
         checkpoints.apply(&plan, 3, false).unwrap();
         assert_eq!(read(&f, "n.txt").as_deref(), Some("turn 1\n"));
+        assert_eq!(read(&f, "b.txt").as_deref(), Some("bee\n"));
         let redo = checkpoints.plan_redo().unwrap();
         checkpoints.apply(&redo, 3, false).unwrap();
         assert_eq!(read(&f, "n.txt").as_deref(), Some("turn 3\n"));
+        assert_eq!(read(&f, "b.txt"), None);
     }
 }

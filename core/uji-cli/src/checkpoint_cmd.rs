@@ -118,7 +118,9 @@ fn describe(kind: &ChangeSetKind) -> String {
         ChangeSetKind::Shell { command } => format!("!{command} changed"),
         ChangeSetKind::Undo { of } => format!("undo (of change {of}) put back"),
         ChangeSetKind::Redo { of } => format!("redo (of change {of}) put back"),
-        ChangeSetKind::Rewind { to_turn } => format!("rewind to before turn {to_turn} put back"),
+        ChangeSetKind::Rewind { to_turn, .. } => {
+            format!("rewind to before turn {to_turn} put back")
+        }
     }
 }
 

@@ -92,9 +92,52 @@ uji.session = {
   interrupt = wrap(raw.session_interrupt),
 }
 
+-- uji.checkpoint.configure({ enabled = BOOL, max_file_mb = N,
+-- max_session_mb = N, max_files = N }): checkpoints of the sessions that
+-- start after it (docs/checkpoints.md). Checked here, so a typo is an
+-- error at its line; each call changes only the fields it names.
+local function positive(name)
+  return function(value)
+    return type(value) == "number" and value > 0 and value == math.floor(value),
+      name .. " must be a whole number above 0"
+  end
+end
+local CHECKPOINT_FIELDS = {
+  enabled = function(value)
+    return type(value) == "boolean", "enabled must be true or false"
+  end,
+  max_file_mb = positive("max_file_mb"),
+  max_session_mb = positive("max_session_mb"),
+  max_files = positive("max_files"),
+}
+local checkpoint_settings = {}
+
 uji.checkpoint = {
   list = wrap(raw.checkpoint_list),
   restore = wrap(raw.checkpoint_restore),
+  configure = function(opts)
+    if type(opts) ~= "table" then
+      error("uji.checkpoint.configure takes a table, e.g. { max_file_mb = 20 }", 2)
+    end
+    for key, value in pairs(opts) do
+      local check = CHECKPOINT_FIELDS[key]
+      if not check then
+        error("uji.checkpoint.configure: unknown field " .. tostring(key)
+          .. " (fields: enabled, max_file_mb, max_session_mb, max_files)", 2)
+      end
+      local ok, says = check(value)
+      if not ok then
+        error("uji.checkpoint.configure: " .. says .. ", got " .. tostring(value), 2)
+      end
+    end
+    for key, value in pairs(opts) do
+      checkpoint_settings[key] = value
+    end
+    local ok, err = raw.config_set("checkpoints", checkpoint_settings)
+    if not ok then
+      error(err, 2)
+    end
+  end,
 }
 
 uji.status = {

@@ -148,7 +148,8 @@ impl Shared {
         }
         let checkpointing = self.checkpointing.lock().clone()?;
         match checkpointing.before_shell(command).await {
-            Ok(before) => Some((checkpointing, before)),
+            Ok(Some(before)) => Some((checkpointing, before)),
+            Ok(None) => None,
             Err(e) => {
                 self.emit(Event::notice(
                     NoticeLevel::Warn,

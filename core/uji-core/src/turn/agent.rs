@@ -370,8 +370,12 @@ impl Agent {
         let data_dir = registry
             .config(crate::boot::DATA_DIR_KEY)
             .and_then(|dir| dir.as_str().map(PathBuf::from));
-        let checkpointing =
-            checkpointing::Checkpointing::new(data_dir, session.id(), &settings.cwd);
+        let checkpointing = checkpointing::Checkpointing::new(
+            data_dir,
+            session.id(),
+            &settings.cwd,
+            registry.config("checkpoints"),
+        );
         Agent {
             gate,
             registry,

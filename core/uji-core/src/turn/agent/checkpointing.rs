@@ -7,12 +7,12 @@
 //! two). Files are read on a blocking thread so the runtime keeps going.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use serde_json::json;
-use uji_checkpoint::{Applied, Checkpoints, Created, Limits, Plan, RestoreError};
+use uji_checkpoint::{Applied, Checkpoints, Created, Limits, Plan, RestoreError, ScanError};
 use uji_protocol::frontend::{Event, NoticeLevel};
 use uji_protocol::session::MessageBody;
 
@@ -24,20 +24,59 @@ pub struct Checkpointing {
     data_dir: Option<PathBuf>,
     session: String,
     root: PathBuf,
+    limits: Limits,
     opened: Arc<OnceLock<Result<Arc<Mutex<Checkpoints>>, String>>>,
     /// The turn now running or last run, for checkpoints taken outside
     /// the agent (`!cmd`).
     turn: Arc<AtomicU64>,
+    /// Set when the workspace turned out too large to checkpoint: said
+    /// once, then not walked again for every call.
+    off: Arc<AtomicBool>,
+}
+
+/// `uji.checkpoint.configure`'s settings (the `checkpoints` config value;
+/// the Lua side checks each field).
+#[derive(Debug, Default, serde::Deserialize)]
+struct Settings {
+    enabled: Option<bool>,
+    max_file_mb: Option<u64>,
+    max_session_mb: Option<u64>,
+    max_files: Option<usize>,
+}
+
+impl Settings {
+    fn limits(&self) -> Limits {
+        let default = Limits::default();
+        Limits {
+            max_file: self.max_file_mb.map_or(default.max_file, |mb| mb << 20),
+            max_session: self
+                .max_session_mb
+                .map_or(default.max_session, |mb| mb << 20),
+            max_files: self.max_files.unwrap_or(default.max_files),
+        }
+    }
 }
 
 impl Checkpointing {
-    pub(crate) fn new(data_dir: Option<PathBuf>, session: &str, root: &Path) -> Checkpointing {
+    /// The checkpoints of `session` in `root`, as the `checkpoints` config
+    /// value (`settings`) says.
+    pub(crate) fn new(
+        data_dir: Option<PathBuf>,
+        session: &str,
+        root: &Path,
+        settings: Option<serde_json::Value>,
+    ) -> Checkpointing {
+        let settings: Settings = settings
+            .and_then(|value| serde_json::from_value(value).ok())
+            .unwrap_or_default();
         Checkpointing {
             data_dir,
             session: session.to_string(),
             root: root.to_path_buf(),
+            limits: settings.limits(),
             opened: Arc::new(OnceLock::new()),
             turn: Arc::new(AtomicU64::new(0)),
+            off: Arc::new(AtomicBool::new(settings.enabled == Some(false))),
         }
     }
 
@@ -49,11 +88,25 @@ impl Checkpointing {
                     .data_dir
                     .as_deref()
                     .ok_or_else(|| "uji has no data directory".to_string())?;
-                Checkpoints::open(data_dir, &self.session, &self.root, Limits::default())
+                Checkpoints::open(data_dir, &self.session, &self.root, self.limits)
                     .map(|c| Arc::new(Mutex::new(c)))
                     .map_err(|e| e.to_string())
             })
             .clone()
+    }
+
+    /// Turns checkpoints off for the session when `error` says the
+    /// workspace is too large; the error as text.
+    fn failed(&self, error: ScanError) -> String {
+        if matches!(error, ScanError::TooManyFiles { .. }) {
+            self.off.store(true, Ordering::Relaxed);
+            return format!("{error}; checkpoints are off for this session");
+        }
+        error.to_string()
+    }
+
+    fn is_off(&self) -> bool {
+        self.off.load(Ordering::Relaxed)
     }
 
     /// Runs `work` on the checkpoints, on a blocking thread.
@@ -82,10 +135,18 @@ impl Checkpointing {
     }
 
     /// Before a `!cmd` that may change files: the checkpoint's id.
-    pub async fn before_shell(&self, command: &str) -> Result<u64, String> {
+    pub async fn before_shell(&self, command: &str) -> Result<Option<u64>, String> {
+        if self.is_off() {
+            return Ok(None);
+        }
         let (turn, command) = (self.turn.load(Ordering::Relaxed), command.to_string());
-        self.with(move |c| c.before_shell(turn, &command).map_err(|e| e.to_string()))
-            .await
+        let this = self.clone();
+        self.with(move |c| {
+            c.before_shell(turn, &command)
+                .map(Some)
+                .map_err(|e| this.failed(e))
+        })
+        .await
     }
 
     /// After it: what it changed, undoable on its own.
@@ -157,9 +218,13 @@ impl Agent {
     pub(crate) async fn checkpoint_before(&self, reason: String) {
         let turn = self.turn_number();
         self.checkpointing.turn.store(turn, Ordering::Relaxed);
+        if self.checkpointing.is_off() {
+            return;
+        }
+        let this = self.checkpointing.clone();
         let taken = self
             .checkpointing
-            .with(move |c| c.checkpoint(turn, &reason).map_err(|e| e.to_string()))
+            .with(move |c| c.checkpoint(turn, &reason).map_err(|e| this.failed(e)))
             .await;
         self.checkpoint_taken(turn, taken);
     }
