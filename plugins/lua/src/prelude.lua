@@ -92,6 +92,41 @@ uji.session = {
   interrupt = wrap(raw.session_interrupt),
 }
 
+-- A `configure` function: checks each field of its table with `fields`
+-- (name -> check returning ok, what it must be), so a typo is an error at
+-- the caller's line, then sets config `key` to every field named so far
+-- (each call changes only the fields it names).
+local function configurer(api, key, fields, example)
+  local names = {}
+  for name in pairs(fields) do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  local settings = {}
+  return function(opts)
+    if type(opts) ~= "table" then
+      error(api .. " takes a table, e.g. " .. example, 2)
+    end
+    for field, value in pairs(opts) do
+      local check = fields[field]
+      if not check then
+        error(api .. ": unknown field " .. tostring(field) .. " (fields: " .. table.concat(names, ", ") .. ")", 2)
+      end
+      local ok, says = check(value)
+      if not ok then
+        error(api .. ": " .. says .. ", got " .. tostring(value), 2)
+      end
+    end
+    for field, value in pairs(opts) do
+      settings[field] = value
+    end
+    local ok, err = raw.config_set(key, settings)
+    if not ok then
+      error(err, 2)
+    end
+  end
+end
+
 -- uji.checkpoint.configure({ enabled = BOOL, max_file_mb = N,
 -- max_session_mb = N, max_files = N }): checkpoints of the sessions that
 -- start after it (docs/checkpoints.md). Checked here, so a typo is an
@@ -110,34 +145,10 @@ local CHECKPOINT_FIELDS = {
   max_session_mb = positive("max_session_mb"),
   max_files = positive("max_files"),
 }
-local checkpoint_settings = {}
-
 uji.checkpoint = {
   list = wrap(raw.checkpoint_list),
   restore = wrap(raw.checkpoint_restore),
-  configure = function(opts)
-    if type(opts) ~= "table" then
-      error("uji.checkpoint.configure takes a table, e.g. { max_file_mb = 20 }", 2)
-    end
-    for key, value in pairs(opts) do
-      local check = CHECKPOINT_FIELDS[key]
-      if not check then
-        error("uji.checkpoint.configure: unknown field " .. tostring(key)
-          .. " (fields: enabled, max_file_mb, max_session_mb, max_files)", 2)
-      end
-      local ok, says = check(value)
-      if not ok then
-        error("uji.checkpoint.configure: " .. says .. ", got " .. tostring(value), 2)
-      end
-    end
-    for key, value in pairs(opts) do
-      checkpoint_settings[key] = value
-    end
-    local ok, err = raw.config_set("checkpoints", checkpoint_settings)
-    if not ok then
-      error(err, 2)
-    end
-  end,
+  configure = configurer("uji.checkpoint.configure", "checkpoints", CHECKPOINT_FIELDS, "{ max_file_mb = 20 }"),
 }
 
 uji.status = {
@@ -167,31 +178,8 @@ local UI_FIELDS = {
     return type(value) == "boolean", "vim must be true or false"
   end,
 }
-local ui_settings = {}
-
 uji.ui = {
-  configure = function(opts)
-    if type(opts) ~= "table" then
-      error("uji.ui.configure takes a table, e.g. { notify = \"osc9\", vim = true }", 2)
-    end
-    for key, value in pairs(opts) do
-      local check = UI_FIELDS[key]
-      if not check then
-        error("uji.ui.configure: unknown field " .. tostring(key) .. " (fields: mouse, notify, vim)", 2)
-      end
-      local ok, says = check(value)
-      if not ok then
-        error("uji.ui.configure: " .. says .. ", got " .. tostring(value), 2)
-      end
-    end
-    for key, value in pairs(opts) do
-      ui_settings[key] = value
-    end
-    local ok, err = raw.config_set("ui", ui_settings)
-    if not ok then
-      error(err, 2)
-    end
-  end,
+  configure = configurer("uji.ui.configure", "ui", UI_FIELDS, "{ notify = \"osc9\", vim = true }"),
 }
 
 uji.plugins = {
