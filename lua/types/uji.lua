@@ -436,6 +436,10 @@ function uji.ui.configure(settings) end
 ---@field files uji.RestoredFile[]
 ---@field applied boolean False for a dry run.
 
+--- What sessions may spend before uji stops the turn (docs/budgets.md).
+---@param limits { turns?: integer, tokens?: integer, tool_calls?: integer, wall?: integer|string }
+function uji.budget(limits) end
+
 ---@class uji.checkpoint
 uji.checkpoint = {}
 

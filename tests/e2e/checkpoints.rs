@@ -329,7 +329,9 @@ fn checkpoint_limits_are_set_in_lua_and_a_workspace_too_large_is_said_once() {
         ],
     );
     assert_eq!(
-        stderr.matches("checkpoints are off for this session").count(),
+        stderr
+            .matches("checkpoints are off for this session")
+            .count(),
         1,
         "said once: {stderr}"
     );

@@ -74,6 +74,9 @@ enum JsonLine<'a> {
         usage: &'a Usage,
         #[serde(flatten)]
         outcome: Outcome<'a>,
+        /// The budget limit that stopped the turn.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        budget: Option<&'static str>,
     },
 }
 
@@ -111,8 +114,10 @@ impl<'a> JsonLine<'a> {
                 error,
                 interrupted,
                 usage,
+                budget,
             } => JsonLine::Done {
                 usage,
+                budget: budget.map(|limit| limit.as_str()),
                 outcome: match error {
                     Some(error) => Outcome::Error(error),
                     None if *interrupted => Outcome::Error("interrupted"),

@@ -44,6 +44,8 @@ struct Cli {
     command: Option<Command>,
 }
 
+// Parsed once as uji starts: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run one prompt to completion without a screen; print the answer (or JSON events with --json).
@@ -85,6 +87,15 @@ enum Command {
         /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt; repeatable.
         #[arg(long, value_name = "FILE")]
         image: Vec<PathBuf>,
+        /// Stop after this many model requests (docs/budgets.md); exit code 3.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_turns: Option<u64>,
+        /// Stop once the model read and wrote this many tokens; exit code 3.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_tokens: Option<u64>,
+        /// Stop after this many tool calls; exit code 3.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_tool_calls: Option<u64>,
     },
     /// Continue a saved session in the interactive frontend (latest in this directory by default).
     Resume {
@@ -282,6 +293,9 @@ fn main() -> ExitCode {
             resume,
             parent,
             image,
+            max_turns,
+            max_tokens,
+            max_tool_calls,
         }) => {
             return run_cmd::run(
                 cli.config_dir,
@@ -300,6 +314,11 @@ fn main() -> ExitCode {
                     parent,
                     frontend: cli.frontend,
                     images: image,
+                    budget: run_cmd::BudgetFlags {
+                        turns: max_turns,
+                        tokens: max_tokens,
+                        tool_calls: max_tool_calls,
+                    },
                 },
             );
         }

@@ -28,7 +28,45 @@ pub struct RunOptions {
     pub frontend: Option<String>,
     /// `--image FILE`, each attached to the prompt.
     pub images: Vec<PathBuf>,
+    /// `--max-turns`, `--max-tokens`, `--max-tool-calls`.
+    pub budget: BudgetFlags,
 }
+
+/// The budget limits `uji run` was given; each wins over init.lua's
+/// `uji.budget` for its own limit.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BudgetFlags {
+    pub turns: Option<u64>,
+    pub tokens: Option<u64>,
+    pub tool_calls: Option<u64>,
+}
+
+impl BudgetFlags {
+    /// init.lua's budget (`budget` config value) with these limits over it.
+    fn over(self, configured: Option<serde_json::Value>) -> Option<serde_json::Value> {
+        let flags = [
+            ("turns", self.turns),
+            ("tokens", self.tokens),
+            ("tool_calls", self.tool_calls),
+        ];
+        if flags.iter().all(|(_, value)| value.is_none()) {
+            return None;
+        }
+        let mut budget = match configured {
+            Some(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        for (name, value) in flags {
+            if let Some(value) = value {
+                budget.insert(name.to_string(), value.into());
+            }
+        }
+        Some(serde_json::Value::Object(budget))
+    }
+}
+
+/// `uji run`'s exit status when a budget stopped the turn.
+const EXIT_BUDGET: u8 = 3;
 
 /// The files of `--image`, read as images for the prompt; core fits them
 /// (turns them upright, scales them) when the message arrives.
@@ -104,6 +142,10 @@ pub fn run(
         serde_json::Value::Bool(options.json),
     );
     report_failed_plugins(&booted);
+    let budget_key = uji_core::turn::budget::CONFIG_KEY;
+    if let Some(budget) = options.budget.over(booted.registry.config(budget_key)) {
+        booted.registry.set_config(budget_key, budget);
+    }
     crate::set_sandbox(&booted.gate, options.sandbox.as_deref());
     let frontend = options.frontend.unwrap_or_else(|| "headless".to_string());
     let approvals = if frontend == "headless" || options.yes {
@@ -153,9 +195,13 @@ pub fn run(
             say!("uji: interrupted");
             ExitCode::from(EXIT_INTERRUPTED)
         }
-        Ok(Some(outcome)) => match outcome.error {
-            Some(error) => fail(error),
-            None => ExitCode::SUCCESS,
+        Ok(Some(outcome)) => match (outcome.error, outcome.budget) {
+            (Some(error), Some(_)) => {
+                say!("uji: {error}");
+                ExitCode::from(EXIT_BUDGET)
+            }
+            (Some(error), None) => fail(error),
+            (None, _) => ExitCode::SUCCESS,
         },
         Ok(None) => fail("the session ended before the turn finished"),
         Err(e) => {

@@ -93,7 +93,8 @@ uji.session = {
 }
 
 -- A `configure` function: checks each field of its table with `fields`
--- (name -> check returning ok, what it must be), so a typo is an error at
+-- (name -> check returning ok, what it must be, and optionally the value
+-- as kept), so a typo is an error at
 -- the caller's line, then sets config `key` to every field named so far
 -- (each call changes only the fields it names).
 local function configurer(api, key, fields, example)
@@ -118,7 +119,12 @@ local function configurer(api, key, fields, example)
       end
     end
     for field, value in pairs(opts) do
-      settings[field] = value
+      -- A check may give the value as uji keeps it (`"30m"` as 1800).
+      local _, _, kept = fields[field](value)
+      if kept == nil then
+        kept = value
+      end
+      settings[field] = kept
     end
     local ok, err = raw.config_set(key, settings)
     if not ok then
@@ -145,6 +151,36 @@ local CHECKPOINT_FIELDS = {
   max_session_mb = positive("max_session_mb"),
   max_files = positive("max_files"),
 }
+-- uji.budget({ tokens = N, turns = N, tool_calls = N, wall = "30m" }):
+-- what the sessions may spend before uji stops the turn (docs/budgets.md).
+local UNITS = { s = 1, m = 60, h = 3600 }
+local function seconds_of(value)
+  if type(value) == "number" then
+    return value > 0 and value == math.floor(value) and value or nil
+  end
+  if type(value) ~= "string" then
+    return nil
+  end
+  local total, rest = 0, value
+  while rest ~= "" do
+    local number, unit, after = rest:match("^(%d+)([smh])(.*)$")
+    if not number then
+      return nil
+    end
+    total, rest = total + tonumber(number) * UNITS[unit], after
+  end
+  return total > 0 and total or nil
+end
+uji.budget = configurer("uji.budget", "budget", {
+  tokens = positive("tokens"),
+  turns = positive("turns"),
+  tool_calls = positive("tool_calls"),
+  wall = function(value)
+    local seconds = seconds_of(value)
+    return seconds ~= nil, "wall must be seconds or a time like \"90s\", \"30m\", \"1h30m\"", seconds
+  end,
+}, "{ turns = 20, wall = \"30m\" }")
+
 uji.checkpoint = {
   list = wrap(raw.checkpoint_list),
   restore = wrap(raw.checkpoint_restore),

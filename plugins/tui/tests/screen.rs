@@ -1211,6 +1211,7 @@ fn turn_finished() -> UjiEvent {
         error: None,
         interrupted: false,
         usage: Usage::default(),
+        budget: None,
     }
 }
 

@@ -33,7 +33,8 @@ use crate::{ApprovalMode, FileDiff, Image};
 /// `job_finished`); 5 added `commands_changed`; 6 added the `stop` decision, `set_mode` and `mode_changed`;
 /// 7 added dialogs (`hello` with `dialogs`, `answer_dialog`, `refuse_dialog`;
 /// `dialog`, `dialog_resolved`); 8 added checkpoints (`rewind`'s `code` and
-/// `conversation`, `rewound`'s `restored`; `/undo` and `/redo` are commands).
+/// `conversation`, `rewound`'s `restored`; `/undo` and `/redo` are commands)
+/// and budgets (`turn_finished`'s `budget`).
 pub const PROTOCOL_VERSION: u32 = 8;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
@@ -758,6 +759,10 @@ pub enum Event {
         #[serde(default)]
         interrupted: bool,
         usage: Usage,
+        /// The budget limit that stopped the turn (protocol 8; `error` says
+        /// how to raise it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<BudgetLimit>,
     },
     /// A background job started (or a command moved to the background).
     JobStarted {
@@ -819,6 +824,27 @@ pub enum Event {
 
 fn yes() -> bool {
     true
+}
+
+/// A budget's limit (docs/budgets.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetLimit {
+    Tokens,
+    Turns,
+    ToolCalls,
+    Wall,
+}
+
+impl BudgetLimit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetLimit::Tokens => "tokens",
+            BudgetLimit::Turns => "turns",
+            BudgetLimit::ToolCalls => "tool_calls",
+            BudgetLimit::Wall => "wall",
+        }
+    }
 }
 
 impl Event {

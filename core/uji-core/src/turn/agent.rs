@@ -28,6 +28,7 @@ use crate::{turn::compaction, turn::prompt, turn::retry};
 
 mod checkpointing;
 mod mentioned;
+mod spending;
 
 pub use checkpointing::{Checkpointing, RestoreRequest};
 
@@ -71,6 +72,8 @@ pub struct TurnOutcome {
     pub interrupted: bool,
     /// Tokens this turn used.
     pub usage: Usage,
+    /// The budget limit that stopped the turn (`error` says how to raise it).
+    pub budget: Option<uji_protocol::frontend::BudgetLimit>,
 }
 
 /// One session's agent. Whoever runs it (the session server's worker)
@@ -108,6 +111,8 @@ pub struct Agent {
     /// The workspace's checkpoints, opened at the first call that may
     /// change files.
     checkpointing: checkpointing::Checkpointing,
+    /// What the session spent since this uji opened it, for budgets.
+    spending: spending::Spending,
 }
 
 /// What others read of a session while its agent works (`session.info`,
@@ -394,6 +399,7 @@ impl Agent {
             // Nobody reads it until the agent is connected.
             published: watch::Sender::new(SessionSnapshot::default()),
             checkpointing,
+            spending: spending::Spending::default(),
         }
     }
 
@@ -837,6 +843,7 @@ impl Agent {
             error: outcome.error.clone(),
             interrupted: outcome.interrupted,
             usage: outcome.usage,
+            budget: outcome.budget,
         });
         outcome
     }
@@ -851,6 +858,7 @@ impl Agent {
             error: Some(error),
             interrupted: false,
             usage,
+            budget: None,
         })
     }
 
@@ -887,6 +895,7 @@ impl Agent {
             error: None,
             interrupted: true,
             usage,
+            budget: None,
         })
     }
 
@@ -1120,6 +1129,9 @@ impl Agent {
                 self.save_user_message(steer.text, steer.images, interrupt)
                     .await;
             }
+            if let Some(reached) = self.budget_reached() {
+                return self.budget_stop(reached, usage);
+            }
             let answer = match self.next_answer(interrupt).await {
                 Ok(Streamed::Answer(answer)) => answer,
                 Ok(Streamed::Interrupted { partial }) => {
@@ -1129,7 +1141,9 @@ impl Agent {
             };
             add_usage(&mut usage, &answer.usage);
             self.count_usage(&answer.usage, &usage);
+            let answer_usage = answer.usage;
             let (final_text, tool_calls) = self.save_answer(answer);
+            self.spend(&answer_usage, tool_calls.len());
             if tool_calls.is_empty() {
                 if self.queue.has_steering() {
                     // The user said more while the model answered: go on.
@@ -1149,6 +1163,7 @@ impl Agent {
                     error: None,
                     interrupted: false,
                     usage,
+                    budget: None,
                 });
             }
             if self.run_tool_calls(&tool_calls, interrupt).await {

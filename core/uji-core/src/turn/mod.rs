@@ -4,6 +4,7 @@
 
 pub mod agent;
 mod answer_sink;
+pub mod budget;
 pub mod compaction;
 pub mod control;
 pub mod interrupt;

@@ -1,0 +1,192 @@
+//! Budgets (docs/budgets.md): what a session may spend before uji stops it
+//! at the next safe point (before a model request), and what it has spent.
+//! Pure: the agent counts, this decides.
+//!
+//! A budget comes from `uji.budget{...}` in init.lua and `uji run`'s
+//! `--max-*` flags (a flag wins over init.lua for its own limit), as the
+//! `budget` config value. It counts what the session spends from when this
+//! uji opened it. At 80 % of a limit the user is told once; at 100 % the
+//! turn stops with a message that names the limit and how to raise it.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use uji_protocol::frontend::BudgetLimit;
+
+/// The config value that holds the budget.
+pub const CONFIG_KEY: &str = "budget";
+
+/// The share of a limit at which the user is warned.
+const WARN_AT: f64 = 0.8;
+
+/// The limits; `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// Tokens read and written by the model (cache reads included).
+    pub tokens: Option<u64>,
+    /// Model requests: each answer the model gives, tool calls and all.
+    pub turns: Option<u64>,
+    /// Tool calls the model made.
+    pub tool_calls: Option<u64>,
+    /// Seconds since the session opened.
+    pub wall: Option<u64>,
+}
+
+impl Budget {
+    /// The budget in the config value `value` (`None` or unreadable: none).
+    pub fn from_config(value: Option<serde_json::Value>) -> Budget {
+        value
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default()
+    }
+
+    fn limits(&self) -> [(BudgetLimit, Option<u64>); 4] {
+        [
+            (BudgetLimit::Tokens, self.tokens),
+            (BudgetLimit::Turns, self.turns),
+            (BudgetLimit::ToolCalls, self.tool_calls),
+            (BudgetLimit::Wall, self.wall),
+        ]
+    }
+
+    /// The first limit `spent` has reached.
+    pub fn reached(&self, spent: &Spent) -> Option<Reached> {
+        self.limits().into_iter().find_map(|(limit, allowed)| {
+            let allowed = allowed?;
+            let used = spent.of(limit);
+            (used >= allowed).then_some(Reached {
+                limit,
+                allowed,
+                used,
+            })
+        })
+    }
+
+    /// The limits `spent` has used 80 % or more of (but not all).
+    pub fn nearly(&self, spent: &Spent) -> Vec<Reached> {
+        self.limits()
+            .into_iter()
+            .filter_map(|(limit, allowed)| {
+                let allowed = allowed?;
+                let used = spent.of(limit);
+                let near = used as f64 >= allowed as f64 * WARN_AT && used < allowed;
+                near.then_some(Reached {
+                    limit,
+                    allowed,
+                    used,
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the session spent so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spent {
+    pub tokens: u64,
+    pub turns: u64,
+    pub tool_calls: u64,
+    pub wall: Duration,
+}
+
+impl Spent {
+    fn of(&self, limit: BudgetLimit) -> u64 {
+        match limit {
+            BudgetLimit::Tokens => self.tokens,
+            BudgetLimit::Turns => self.turns,
+            BudgetLimit::ToolCalls => self.tool_calls,
+            BudgetLimit::Wall => self.wall.as_secs(),
+        }
+    }
+}
+
+/// A limit and how much of it was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reached {
+    pub limit: BudgetLimit,
+    pub allowed: u64,
+    pub used: u64,
+}
+
+impl Reached {
+    /// What it counts, in words.
+    fn what(&self) -> String {
+        match self.limit {
+            BudgetLimit::Tokens => format!("{} of {} tokens", self.used, self.allowed),
+            BudgetLimit::Turns => format!("{} of {} model requests", self.used, self.allowed),
+            BudgetLimit::ToolCalls => format!("{} of {} tool calls", self.used, self.allowed),
+            BudgetLimit::Wall => format!("{} of {} seconds", self.used, self.allowed),
+        }
+    }
+
+    /// How to raise it.
+    fn raise(&self) -> &'static str {
+        match self.limit {
+            BudgetLimit::Tokens => "--max-tokens, or uji.budget({ tokens = … })",
+            BudgetLimit::Turns => "--max-turns, or uji.budget({ turns = … })",
+            BudgetLimit::ToolCalls => "--max-tool-calls, or uji.budget({ tool_calls = … })",
+            BudgetLimit::Wall => "uji.budget({ wall = \"…\" })",
+        }
+    }
+
+    /// Why the turn stopped, and what to do.
+    pub fn stopped(&self) -> String {
+        format!(
+            "stopped: this session's {} budget is spent ({}); raise it with {} and send a message to go on",
+            self.limit.as_str(),
+            self.what(),
+            self.raise()
+        )
+    }
+
+    /// The 80 % warning.
+    pub fn warning(&self) -> String {
+        format!(
+            "budget: {} used of this session's {} budget; uji stops the turn at the limit (raise it with {})",
+            self.what(),
+            self.limit.as_str(),
+            self.raise()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_limit_reached_stops_and_eighty_percent_warns() {
+        let budget = Budget {
+            turns: Some(3),
+            tokens: Some(1000),
+            ..Budget::default()
+        };
+        let mut spent = Spent {
+            turns: 2,
+            tokens: 850,
+            ..Spent::default()
+        };
+        assert_eq!(budget.reached(&spent), None);
+        let nearly: Vec<BudgetLimit> = budget.nearly(&spent).iter().map(|r| r.limit).collect();
+        assert_eq!(nearly, [BudgetLimit::Tokens]);
+        spent.turns = 3;
+        let reached = budget.reached(&spent).unwrap();
+        assert_eq!(reached.limit, BudgetLimit::Turns);
+        assert!(reached.stopped().contains("3 of 3 model requests"));
+        assert!(reached.stopped().contains("--max-turns"));
+    }
+
+    #[test]
+    fn no_limits_never_stop_and_unknown_fields_are_no_budget() {
+        let spent = Spent {
+            tokens: u64::MAX,
+            ..Spent::default()
+        };
+        assert_eq!(Budget::default().reached(&spent), None);
+        let odd = Budget::from_config(Some(serde_json::json!({"tokenz": 5})));
+        assert_eq!(odd, Budget::default());
+        let wall = Budget::from_config(Some(serde_json::json!({"wall": 60})));
+        assert_eq!(wall.wall, Some(60));
+    }
+}

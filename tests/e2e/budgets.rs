@@ -1,0 +1,103 @@
+//! Budgets (issue 32, docs/budgets.md) through `uji run` against the fake
+//! model: a looping model stops at the limit, cleanly, with a message that
+//! says which budget and how to raise it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Output, Stdio};
+
+use serde_json::json;
+use uji_fake_model::FakeModel;
+use uji_tests::chat::{call, events, uji_with_model};
+use uji_tests::{Sandbox, text};
+
+const MODEL: &str = "openrouter/qwen/qwen3-coder";
+
+/// A model that never stops calling a tool (`echo`, allowed).
+fn looping(model: &FakeModel, calls: usize) {
+    for i in 0..calls {
+        model.push(call(
+            &format!("c{i}"),
+            "run_command",
+            json!({"command": format!("echo {i}")}),
+        ));
+    }
+}
+
+fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> Output {
+    uji_with_model(sandbox, model, "sk-budget")
+        .args(["run", "--model", MODEL])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+const ALLOW_ECHO: &str = "uji.tool.policy({ run_command = { allow = { 'echo *' } } })\n";
+
+#[test]
+fn max_turns_stops_a_looping_model_after_that_many_requests_with_exit_code_3() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(ALLOW_ECHO);
+    let model = FakeModel::start();
+    looping(&model, 10);
+    let output = run(&sandbox, &model, &["--max-turns", "3", "loop"]);
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(model.requests().len(), 3, "three requests, not a fourth");
+    assert!(
+        stderr.contains("turns budget is spent (3 of 3 model requests)")
+            && stderr.contains("--max-turns"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_budget_from_init_lua_stops_at_its_limit_warns_at_80_percent_and_says_so_in_json() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(&format!("{ALLOW_ECHO}uji.budget({{ tool_calls = 5 }})\n"));
+    let model = FakeModel::start();
+    looping(&model, 10);
+    let output = run(&sandbox, &model, &["--json", "loop"]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let lines = events(&stdout);
+    let warnings: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "notice")
+        .filter_map(|l| l["text"].as_str())
+        .filter(|t| t.starts_with("budget:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "warned once: {warnings:?}");
+    assert!(warnings[0].contains("4 of 5 tool calls"), "{warnings:?}");
+    let done = lines.iter().find(|l| l["type"] == "done").unwrap();
+    assert_eq!(done["budget"], "tool_calls", "{done}");
+    assert!(
+        done["error"].as_str().unwrap().contains("uji.budget"),
+        "{done}"
+    );
+    assert_eq!(model.requests().len(), 5);
+    // A flag wins over init.lua for its own limit.
+    looping(&model, 10);
+    let output = run(&sandbox, &model, &["--max-tool-calls", "2", "loop"]);
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(model.requests().len(), 5 + 2);
+}
+
+#[test]
+fn a_misspelt_budget_field_is_an_error_at_its_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init("uji.budget({ turns = 3 })\nuji.budget({ wall = 'soon' })\n");
+    let output = sandbox
+        .uji()
+        .args(["tool", "list"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    let shown = format!("{stdout}{stderr}");
+    assert!(
+        shown.contains("init.lua:2") && shown.contains("wall must be seconds"),
+        "{shown}"
+    );
+}
