@@ -437,7 +437,7 @@ function uji.ui.configure(settings) end
 ---@field applied boolean False for a dry run.
 
 --- What sessions may spend before uji stops the turn (docs/budgets.md).
----@param limits { turns?: integer, tokens?: integer, tool_calls?: integer, wall?: integer|string }
+---@param limits { turns?: integer, tokens?: integer, cost?: number, tool_calls?: integer, wall?: integer|string }
 function uji.budget(limits) end
 
 ---@class uji.checkpoint

@@ -101,3 +101,57 @@ fn a_misspelt_budget_field_is_an_error_at_its_line() {
         "{shown}"
     );
 }
+
+/// A provider at the fake server whose model `m1` costs $1,000 per million
+/// input tokens and $1,000 per million output tokens: each scripted answer
+/// (100 in, 10 out) costs $0.11.
+fn priced(model: &FakeModel) -> String {
+    format!(
+        "{ALLOW_ECHO}uji.provider.add({{ id = 'fake', wire = 'openai-chat', base_url = '{}', \
+         models = {{ {{ id = 'm1', price = {{ input = 1000, output = 1000, checked = '2026-12-06' }} }} }} }})\n\
+         uji.model.use('fake/m1')\n",
+        model.base_url()
+    )
+}
+
+#[test]
+fn max_cost_stops_at_the_request_that_spent_it_and_done_says_the_cost() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&priced(&model));
+    looping(&model, 10);
+    let output = sandbox
+        .uji()
+        .args(["run", "--json", "--max-cost", "0.30", "loop"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    // $0.11, $0.22 (under), $0.33 (over): no fourth request.
+    assert_eq!(model.requests().len(), 3);
+    let lines = events(&stdout);
+    let done = lines.iter().find(|l| l["type"] == "done").unwrap();
+    assert_eq!(done["budget"], "cost", "{done}");
+    assert!(
+        (done["cost"].as_f64().unwrap() - 0.33).abs() < 1e-9,
+        "{done}"
+    );
+    assert!(
+        done["error"].as_str().unwrap().contains("$0.3300 of $0.30"),
+        "{done}"
+    );
+}
+
+#[test]
+fn a_cost_budget_with_a_model_that_has_no_price_is_refused_before_any_request() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(ALLOW_ECHO);
+    let model = FakeModel::start();
+    looping(&model, 2);
+    let output = run(&sandbox, &model, &["--max-cost", "1", "loop"]);
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("knows no price for"), "{stderr}");
+    assert!(model.requests().is_empty());
+}

@@ -77,6 +77,9 @@ enum JsonLine<'a> {
         /// The budget limit that stopped the turn.
         #[serde(skip_serializing_if = "Option::is_none")]
         budget: Option<&'static str>,
+        /// The session's cost so far, in US dollars, where prices are known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
 }
 
@@ -115,9 +118,11 @@ impl<'a> JsonLine<'a> {
                 interrupted,
                 usage,
                 budget,
+                cost,
             } => JsonLine::Done {
                 usage,
                 budget: budget.map(|limit| limit.as_str()),
+                cost: *cost,
                 outcome: match error {
                     Some(error) => Outcome::Error(error),
                     None if *interrupted => Outcome::Error("interrupted"),

@@ -44,6 +44,16 @@ struct Cli {
     command: Option<Command>,
 }
 
+/// `--max-cost`: dollars above 0.
+fn positive_dollars(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(dollars) if dollars.is_finite() && dollars > 0.0 => Ok(dollars),
+        _ => Err(format!(
+            "{text:?} is not an amount of dollars above 0, e.g. 0.50"
+        )),
+    }
+}
+
 // Parsed once as uji starts: the size of the largest variant costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
@@ -96,6 +106,9 @@ enum Command {
         /// Stop after this many tool calls; exit code 3.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         max_tool_calls: Option<u64>,
+        /// Stop once the requests cost this many US dollars at the model's price; exit code 3.
+        #[arg(long, value_name = "DOLLARS", value_parser = positive_dollars)]
+        max_cost: Option<f64>,
     },
     /// Continue a saved session in the interactive frontend (latest in this directory by default).
     Resume {
@@ -296,6 +309,7 @@ fn main() -> ExitCode {
             max_turns,
             max_tokens,
             max_tool_calls,
+            max_cost,
         }) => {
             return run_cmd::run(
                 cli.config_dir,
@@ -318,6 +332,7 @@ fn main() -> ExitCode {
                         turns: max_turns,
                         tokens: max_tokens,
                         tool_calls: max_tool_calls,
+                        cost: max_cost,
                     },
                 },
             );

@@ -28,7 +28,7 @@ pub struct RunOptions {
     pub frontend: Option<String>,
     /// `--image FILE`, each attached to the prompt.
     pub images: Vec<PathBuf>,
-    /// `--max-turns`, `--max-tokens`, `--max-tool-calls`.
+    /// `--max-turns`, `--max-tokens`, `--max-tool-calls`, `--max-cost`.
     pub budget: BudgetFlags,
 }
 
@@ -39,15 +39,18 @@ pub struct BudgetFlags {
     pub turns: Option<u64>,
     pub tokens: Option<u64>,
     pub tool_calls: Option<u64>,
+    /// Dollars.
+    pub cost: Option<f64>,
 }
 
 impl BudgetFlags {
     /// init.lua's budget (`budget` config value) with these limits over it.
     fn over(self, configured: Option<serde_json::Value>) -> Option<serde_json::Value> {
         let flags = [
-            ("turns", self.turns),
-            ("tokens", self.tokens),
-            ("tool_calls", self.tool_calls),
+            ("turns", self.turns.map(serde_json::Value::from)),
+            ("tokens", self.tokens.map(serde_json::Value::from)),
+            ("tool_calls", self.tool_calls.map(serde_json::Value::from)),
+            ("cost", self.cost.map(serde_json::Value::from)),
         ];
         if flags.iter().all(|(_, value)| value.is_none()) {
             return None;
@@ -58,7 +61,7 @@ impl BudgetFlags {
         };
         for (name, value) in flags {
             if let Some(value) = value {
-                budget.insert(name.to_string(), value.into());
+                budget.insert(name.to_string(), value);
             }
         }
         Some(serde_json::Value::Object(budget))

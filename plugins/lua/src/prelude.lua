@@ -151,7 +151,7 @@ local CHECKPOINT_FIELDS = {
   max_session_mb = positive("max_session_mb"),
   max_files = positive("max_files"),
 }
--- uji.budget({ tokens = N, turns = N, tool_calls = N, wall = "30m" }):
+-- uji.budget({ tokens = N, cost = DOLLARS, turns = N, tool_calls = N, wall = "30m" }):
 -- what the sessions may spend before uji stops the turn (docs/budgets.md).
 local UNITS = { s = 1, m = 60, h = 3600 }
 local function seconds_of(value)
@@ -173,6 +173,9 @@ local function seconds_of(value)
 end
 uji.budget = configurer("uji.budget", "budget", {
   tokens = positive("tokens"),
+  cost = function(value)
+    return type(value) == "number" and value > 0 and value < math.huge, "cost must be dollars above 0, e.g. 0.50"
+  end,
   turns = positive("turns"),
   tool_calls = positive("tool_calls"),
   wall = function(value)

@@ -241,6 +241,7 @@ const MODEL_FIELDS: &[&str] = &[
     "reasoning",
     "cache",
     "efforts",
+    "price",
 ];
 
 /// The wire an `api` names: a wire's name, the public uji's short names,

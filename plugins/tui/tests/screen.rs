@@ -1212,6 +1212,7 @@ fn turn_finished() -> UjiEvent {
         interrupted: false,
         usage: Usage::default(),
         budget: None,
+        cost: None,
     }
 }
 

@@ -763,6 +763,10 @@ pub enum Event {
         /// how to raise it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         budget: Option<BudgetLimit>,
+        /// What the session's requests cost so far, in US dollars, at the
+        /// models' prices (protocol 8); none when a model has no price.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
     /// A background job started (or a command moved to the background).
     JobStarted {
@@ -831,6 +835,7 @@ fn yes() -> bool {
 #[serde(rename_all = "snake_case")]
 pub enum BudgetLimit {
     Tokens,
+    Cost,
     Turns,
     ToolCalls,
     Wall,
@@ -840,6 +845,7 @@ impl BudgetLimit {
     pub fn as_str(self) -> &'static str {
         match self {
             BudgetLimit::Tokens => "tokens",
+            BudgetLimit::Cost => "cost",
             BudgetLimit::Turns => "turns",
             BudgetLimit::ToolCalls => "tool_calls",
             BudgetLimit::Wall => "wall",

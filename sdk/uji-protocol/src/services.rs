@@ -386,6 +386,66 @@ pub struct ModelInfo {
     /// Whether the model takes a reasoning effort.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasoning: bool,
+    /// What its tokens cost; none when uji does not know (docs/budgets.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Price>,
+}
+
+/// Dollars per million tokens, kept in millionths of a dollar so prices
+/// compare and add exactly; written and read as a plain number (`1.25`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct PerMillion(pub u64);
+
+impl PerMillion {
+    pub fn dollars(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+}
+
+impl Serialize for PerMillion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.dollars())
+    }
+}
+
+impl<'de> Deserialize<'de> for PerMillion {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let dollars = f64::deserialize(deserializer)?;
+        if !dollars.is_finite() || dollars < 0.0 {
+            return Err(serde::de::Error::custom(
+                "a price is a number of dollars per million tokens, 0 or more",
+            ));
+        }
+        Ok(PerMillion((dollars * 1e6).round() as u64))
+    }
+}
+
+/// A model's price per million tokens, in US dollars, and when it was
+/// checked. Cached tokens without a price of their own cost as input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: PerMillion,
+    pub output: PerMillion,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<PerMillion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<PerMillion>,
+    /// When (and where) the price was checked, e.g. `2026-12-06`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub checked: String,
+}
+
+impl Price {
+    /// What `usage` costs, in millionths of a dollar.
+    pub fn cost(&self, usage: &crate::wire::Usage) -> u64 {
+        let at = |tokens: u64, price: PerMillion| u128::from(tokens) * u128::from(price.0);
+        let total = at(usage.input, self.input)
+            + at(usage.output, self.output)
+            + at(usage.cache_read, self.cache_read.unwrap_or(self.input))
+            + at(usage.cache_write, self.cache_write.unwrap_or(self.input));
+        u64::try_from(total / 1_000_000).unwrap_or(u64::MAX)
+    }
 }
 
 impl ModelInfo {
@@ -397,6 +457,7 @@ impl ModelInfo {
             max_output: None,
             images: None,
             reasoning: false,
+            price: None,
         }
     }
 

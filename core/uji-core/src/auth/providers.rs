@@ -665,6 +665,49 @@ mod tests {
         assert_eq!(p.resolve(Some("custom/m")).unwrap().key, None);
     }
 
+    /// docs/providers.md's Prices section names every priced model, and
+    /// each price reads as a price.
+    #[test]
+    fn the_documented_prices_are_the_catalogues() {
+        let doc = include_str!("../../../../docs/providers.md");
+        let section = doc
+            .split("### Prices")
+            .nth(1)
+            .and_then(|rest| rest.split("\n### ").next())
+            .unwrap_or_default();
+        let mut priced: Vec<String> = catalogue()
+            .iter()
+            .flat_map(|p| {
+                p.models
+                    .iter()
+                    .filter(|m| m.price.is_some())
+                    .map(move |m| format!("`{}/{}`", p.id, m.id))
+            })
+            .collect();
+        priced.sort();
+        assert!(!priced.is_empty());
+        for model in &priced {
+            assert!(
+                section.contains(model.as_str()),
+                "{model} is priced but not listed"
+            );
+        }
+        let haiku = catalogue()
+            .into_iter()
+            .find(|p| p.id == "anthropic")
+            .and_then(|p| p.models.into_iter().find(|m| m.id == "claude-haiku-4-5"))
+            .and_then(|m| m.price)
+            .unwrap();
+        let usage = uji_protocol::wire::Usage {
+            input: 1_000_000,
+            output: 1_000_000,
+            cache_read: 1_000_000,
+            cache_write: 1_000_000,
+        };
+        // $1 + $5 + $0.10 + $1.25, in millionths of a dollar.
+        assert_eq!(haiku.cost(&usage), 7_350_000);
+    }
+
     /// docs/providers.md's table says what the catalogue holds.
     #[test]
     fn the_documented_table_matches_the_catalogue() {

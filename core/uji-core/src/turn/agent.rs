@@ -844,6 +844,7 @@ impl Agent {
             interrupted: outcome.interrupted,
             usage: outcome.usage,
             budget: outcome.budget,
+            cost: self.cost().map(|micros| micros as f64 / 1e6),
         });
         outcome
     }
@@ -1129,8 +1130,10 @@ impl Agent {
                 self.save_user_message(steer.text, steer.images, interrupt)
                     .await;
             }
-            if let Some(reached) = self.budget_reached() {
-                return self.budget_stop(reached, usage);
+            match self.budget_reached() {
+                Ok(Some(reached)) => return self.budget_stop(reached, usage),
+                Ok(None) => {}
+                Err(why) => return self.failed(why, usage),
             }
             let answer = match self.next_answer(interrupt).await {
                 Ok(Streamed::Answer(answer)) => answer,

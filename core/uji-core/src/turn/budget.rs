@@ -25,6 +25,9 @@ const WARN_AT: f64 = 0.8;
 pub struct Budget {
     /// Tokens read and written by the model (cache reads included).
     pub tokens: Option<u64>,
+    /// Dollars, at the models' prices (a model without one cannot be run
+    /// under a cost budget).
+    pub cost: Option<f64>,
     /// Model requests: each answer the model gives, tool calls and all.
     pub turns: Option<u64>,
     /// Tool calls the model made.
@@ -41,9 +44,13 @@ impl Budget {
             .unwrap_or_default()
     }
 
-    fn limits(&self) -> [(BudgetLimit, Option<u64>); 4] {
+    fn limits(&self) -> [(BudgetLimit, Option<u64>); 5] {
         [
             (BudgetLimit::Tokens, self.tokens),
+            (
+                BudgetLimit::Cost,
+                self.cost.map(|dollars| (dollars * 1e6).round() as u64),
+            ),
             (BudgetLimit::Turns, self.turns),
             (BudgetLimit::ToolCalls, self.tool_calls),
             (BudgetLimit::Wall, self.wall),
@@ -85,6 +92,8 @@ impl Budget {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Spent {
     pub tokens: u64,
+    /// Millionths of a dollar.
+    pub cost: u64,
     pub turns: u64,
     pub tool_calls: u64,
     pub wall: Duration,
@@ -94,6 +103,7 @@ impl Spent {
     fn of(&self, limit: BudgetLimit) -> u64 {
         match limit {
             BudgetLimit::Tokens => self.tokens,
+            BudgetLimit::Cost => self.cost,
             BudgetLimit::Turns => self.turns,
             BudgetLimit::ToolCalls => self.tool_calls,
             BudgetLimit::Wall => self.wall.as_secs(),
@@ -114,6 +124,11 @@ impl Reached {
     fn what(&self) -> String {
         match self.limit {
             BudgetLimit::Tokens => format!("{} of {} tokens", self.used, self.allowed),
+            BudgetLimit::Cost => format!(
+                "${:.4} of ${:.2}",
+                self.used as f64 / 1e6,
+                self.allowed as f64 / 1e6
+            ),
             BudgetLimit::Turns => format!("{} of {} model requests", self.used, self.allowed),
             BudgetLimit::ToolCalls => format!("{} of {} tool calls", self.used, self.allowed),
             BudgetLimit::Wall => format!("{} of {} seconds", self.used, self.allowed),
@@ -124,6 +139,7 @@ impl Reached {
     fn raise(&self) -> &'static str {
         match self.limit {
             BudgetLimit::Tokens => "--max-tokens, or uji.budget({ tokens = … })",
+            BudgetLimit::Cost => "--max-cost, or uji.budget({ cost = … })",
             BudgetLimit::Turns => "--max-turns, or uji.budget({ turns = … })",
             BudgetLimit::ToolCalls => "--max-tool-calls, or uji.budget({ tool_calls = … })",
             BudgetLimit::Wall => "uji.budget({ wall = \"…\" })",

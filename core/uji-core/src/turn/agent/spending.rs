@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use uji_protocol::frontend::{BudgetLimit, Event, NoticeLevel};
+use uji_protocol::services::Price;
 use uji_protocol::session::MessageBody;
 use uji_protocol::wire::Usage;
 
@@ -16,6 +17,8 @@ use crate::turn::budget::{self, Budget, Reached, Spent};
 pub(crate) struct Spending {
     opened: Instant,
     spent: Spent,
+    /// A request went to a model uji knows no price of.
+    unpriced: bool,
     warned: HashSet<BudgetLimit>,
 }
 
@@ -24,6 +27,7 @@ impl Default for Spending {
         Spending {
             opened: Instant::now(),
             spent: Spent::default(),
+            unpriced: false,
             warned: HashSet::new(),
         }
     }
@@ -41,9 +45,27 @@ impl Agent {
         }
     }
 
-    /// Counts one answer: its tokens, one request, its tool calls; warns
-    /// once at 80 % of a limit.
+    /// What the session's requests cost so far, in millionths of a dollar;
+    /// `None` once a request went to a model without a price.
+    pub(crate) fn cost(&self) -> Option<u64> {
+        (!self.spending.unpriced).then_some(self.spending.spent.cost)
+    }
+
+    /// The price of the model requests go to now.
+    fn price(&self) -> Option<Price> {
+        self.settings.model.as_ref().ok()?.model.price.clone()
+    }
+
+    /// Counts one answer: its tokens and cost, one request, its tool
+    /// calls; warns once at 80 % of a limit.
     pub(super) fn spend(&mut self, usage: &Usage, tool_calls: usize) {
+        match self.price() {
+            Some(price) => {
+                let cost = price.cost(usage);
+                self.spending.spent.cost = self.spending.spent.cost.saturating_add(cost);
+            }
+            None => self.spending.unpriced = true,
+        }
         let spent = &mut self.spending.spent;
         spent.turns += 1;
         spent.tool_calls += tool_calls as u64;
@@ -61,9 +83,22 @@ impl Agent {
         }
     }
 
-    /// The limit the session has reached, if any.
-    pub(super) fn budget_reached(&self) -> Option<Reached> {
-        self.budget().reached(&self.spent())
+    /// The limit the session has reached, if any; a cost budget cannot be
+    /// kept for a model without a price (before its first request).
+    pub(super) fn budget_reached(&self) -> Result<Option<Reached>, String> {
+        let budget = self.budget();
+        if budget.cost.is_some() && self.price().is_none() {
+            let model = self
+                .settings
+                .model
+                .as_ref()
+                .map(|m| m.label())
+                .unwrap_or_default();
+            return Err(format!(
+                "uji knows no price for {model}, so a cost budget (--max-cost, uji.budget {{ cost = … }}) cannot be kept; give the model a price in uji.provider.add (docs/budgets.md) or use a turns or tokens budget"
+            ));
+        }
+        Ok(budget.reached(&self.spent()))
     }
 
     /// Ends the turn at a budget's limit: the message says which and how
