@@ -155,3 +155,55 @@ fn a_cost_budget_with_a_model_that_has_no_price_is_refused_before_any_request() 
     assert!(stderr.contains("knows no price for"), "{stderr}");
     assert!(model.requests().is_empty());
 }
+
+#[test]
+fn the_screen_shows_what_the_session_cost_and_status_says_it_too() {
+    use uji_tests::chat::answer;
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&priced(&model));
+    model.push(answer("Priced answer."));
+    let plugins = uji_tests::plugin_path(&[
+        "uji_plugin_tui",
+        "uji_plugin_tools",
+        "uji_plugin_openai_chat",
+        "uji_plugin_lua",
+    ]);
+    let command = sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins);
+    let mut tty = uji_tests::tty::Tty::spawn(command, 30, 110);
+    tty.wait_for_text("Ask uji anything");
+    tty.type_keys("hello");
+    tty.press("<CR>");
+    tty.wait_for_text("Priced answer.");
+    // The scripted answer read 120 tokens and wrote 30: $0.15 at $1,000/MTok.
+    tty.wait_for_text("$0.150");
+    tty.type_keys("/status");
+    tty.press("<CR>");
+    tty.wait_for_text("$0.1500 so far in this run");
+    tty.quit_with_ctrl_c();
+}
+
+#[test]
+fn lua_reads_the_sessions_cost() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    let seen = sandbox.work().join("cost.txt");
+    sandbox.write_init(&format!(
+        "{}uji.on('turn_finished', function() \
+           local f = io.open('{}', 'w'); f:write(tostring(uji.session.usage().cost)); f:close() end)\n",
+        priced(&model),
+        seen.display()
+    ));
+    looping(&model, 1);
+    model.push(uji_tests::chat::answer("done"));
+    let output = sandbox
+        .uji()
+        .args(["run", "go"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    // 0.11 for the call, 0.15 for the answer.
+    let cost: f64 = std::fs::read_to_string(&seen).unwrap().parse().unwrap();
+    assert!((cost - 0.26).abs() < 1e-9, "{cost}");
+}

@@ -328,6 +328,7 @@ uji.session.usage = function()
   local out = with_total(usage)
   out.last = with_total(usage.last)
   out.requests = usage.requests or 0
+  out.cost = usage.cost
   return out
 end
 uji.session.context = function()

@@ -1,5 +1,5 @@
 //! The status line: model and effort, the approval mode, plugins' items,
-//! queue, context meter and tokens.
+//! queue, context meter, tokens and (where prices are known) cost.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -23,6 +23,15 @@ pub fn tokens(n: u64) -> String {
         0..1_000 => n.to_string(),
         1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
         _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// `$0.042` (under a dollar), `$1.27`, `$113`: what the session cost.
+pub fn dollars(cost: f64) -> String {
+    match cost {
+        c if c < 1.0 => format!("${c:.3}"),
+        c if c < 100.0 => format!("${c:.2}"),
+        c => format!("${c:.0}"),
     }
 }
 
@@ -87,6 +96,9 @@ pub fn render(status: &Status, area: Rect, buf: &mut Buffer, theme: &Theme) {
         tokens(usage.input),
         tokens(usage.output)
     ));
+    if let Some(cost) = status.cost {
+        right.push(dollars(cost));
+    }
     let right = match &status.hint {
         Some((hint, _)) => hint.clone(),
         None => right.join(" · "),

@@ -257,6 +257,7 @@ fn usage(input: u64, output: u64, context_used: u64) -> UjiEvent {
             output,
             ..Usage::default()
         },
+        cost: None,
         context_used,
         context_window: 200000,
     }

@@ -706,6 +706,10 @@ pub enum Event {
         turn: Usage,
         /// The whole session.
         session: Usage,
+        /// What this run's requests cost so far, in US dollars (protocol 8);
+        /// none when a model has no price (docs/budgets.md).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
         /// Tokens the last request read (what the context holds).
         context_used: u64,
         context_window: u64,

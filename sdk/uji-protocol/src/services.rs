@@ -779,7 +779,7 @@ pub struct ContextFacts {
 }
 
 /// Tokens the session used, as its saved answers and this run counted them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UsageFacts {
     #[serde(default)]
     pub input: u64,
@@ -799,6 +799,10 @@ pub struct UsageFacts {
     /// answer and summary since).
     #[serde(default)]
     pub requests: u64,
+    /// What this run's requests cost, in US dollars; none when a model has
+    /// no price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 impl UsageFacts {
@@ -816,6 +820,7 @@ impl UsageFacts {
                 .saturating_add(usage.cache_write),
             last,
             requests,
+            cost: None,
         }
     }
 }

@@ -35,7 +35,10 @@ pub(super) fn facts(shared: &Arc<Shared>, _: SessionFactsRequest) -> Result<Sess
             used: snapshot.context_used,
             window: snapshot.context_window,
         },
-        usage: UsageFacts::new(snapshot.usage, snapshot.last_usage, snapshot.requests),
+        usage: UsageFacts {
+            cost: snapshot.cost.map(|micros| micros as f64 / 1e6),
+            ..UsageFacts::new(snapshot.usage, snapshot.last_usage, snapshot.requests)
+        },
     })
 }
 

@@ -67,7 +67,16 @@ impl Shared {
             ),
             (
                 "cost",
-                "not known: uji has no prices for models".to_string(),
+                match snapshot.cost {
+                    Some(micros) => format!(
+                        "${:.4} so far in this run, at the models' prices",
+                        micros as f64 / 1e6
+                    ),
+                    None => {
+                        "not known: a model this run used has no price (docs/providers.md#prices)"
+                            .to_string()
+                    }
+                },
             ),
             ("sandbox", sandbox),
             ("mode", self.sessions.gate.mode().as_str().to_string()),

@@ -137,6 +137,9 @@ pub struct SessionSnapshot {
     pub requests: u64,
     /// When the running turn started; `None` between turns.
     pub turn_started: Option<Instant>,
+    /// What this run's requests cost, in millionths of a dollar; `None`
+    /// once one went to a model without a price.
+    pub cost: Option<u64>,
 }
 
 /// Where a session server points an agent: its events, the queue and side
@@ -434,6 +437,7 @@ impl Agent {
             last_usage: self.last_usage,
             requests: self.requests,
             turn_started: self.turn_started,
+            cost: self.cost(),
         }
     }
 
@@ -1143,10 +1147,11 @@ impl Agent {
                 Err(error) => return self.failed(error, usage),
             };
             add_usage(&mut usage, &answer.usage);
-            self.count_usage(&answer.usage, &usage);
             let answer_usage = answer.usage;
             let (final_text, tool_calls) = self.save_answer(answer);
+            // Spent first, so the usage event carries this answer's cost.
             self.spend(&answer_usage, tool_calls.len());
+            self.count_usage(&answer_usage, &usage);
             if tool_calls.is_empty() {
                 if self.queue.has_steering() {
                     // The user said more while the model answered: go on.
@@ -1279,6 +1284,7 @@ impl Agent {
         self.emit(Event::Usage {
             turn: *turn,
             session: self.usage,
+            cost: self.cost().map(|micros| micros as f64 / 1e6),
             context_used: self.context_used,
             context_window: self
                 .settings

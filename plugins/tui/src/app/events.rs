@@ -189,11 +189,13 @@ impl App {
             }
             Event::Usage {
                 session,
+                cost,
                 context_used,
                 context_window,
                 ..
             } => {
                 self.status.session_usage = session;
+                self.status.cost = cost;
                 self.status.context_used = context_used;
                 self.status.context_window = context_window;
             }

@@ -87,6 +87,8 @@ pub enum Pending {
 pub struct Status {
     pub model: Option<ModelState>,
     pub session_usage: Usage,
+    /// What this run's requests cost, in dollars, where prices are known.
+    pub cost: Option<f64>,
     pub context_used: u64,
     pub context_window: u64,
     pub queued: Vec<String>,
