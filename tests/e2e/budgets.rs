@@ -163,12 +163,7 @@ fn the_screen_shows_what_the_session_cost_and_status_says_it_too() {
     let model = FakeModel::start();
     sandbox.write_init(&priced(&model));
     model.push(answer("Priced answer."));
-    let plugins = uji_tests::plugin_path(&[
-        "uji_plugin_tui",
-        "uji_plugin_tools",
-        "uji_plugin_openai_chat",
-        "uji_plugin_lua",
-    ]);
+    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
     let command = sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins);
     let mut tty = uji_tests::tty::Tty::spawn(command, 30, 110);
     tty.wait_for_text("Ask uji anything");

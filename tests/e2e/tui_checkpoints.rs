@@ -21,12 +21,7 @@ fn open(model: &FakeModel) -> (Sandbox, Tty) {
     sandbox.write_init(&init);
     std::fs::write(sandbox.work().join("a.txt"), "alpha\n").unwrap();
     std::fs::write(sandbox.work().join("b.txt"), "beta\n").unwrap();
-    let plugins = uji_tests::plugin_path(&[
-        "uji_plugin_tui",
-        "uji_plugin_tools",
-        "uji_plugin_openai_chat",
-        "uji_plugin_lua",
-    ]);
+    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
     let command = sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins);
     let tty = Tty::spawn(command, 30, 100);
     tty.wait_for_text("Ask uji anything");

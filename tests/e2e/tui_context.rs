@@ -37,12 +37,7 @@ fn open_with_env(
     std::fs::write(work.join("src/parser.rs"), "fn parse_the_input() {}\n").unwrap();
     std::fs::write(work.join("docs/guide.md"), "# Guide\n").unwrap();
     setup(&sandbox);
-    let plugins = uji_tests::plugin_path(&[
-        "uji_plugin_tui",
-        "uji_plugin_tools",
-        "uji_plugin_openai_chat",
-        "uji_plugin_lua",
-    ]);
+    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
     let mut command = sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins);
     for (key, value) in env {
         command = command.env(*key, *value);

@@ -11,6 +11,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The plugins a screen test against the fake model (Chat Completions)
+/// loads: the screen, the tools, the wire and Lua.
+pub const SCREEN_PLUGINS: &[&str] = &[
+    "uji_plugin_tui",
+    "uji_plugin_tools",
+    "uji_plugin_openai_chat",
+    "uji_plugin_lua",
+];
+
 /// A valid 1×1 PNG, for tests that attach an image.
 pub const ONE_PIXEL_PNG: &[u8] = &[
     0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
