@@ -202,3 +202,29 @@ fn lua_reads_the_sessions_cost() {
     let cost: f64 = std::fs::read_to_string(&seen).unwrap().parse().unwrap();
     assert!((cost - 0.26).abs() < 1e-9, "{cost}");
 }
+
+#[test]
+fn in_the_screen_the_person_is_asked_whether_to_go_on_at_the_limit() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&format!("{}uji.budget({{ turns = 2 }})\n", priced(&model)));
+    looping(&model, 10);
+    let command = sandbox.uji_tty().env(
+        "UJI_PLUGIN_PATH",
+        uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS),
+    );
+    let mut tty = uji_tests::tty::Tty::spawn(command, 30, 110);
+    tty.wait_for_text("Ask uji anything");
+    tty.type_keys("loop");
+    tty.press("<CR>");
+    let screen = tty.wait_for_question("turns budget is spent (2 of 2 model requests). Go on?");
+    assert!(screen.contains("go on: 2 more model requests"), "{screen}");
+    assert_eq!(model.requests().len(), 2);
+    tty.press("y");
+    tty.wait_for_question("(4 of 4 model requests). Go on?");
+    assert_eq!(model.requests().len(), 4, "as much again");
+    tty.press("n");
+    tty.wait_for_text("stopped: this session's turns budget is spent");
+    assert_eq!(model.requests().len(), 4);
+    tty.quit_with_ctrl_c();
+}

@@ -1135,6 +1135,7 @@ impl Agent {
                     .await;
             }
             match self.budget_reached() {
+                Ok(Some(reached)) if self.budget_continue(reached).await => continue,
                 Ok(Some(reached)) => return self.budget_stop(reached, usage),
                 Ok(None) => {}
                 Err(why) => return self.failed(why, usage),

@@ -57,6 +57,20 @@ impl Budget {
         ]
     }
 
+    /// `limit` raised by `more` (in its own unit; millionths of a dollar
+    /// for cost). A limit that is not set stays unset.
+    pub fn raise(&mut self, limit: BudgetLimit, more: u64) {
+        match limit {
+            BudgetLimit::Tokens => self.tokens = self.tokens.map(|n| n.saturating_add(more)),
+            BudgetLimit::Cost => self.cost = self.cost.map(|c| c + more as f64 / 1e6),
+            BudgetLimit::Turns => self.turns = self.turns.map(|n| n.saturating_add(more)),
+            BudgetLimit::ToolCalls => {
+                self.tool_calls = self.tool_calls.map(|n| n.saturating_add(more))
+            }
+            BudgetLimit::Wall => self.wall = self.wall.map(|n| n.saturating_add(more)),
+        }
+    }
+
     /// The first limit `spent` has reached.
     pub fn reached(&self, spent: &Spent) -> Option<Reached> {
         self.limits().into_iter().find_map(|(limit, allowed)| {
@@ -136,7 +150,7 @@ impl Reached {
     }
 
     /// How to raise it.
-    fn raise(&self) -> &'static str {
+    pub fn raise(&self) -> &'static str {
         match self.limit {
             BudgetLimit::Tokens => "--max-tokens, or uji.budget({ tokens = … })",
             BudgetLimit::Cost => "--max-cost, or uji.budget({ cost = … })",
@@ -154,6 +168,26 @@ impl Reached {
             self.what(),
             self.raise()
         )
+    }
+
+    /// The question a person answers at the limit.
+    pub fn question(&self) -> String {
+        format!(
+            "This session's {} budget is spent ({}). Go on?",
+            self.limit.as_str(),
+            self.what()
+        )
+    }
+
+    /// What "go on" allows: the limit once more.
+    pub fn as_much_again(&self) -> String {
+        match self.limit {
+            BudgetLimit::Tokens => format!("{} more tokens", self.allowed),
+            BudgetLimit::Cost => format!("${:.2} more", self.allowed as f64 / 1e6),
+            BudgetLimit::Turns => format!("{} more model requests", self.allowed),
+            BudgetLimit::ToolCalls => format!("{} more tool calls", self.allowed),
+            BudgetLimit::Wall => format!("{} more seconds", self.allowed),
+        }
     }
 
     /// The 80 % warning.

@@ -3,20 +3,23 @@
 //! the session, and the time since. The 80 % warning is given once per
 //! limit; reaching a limit stops the turn before its next request.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
-use uji_protocol::frontend::{BudgetLimit, Event, NoticeLevel};
+use uji_protocol::frontend::{ApprovalDecision, BudgetLimit, Event, NoticeLevel};
 use uji_protocol::services::Price;
 use uji_protocol::session::MessageBody;
 use uji_protocol::wire::Usage;
 
 use super::{Agent, TurnOutcome};
+use crate::gate::{Approval, ApprovalRequest};
 use crate::turn::budget::{self, Budget, Reached, Spent};
 
 pub(crate) struct Spending {
     opened: Instant,
     spent: Spent,
+    /// What the person let the session spend beyond each limit ("go on").
+    raised: HashMap<BudgetLimit, u64>,
     /// A request went to a model uji knows no price of.
     unpriced: bool,
     warned: HashSet<BudgetLimit>,
@@ -27,6 +30,7 @@ impl Default for Spending {
         Spending {
             opened: Instant::now(),
             spent: Spent::default(),
+            raised: HashMap::new(),
             unpriced: false,
             warned: HashSet::new(),
         }
@@ -34,8 +38,48 @@ impl Default for Spending {
 }
 
 impl Agent {
+    /// The configured budget, with what the person allowed beyond it.
     fn budget(&self) -> Budget {
-        Budget::from_config(self.registry.config(budget::CONFIG_KEY))
+        let mut budget = Budget::from_config(self.registry.config(budget::CONFIG_KEY));
+        for (limit, more) in &self.spending.raised {
+            budget.raise(*limit, *more);
+        }
+        budget
+    }
+
+    /// At a limit, in a session a person answers: asks whether to go on
+    /// for as much again. True when the limit was raised.
+    pub(super) async fn budget_continue(&mut self, reached: Reached) -> bool {
+        if self.approver.automatic() {
+            return false;
+        }
+        let labels = BTreeMap::from([
+            (
+                ApprovalDecision::AllowOnce.as_str().to_string(),
+                format!("go on: {}", reached.as_much_again()),
+            ),
+            (
+                ApprovalDecision::Deny.as_str().to_string(),
+                "stop here".to_string(),
+            ),
+        ]);
+        let question = ApprovalRequest {
+            call_id: crate::session::store::new_call_id(),
+            tool: "budget".to_string(),
+            verb: "Budget".to_string(),
+            subject: String::new(),
+            question: reached.question(),
+            diff: None,
+            args: serde_json::json!({ "raise it for good": reached.raise() }),
+            labels,
+        };
+        let answer = self.approver.ask(question).await;
+        if !matches!(answer, Ok(Approval::Allow | Approval::AllowSession)) {
+            return false;
+        }
+        *self.spending.raised.entry(reached.limit).or_default() += reached.allowed;
+        self.spending.warned.remove(&reached.limit);
+        true
     }
 
     fn spent(&self) -> Spent {
