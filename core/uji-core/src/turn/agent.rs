@@ -1460,6 +1460,10 @@ impl Agent {
     }
 }
 
+/// A checkpoint taking longer than this shows a progress line under the
+/// call (a first checkpoint of a large workspace).
+const SLOW_CHECKPOINT: Duration = Duration::from_millis(300);
+
 /// What the agent hears of a call in the gate: the transcript's start
 /// line, and the checkpoint before a call that may change files.
 struct CallWatch<'a> {
@@ -1481,10 +1485,25 @@ impl crate::gate::CallObserver for CallWatch<'_> {
         }
         let subject = redact(run.subject, &self.agent.settings.secrets);
         let subject: String = subject.chars().take(200).collect();
-        Box::pin(
-            self.agent
-                .checkpoint_before(format!("{} {subject}", run.tool)),
-        )
+        let run_tool = run.tool.to_string();
+        Box::pin(async move {
+            let checkpoint = self
+                .agent
+                .checkpoint_before(format!("{} {subject}", run_tool));
+            tokio::pin!(checkpoint);
+            tokio::select! {
+                () = &mut checkpoint => return,
+                () = tokio::time::sleep(SLOW_CHECKPOINT) => {}
+            }
+            // A first checkpoint of a large workspace reads every file:
+            // say why the call has not started yet.
+            self.agent.emit(Event::Progress {
+                call_id: self.call.id.clone(),
+                tool: self.call.name.clone(),
+                line: "checkpointing the workspace first, so /undo can put it back".to_string(),
+            });
+            checkpoint.await;
+        })
     }
 }
 
