@@ -8,9 +8,10 @@ use std::process::ExitCode;
 
 use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Limits, Plan, RestoreError};
 use uji_core::session::store::{SessionFile, Store};
-use uji_protocol::session::MessageBody;
+use uji_core::turn::agent::{RestoreRequest, user_turns};
 
 use crate::out::say;
+use crate::run_cmd::fail;
 
 /// What `uji undo` was asked.
 pub struct UndoOptions {
@@ -20,11 +21,6 @@ pub struct UndoOptions {
     pub redo: bool,
     pub dry_run: bool,
     pub force: bool,
-}
-
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    say!("uji: error: {message}");
-    ExitCode::FAILURE
 }
 
 /// The session (`--id`, else the latest in this directory), opened, and
@@ -59,14 +55,6 @@ fn open(
     let checkpoints =
         Checkpoints::open(&dirs.data, &id, &root, Limits::default()).map_err(|e| e.to_string())?;
     Ok((session, checkpoints))
-}
-
-fn turns(session: &SessionFile) -> u64 {
-    session
-        .messages
-        .iter()
-        .filter(|m| matches!(m.body, MessageBody::User { hidden: false, .. }))
-        .count() as u64
 }
 
 /// `uji checkpoints`: one line per checkpoint, then the change sets.
@@ -134,11 +122,12 @@ pub fn undo(
         Ok(opened) => opened,
         Err(e) => return fail(e),
     };
-    let plan = match (options.redo, options.turn) {
-        (true, _) => checkpoints.plan_redo(),
-        (false, Some(turn)) => checkpoints.plan_turn(turn),
-        (false, None) => checkpoints.plan_undo(),
+    let request = match (options.redo, options.turn) {
+        (true, _) => RestoreRequest::Redo,
+        (false, Some(turn)) => RestoreRequest::Turn(turn),
+        (false, None) => RestoreRequest::Undo,
     };
+    let plan = request.plan(&checkpoints);
     let plan = match plan {
         Ok(plan) => plan,
         Err(e) => return fail(e),
@@ -147,7 +136,7 @@ pub fn undo(
     if options.dry_run || plan.files.is_empty() {
         return print(&shown);
     }
-    match checkpoints.apply(&plan, turns(&session), options.force) {
+    match checkpoints.apply(&plan, user_turns(&session.messages), options.force) {
         Ok(applied) => {
             let (text, code) = report(&applied);
             let printed = print(&format!("{shown}{text}"));

@@ -105,7 +105,7 @@ pub(crate) fn cwd() -> Result<PathBuf, String> {
     Ok(cwd.canonicalize().unwrap_or(cwd))
 }
 
-fn fail(message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
     say!("uji: error: {message}");
     ExitCode::FAILURE
 }

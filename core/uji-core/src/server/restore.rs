@@ -227,13 +227,7 @@ pub(super) fn service(
     let checkpointing = shared.checkpointing.lock().clone().ok_or(NO_SESSION)?;
     let turn = checkpointing.turn();
     checkpointing.blocking(|c| {
-        let plan = match what {
-            RestoreRequest::Undo => c.plan_undo(),
-            RestoreRequest::Redo => c.plan_redo(),
-            RestoreRequest::Turn(turn) => c.plan_turn(turn),
-            RestoreRequest::Rewind(turn) => c.plan_rewind(turn),
-        }
-        .map_err(|e| e.to_string())?;
+        let plan = what.plan(c).map_err(|e| e.to_string())?;
         let applied = if request.dry_run || plan.files.is_empty() {
             None
         } else {

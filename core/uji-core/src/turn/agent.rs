@@ -30,7 +30,7 @@ mod checkpointing;
 mod mentioned;
 mod spending;
 
-pub use checkpointing::{Checkpointing, RestoreRequest};
+pub use checkpointing::{Checkpointing, RestoreRequest, user_turns};
 
 /// What a turn is run with.
 #[derive(Clone)]

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use uji_checkpoint::{Applied, Checkpoints, Created, Limits, Plan, RestoreError, ScanError};
 use uji_protocol::frontend::{Event, NoticeLevel};
-use uji_protocol::session::MessageBody;
+use uji_protocol::session::{MessageBody, StoredMessage};
 
 use super::Agent;
 
@@ -172,13 +172,31 @@ pub enum RestoreRequest {
     Rewind(u64),
 }
 
+impl RestoreRequest {
+    /// What it would restore.
+    pub fn plan(self, checkpoints: &Checkpoints) -> Result<Plan, RestoreError> {
+        match self {
+            RestoreRequest::Undo => checkpoints.plan_undo(),
+            RestoreRequest::Redo => checkpoints.plan_redo(),
+            RestoreRequest::Turn(turn) => checkpoints.plan_turn(turn),
+            RestoreRequest::Rewind(turn) => checkpoints.plan_rewind(turn),
+        }
+    }
+}
+
+/// The turns of a conversation: the user's visible messages (a turn's
+/// number is its message's place among them, from 1).
+pub fn user_turns(messages: &[StoredMessage]) -> u64 {
+    messages
+        .iter()
+        .filter(|m| matches!(m.body, MessageBody::User { hidden: false, .. }))
+        .count() as u64
+}
+
 impl Agent {
     /// The turn now running (or the last one): the user's messages so far.
     pub(crate) fn turn_number(&self) -> u64 {
-        self.messages()
-            .iter()
-            .filter(|m| matches!(m.body, MessageBody::User { hidden: false, .. }))
-            .count() as u64
+        user_turns(self.messages())
     }
 
     /// The turn the user's message `seq` started (1 for the first).
@@ -276,15 +294,7 @@ impl Agent {
     /// What `request` would restore.
     pub(crate) async fn plan_restore(&self, request: RestoreRequest) -> Result<Plan, String> {
         self.checkpointing
-            .with(move |checkpoints| {
-                match request {
-                    RestoreRequest::Undo => checkpoints.plan_undo(),
-                    RestoreRequest::Redo => checkpoints.plan_redo(),
-                    RestoreRequest::Turn(turn) => checkpoints.plan_turn(turn),
-                    RestoreRequest::Rewind(turn) => checkpoints.plan_rewind(turn),
-                }
-                .map_err(|e: RestoreError| e.to_string())
-            })
+            .with(move |checkpoints| request.plan(checkpoints).map_err(|e| e.to_string()))
             .await
     }
 
