@@ -48,13 +48,7 @@ function M.folders()
   if uji.config.dir then
     folders[#folders + 1] = { path = uji.fs.join(uji.config.dir, "commands"), project = false }
   end
-  for _, name in ipairs({ ".claude/commands", ".uji/commands" }) do
-    local folder = found.project_folder(name)
-    if folder then
-      folders[#folders + 1] = { path = folder, project = true }
-    end
-  end
-  return folders
+  return found.add_project_folders(folders, { ".claude/commands", ".uji/commands" })
 end
 
 --- `a "b c" d` as { "a", "b c", "d" }.

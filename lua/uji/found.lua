@@ -26,6 +26,18 @@ function M.project_folder(name)
   return nil
 end
 
+--- Appends to `folders` each of the project folders `names` that exists
+--- (the nearest, as `project_folder` finds it), marked as the project's.
+function M.add_project_folders(folders, names)
+  for _, name in ipairs(names) do
+    local folder = M.project_folder(name)
+    if folder then
+      folders[#folders + 1] = { path = folder, project = true }
+    end
+  end
+  return folders
+end
+
 --- Reads every Markdown file matching `pattern` (a glob under each
 --- folder's `path`) and makes each an item with `make(doc, folder)` (`doc`
 --- is `{ path, fields, body }`), which returns an item with a `name` or nil.

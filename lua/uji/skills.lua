@@ -31,13 +31,7 @@ function M.folders()
   if uji.config.dir then
     folders[#folders + 1] = { path = uji.fs.join(uji.config.dir, "skills"), project = false }
   end
-  for _, name in ipairs({ ".agents/skills", ".uji/skills", ".claude/skills" }) do
-    local folder = found.project_folder(name)
-    if folder then
-      folders[#folders + 1] = { path = folder, project = true }
-    end
-  end
-  return folders
+  return found.add_project_folders(folders, { ".agents/skills", ".uji/skills", ".claude/skills" })
 end
 
 --- One skill's SKILL.md as a skill; nil (and a notice) when it cannot be.
