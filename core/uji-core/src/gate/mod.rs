@@ -62,6 +62,48 @@ pub struct ApprovalRequest {
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
+impl ApprovalRequest {
+    /// A question that is not a tool call, answered yes (`allow_once`) or
+    /// no (`deny`) with the given labels; `details` are listed under it.
+    pub fn yes_or_no(
+        tool: &str,
+        question: String,
+        details: Value,
+        yes: String,
+        no: String,
+    ) -> ApprovalRequest {
+        let labels = std::collections::BTreeMap::from([
+            (
+                uji_protocol::frontend::ApprovalDecision::AllowOnce
+                    .as_str()
+                    .to_string(),
+                yes,
+            ),
+            (
+                uji_protocol::frontend::ApprovalDecision::Deny
+                    .as_str()
+                    .to_string(),
+                no,
+            ),
+        ]);
+        let mut verb = tool.to_string();
+        if let Some(first) = verb.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        ApprovalRequest {
+            call_id: crate::session::store::new_call_id(),
+            tool: tool.to_string(),
+            verb,
+            // No subject: the screen lists the details instead.
+            subject: String::new(),
+            question,
+            diff: None,
+            args: details,
+            labels,
+        }
+    }
+}
+
 /// The answer to an approval request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {

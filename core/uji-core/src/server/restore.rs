@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use serde_json::json;
 use uji_checkpoint::{Applied, ChangeSetKind, FileAction, Plan};
-use uji_protocol::frontend::ApprovalDecision;
 use uji_protocol::frontend::answers::{CommandOutput, Rewound};
 use uji_protocol::services::{
     CheckpointEntry, CheckpointList, CheckpointRestore, CheckpointRestored, RestoreAction,
@@ -95,35 +94,21 @@ async fn overwrite_asked(shared: &Arc<Shared>, plan: &Plan, conflicts: &[&str]) 
     let Some(approver) = shared.approver.clone() else {
         return false;
     };
-    let labels = BTreeMap::from([
-        (
-            ApprovalDecision::AllowOnce.as_str().to_string(),
-            "overwrite them with the checkpoint".to_string(),
-        ),
-        (
-            ApprovalDecision::Deny.as_str().to_string(),
-            "leave them as they are".to_string(),
-        ),
-    ]);
-    let question = ApprovalRequest {
-        call_id: crate::session::store::new_call_id(),
-        tool: "undo".to_string(),
-        verb: "Undo".to_string(),
-        // No subject: the screen lists the detail rows (the plan) instead.
-        subject: String::new(),
-        question: format!(
-            "{}: {} changed after the turn (by you or your editor). Overwrite?",
-            plan.title,
-            if conflicts.len() == 1 {
-                "this file was".to_string()
-            } else {
-                format!("these {} files were", conflicts.len())
-            }
-        ),
-        diff: None,
-        args: plan_rows(plan, conflicts),
-        labels,
+    let files = if conflicts.len() == 1 {
+        "this file was".to_string()
+    } else {
+        format!("these {} files were", conflicts.len())
     };
+    let question = ApprovalRequest::yes_or_no(
+        "undo",
+        format!(
+            "{}: {files} changed after the turn (by you or your editor). Overwrite?",
+            plan.title
+        ),
+        plan_rows(plan, conflicts),
+        "overwrite them with the checkpoint".to_string(),
+        "leave them as they are".to_string(),
+    );
     matches!(
         approver.ask(question).await,
         Ok(Approval::Allow | Approval::AllowSession)

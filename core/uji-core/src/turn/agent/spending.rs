@@ -3,10 +3,10 @@
 //! the session, and the time since. The 80 % warning is given once per
 //! limit; reaching a limit stops the turn before its next request.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use uji_protocol::frontend::{ApprovalDecision, BudgetLimit, Event, NoticeLevel};
+use uji_protocol::frontend::{BudgetLimit, Event, NoticeLevel};
 use uji_protocol::services::Price;
 use uji_protocol::session::MessageBody;
 use uji_protocol::wire::Usage;
@@ -53,26 +53,13 @@ impl Agent {
         if self.approver.automatic() {
             return false;
         }
-        let labels = BTreeMap::from([
-            (
-                ApprovalDecision::AllowOnce.as_str().to_string(),
-                format!("go on: {}", reached.as_much_again()),
-            ),
-            (
-                ApprovalDecision::Deny.as_str().to_string(),
-                "stop here".to_string(),
-            ),
-        ]);
-        let question = ApprovalRequest {
-            call_id: crate::session::store::new_call_id(),
-            tool: "budget".to_string(),
-            verb: "Budget".to_string(),
-            subject: String::new(),
-            question: reached.question(),
-            diff: None,
-            args: serde_json::json!({ "raise it for good": reached.raise() }),
-            labels,
-        };
+        let question = ApprovalRequest::yes_or_no(
+            "budget",
+            reached.question(),
+            serde_json::json!({ "raise it for good": reached.raise() }),
+            format!("go on: {}", reached.as_much_again()),
+            "stop here".to_string(),
+        );
         let answer = self.approver.ask(question).await;
         if !matches!(answer, Ok(Approval::Allow | Approval::AllowSession)) {
             return false;
