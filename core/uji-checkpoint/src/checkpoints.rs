@@ -344,15 +344,10 @@ impl Checkpoints {
         before: u64,
     ) -> Result<Option<ChangeSet>, ScanError> {
         let after = self.take(turn, &format!("after !{command}"))?.id;
-        self.cache.save();
-        let paths = self.paths_between(before, after);
-        if paths.is_empty() {
-            return Ok(None);
-        }
         let kind = ChangeSetKind::Shell {
             command: command.to_string(),
         };
-        self.record_set(kind, before, after, paths).map(Some)
+        self.close_set(kind, before, after)
     }
 
     /// The found paths whose state differs from the last checkpoint's: the
@@ -418,13 +413,24 @@ impl Checkpoints {
         }
         let end = self.checkpoint(turn, "turn end")?.id;
         self.open_turn = None;
+        self.close_set(ChangeSetKind::Turn { turn }, start, end)
+    }
+
+    /// Ends something checkpointed at `from` and `to` (a turn, a `!cmd`, a
+    /// restore): saves the stat cache and records the change set of what
+    /// changed between them, when anything did.
+    fn close_set(
+        &mut self,
+        kind: ChangeSetKind,
+        from: u64,
+        to: u64,
+    ) -> Result<Option<ChangeSet>, ScanError> {
         self.cache.save();
-        let paths = self.paths_between(start, end);
+        let paths = self.paths_between(from, to);
         if paths.is_empty() {
             return Ok(None);
         }
-        self.record_set(ChangeSetKind::Turn { turn }, start, end, paths)
-            .map(Some)
+        self.record_set(kind, from, to, paths).map(Some)
     }
 
     fn record_set(
@@ -635,12 +641,9 @@ impl Checkpoints {
             }
         }
         let after = self.take(turn, &format!("after {}", plan.title))?.id;
-        self.cache.save();
-        let paths = self.paths_between(before, after);
-        if !paths.is_empty() {
-            let set = self.record_set(plan.kind.clone(), before, after, paths)?;
-            applied.change_set = Some(set.id);
-        }
+        applied.change_set = self
+            .close_set(plan.kind.clone(), before, after)?
+            .map(|set| set.id);
         Ok(applied)
     }
 
