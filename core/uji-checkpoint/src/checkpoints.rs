@@ -231,11 +231,6 @@ impl Checkpoints {
         Ok(())
     }
 
-    /// The workspace root (canonical).
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Every checkpoint, oldest first.
     pub fn list(&self) -> Vec<CheckpointInfo> {
         self.records
@@ -645,15 +640,6 @@ impl Checkpoints {
             .close_set(plan.kind.clone(), before, after)?
             .map(|set| set.id);
         Ok(applied)
-    }
-
-    /// The content addresses this session's log refers to.
-    pub fn addresses(&self) -> HashSet<String> {
-        self.records
-            .iter()
-            .flat_map(|r| r.changes.iter())
-            .filter_map(|c| c.state.as_ref()?.hash().map(str::to_string))
-            .collect()
     }
 }
 
