@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod acp;
+mod agents;
 mod bounds;
 mod context;
 mod examples;
@@ -206,7 +207,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 17] = [
+    let areas: [Area; 18] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -224,6 +225,7 @@ fn main() {
         ("acp", acp::run),
         ("jobs", jobs::run),
         ("checkpoints", examples::checkpoints),
+        ("agents", agents::run),
     ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {

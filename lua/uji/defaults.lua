@@ -36,3 +36,8 @@ require("uji.skills").setup()
 
 -- Alt+E asks for the reasoning effort (/effort).
 uji.keymap.add("normal", "<A-e>", { command = "effort" })
+
+-- Agents for the subagent tool from Markdown files: ~/.claude/agents,
+-- <config>/agents, the project's .uji/agents and .claude/agents; /agents
+-- lists them (docs/agents.md).
+require("uji.agents").setup()

@@ -111,6 +111,7 @@ fn roundtrip_us(plugin: &Path) -> f64 {
                 name: "noop".to_string(),
                 args: json!({"n": i}),
                 cwd: cwd.clone(),
+                session: None,
             };
             let started = Instant::now();
             let result = booted

@@ -74,6 +74,7 @@ fn the_example_plugin_is_listed_from_uji_plugin_path_and_its_tool_runs() {
         roots: None,
         sandbox: None,
         spill: None,
+        session: None,
     };
     let output = tool
         .start(&call, Arc::new(|_: &str| {}))

@@ -84,7 +84,7 @@ fn the_first_event_configures_the_session_and_every_operation_is_answered() {
     assert_ok(&output, &events);
     let first = &events[0];
     assert_eq!(first["type"], "session_configured", "{events:#?}");
-    assert_eq!(first["protocol"], 8);
+    assert_eq!(first["protocol"], 9);
     assert_eq!(first["resumed"], false);
     assert_eq!(first["model"]["provider"], "fake");
     assert_eq!(first["model"]["model"], "m1");

@@ -119,6 +119,7 @@ impl Env {
             name: name.to_string(),
             args,
             cwd: self.work(),
+            session: None,
         }
     }
 

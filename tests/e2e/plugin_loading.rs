@@ -41,6 +41,7 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
         roots: None,
         sandbox: None,
         spill: None,
+        session: None,
     }
 }
 

@@ -26,6 +26,14 @@ pub const JSON_SCHEMA_VERSION: u64 = 1;
 /// Config key: print JSON events instead of text.
 pub const JSON_KEY: &str = "headless.json";
 
+/// Config key: this run is a subagent's (`--parent`): its `--json` stream
+/// also says which tool runs and what was used so far (`tool`, `usage`).
+pub const CHILD_KEY: &str = "headless.child";
+
+/// Config key: `--ask-parent`: questions go out as `approval_request`
+/// lines; `approval` and `interrupt` operations come in on stdin.
+pub const ASK_PARENT_KEY: &str = "headless.ask_parent";
+
 /// How long one wait for an event lasts before the loop looks again.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -67,6 +75,25 @@ enum JsonLine<'a> {
         tool: &'a str,
         line: &'a str,
     },
+    /// A subagent's line, tagged with its session.
+    Subagent {
+        call_id: &'a str,
+        session: &'a str,
+        agent: &'a str,
+        line: &'a Value,
+    },
+    /// A subagent's tool call starting (children only).
+    Tool {
+        call_id: &'a str,
+        name: &'a str,
+        subject: &'a str,
+    },
+    /// What a subagent used so far (children only).
+    Usage {
+        usage: &'a Usage,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
+    },
     Notice {
         text: String,
     },
@@ -93,9 +120,35 @@ enum Outcome<'a> {
 }
 
 impl<'a> JsonLine<'a> {
-    /// The line a frontend event maps to; most events have none.
-    fn of(event: &'a Event) -> Option<JsonLine<'a>> {
+    /// The line a frontend event maps to; most events have none. A
+    /// subagent's stream (`child`) has a few more.
+    fn of(event: &'a Event, child: bool) -> Option<JsonLine<'a>> {
         Some(match event {
+            Event::Subagent {
+                call_id,
+                session,
+                agent,
+                line,
+            } => JsonLine::Subagent {
+                call_id,
+                session,
+                agent,
+                line,
+            },
+            Event::ToolStarted {
+                call_id,
+                name,
+                subject,
+                ..
+            } if child => JsonLine::Tool {
+                call_id,
+                name,
+                subject,
+            },
+            Event::Usage { session, cost, .. } if child => JsonLine::Usage {
+                usage: session,
+                cost: *cost,
+            },
             Event::SessionConfigured(configured) => JsonLine::Session {
                 id: &configured.id,
                 schema: JSON_SCHEMA_VERSION,
@@ -158,10 +211,55 @@ fn notice_text(source: Option<&str>, text: &str) -> String {
 }
 
 /// `--json`: the frontend protocol's events mapped to the stable schema.
-fn json_line(out: &mut impl Write, event: &Event) -> Result<(), WriteError> {
-    match JsonLine::of(event) {
+fn json_line(out: &mut impl Write, event: &Event, link: Link) -> Result<(), WriteError> {
+    if link.ask_parent && matches!(event, Event::ApprovalRequest { .. }) {
+        // The question as the protocol has it: the parent asks its person.
+        let json = serde_json::to_string(event)
+            .map_err(|e| WriteError::Failed(format!("cannot encode a question: {e}")))?;
+        return write_to(out, &format!("{json}\n"));
+    }
+    match JsonLine::of(event, link.child) {
         Some(line) => line.write(out),
         None => Ok(()),
+    }
+}
+
+/// What a subagent's run adds to the `--json` stream.
+#[derive(Debug, Clone, Copy, Default)]
+struct Link {
+    /// `--parent`: `tool` and `usage` lines.
+    child: bool,
+    /// `--ask-parent`: `approval_request` lines, operations on stdin.
+    ask_parent: bool,
+}
+
+/// `--ask-parent`: reads the parent's operations from stdin (`approval`
+/// answers, `interrupt`) and submits them; when stdin ends (the parent has
+/// gone) the turn is interrupted and the session shut down.
+fn read_parent(session: std::sync::Arc<FrontendSession>) {
+    let spawned = std::thread::Builder::new()
+        .name("uji-parent-link".into())
+        .spawn(move || {
+            use std::io::BufRead as _;
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Op>(&line) {
+                    Ok(op @ (Op::Approval { .. } | Op::Interrupt)) => {
+                        if let Err(e) = session.submit(&op) {
+                            tracing::debug!("parent's operation not sent: {e}");
+                        }
+                    }
+                    Ok(other) => {
+                        tracing::warn!("a parent may only answer and interrupt; ignored {other:?}")
+                    }
+                    Err(e) => tracing::warn!("not an operation from the parent: {e}"),
+                }
+            }
+            let _ = session.submit(&Op::Interrupt);
+            shut_down(&session);
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot read the parent's answers: {e}");
     }
 }
 
@@ -326,6 +424,14 @@ fn shut_down(session: &FrontendSession) {
 impl Frontend for Headless {
     fn run(&self, session: FrontendSession) -> Result<(), String> {
         let as_json = self.host.config(JSON_KEY) == Some(Value::Bool(true));
+        let link = Link {
+            child: self.host.config(CHILD_KEY) == Some(Value::Bool(true)),
+            ask_parent: self.host.config(ASK_PARENT_KEY) == Some(Value::Bool(true)),
+        };
+        let session = std::sync::Arc::new(session);
+        if link.ask_parent {
+            read_parent(std::sync::Arc::clone(&session));
+        }
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         let mut text = TextMode::default();
@@ -371,7 +477,7 @@ impl Frontend for Headless {
                 None => event,
             };
             let written = if as_json {
-                json_line(&mut out, &event)
+                json_line(&mut out, &event, link)
             } else {
                 text.line(&mut out, &event)
             };
@@ -424,7 +530,7 @@ mod tests {
         let (_, text) = dialog_default(DialogKind::Select, "Branch", "dialog-3");
         let event = Event::notice(NoticeLevel::Warn, text);
         let mut out = Vec::new();
-        json_line(&mut out, &event).unwrap();
+        json_line(&mut out, &event, Link::default()).unwrap();
         let line: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(line["type"], "notice");
         assert!(line["text"].as_str().unwrap().contains("Branch"));

@@ -109,6 +109,15 @@ enum Command {
         /// Stop once the requests cost this many US dollars at the model's price; exit code 3.
         #[arg(long, value_name = "DOLLARS", value_parser = positive_dollars)]
         max_cost: Option<f64>,
+        /// Approval mode: ask (as the policy says), accept_edits (edits in
+        /// the workspace run unasked) or plan (nothing changes files).
+        #[arg(long, value_name = "MODE", value_parser = ["ask", "accept_edits", "plan"])]
+        mode: Option<String>,
+        /// A subagent's link to its parent: questions go out as
+        /// `approval_request` lines, answers and `interrupt` come in as
+        /// frontend operations on stdin (docs/agents.md).
+        #[arg(long, hide = true, requires = "parent", requires = "json")]
+        ask_parent: bool,
     },
     /// Continue a saved session in the interactive frontend (latest in this directory by default).
     Resume {
@@ -310,6 +319,8 @@ fn main() -> ExitCode {
             max_tokens,
             max_tool_calls,
             max_cost,
+            mode,
+            ask_parent,
         }) => {
             return run_cmd::run(
                 cli.config_dir,
@@ -328,6 +339,8 @@ fn main() -> ExitCode {
                     parent,
                     frontend: cli.frontend,
                     images: image,
+                    mode,
+                    ask_parent,
                     budget: run_cmd::BudgetFlags {
                         turns: max_turns,
                         tokens: max_tokens,

@@ -30,6 +30,10 @@ pub struct RunOptions {
     pub images: Vec<PathBuf>,
     /// `--max-turns`, `--max-tokens`, `--max-tool-calls`, `--max-cost`.
     pub budget: BudgetFlags,
+    /// `--mode`: the approval mode (`ask`, `accept_edits`, `plan`).
+    pub mode: Option<String>,
+    /// `--ask-parent`: a subagent whose questions its parent answers.
+    pub ask_parent: bool,
 }
 
 /// The budget limits `uji run` was given; each wins over init.lua's
@@ -150,8 +154,26 @@ pub fn run(
         booted.registry.set_config(budget_key, budget);
     }
     crate::set_sandbox(&booted.gate, options.sandbox.as_deref());
+    if let Some(mode) = options.mode.as_deref() {
+        let mode = serde_json::from_value(serde_json::Value::from(mode))
+            .map_err(|e| e.to_string())
+            .and_then(|mode| booted.gate.set_mode(mode));
+        if let Err(e) = mode {
+            return fail(format!("--mode: {e}"));
+        }
+    }
+    booted.registry.set_config(
+        crate::headless::CHILD_KEY,
+        serde_json::Value::Bool(options.parent.is_some()),
+    );
+    booted.registry.set_config(
+        crate::headless::ASK_PARENT_KEY,
+        serde_json::Value::Bool(options.ask_parent),
+    );
     let frontend = options.frontend.unwrap_or_else(|| "headless".to_string());
-    let approvals = if frontend == "headless" || options.yes {
+    let approvals = if options.ask_parent {
+        Approvals::Frontend
+    } else if frontend == "headless" || options.yes {
         Approvals::Automatic { yes: options.yes }
     } else {
         Approvals::Frontend

@@ -118,6 +118,7 @@ pub fn run(
         name: options.name,
         args,
         cwd: booted.cwd.clone(),
+        session: None,
     };
     let approver = HeadlessApprover { yes: options.yes };
     let result = runtime.block_on(async {

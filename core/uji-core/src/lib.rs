@@ -18,6 +18,7 @@ pub mod images;
 pub mod memory;
 pub mod server;
 pub mod session;
+pub mod subagents;
 pub mod turn;
 
 pub use boot::{BootOptions, Booted, Load, boot};

@@ -212,6 +212,7 @@ fn request(name: &str, args: Value, cwd: &Path) -> ToolRequest {
         name: name.to_string(),
         args,
         cwd: cwd.to_path_buf(),
+        session: None,
     }
 }
 

@@ -9,6 +9,7 @@ mod calls;
 mod checks;
 mod host_api;
 mod loader;
+mod native_tool;
 mod on_demand;
 pub mod paths;
 pub mod progress;
@@ -25,6 +26,7 @@ pub use loader::{
     PluginSet, Shadowed, UJI_VERSION, load_module, load_plugin_file, load_plugins,
     load_plugins_keeping, load_session_plugins, version_line,
 };
+pub use native_tool::{CORE_TOOLS, NativeCall, NativeTool};
 pub use registry::{
     CORE_CALLER, Clash, Need, Notice, Opener, PluginState, Provided, Registry, Service, Snapshot,
 };

@@ -151,7 +151,8 @@ local CHECKPOINT_FIELDS = {
   max_session_mb = positive("max_session_mb"),
   max_files = positive("max_files"),
 }
--- uji.budget({ tokens = N, cost = DOLLARS, turns = N, tool_calls = N, wall = "30m" }):
+-- uji.budget({ tokens = N, cost = DOLLARS, turns = N, tool_calls = N, wall = "30m",
+-- children = N }):
 -- what the sessions may spend before uji stops the turn (docs/budgets.md).
 local UNITS = { s = 1, m = 60, h = 3600 }
 local function seconds_of(value)
@@ -178,6 +179,7 @@ uji.budget = configurer("uji.budget", "budget", {
   end,
   turns = positive("turns"),
   tool_calls = positive("tool_calls"),
+  children = positive("children"),
   wall = function(value)
     local seconds = seconds_of(value)
     return seconds ~= nil, "wall must be seconds or a time like \"90s\", \"30m\", \"1h30m\"", seconds

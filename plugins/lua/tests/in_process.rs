@@ -66,6 +66,7 @@ fn call(env: &Env, name: &str, args: Value) -> uji_core::GateResult {
             name: name.into(),
             args,
             cwd: env.config.path().to_path_buf(),
+            session: None,
         },
         &HeadlessApprover { yes: true },
         progress,

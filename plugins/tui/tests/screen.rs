@@ -311,6 +311,7 @@ fn approval_request(
             ApprovalDecision::Deny,
         ],
         labels: Default::default(),
+        agent: None,
     }
 }
 

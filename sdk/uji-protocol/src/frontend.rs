@@ -34,8 +34,9 @@ use crate::{ApprovalMode, FileDiff, Image};
 /// 7 added dialogs (`hello` with `dialogs`, `answer_dialog`, `refuse_dialog`;
 /// `dialog`, `dialog_resolved`); 8 added checkpoints (`rewind`'s `code` and
 /// `conversation`, `rewound`'s `restored`; `/undo` and `/redo` are commands)
-/// and budgets (`turn_finished`'s `budget`).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// and budgets (`turn_finished`'s `budget`); 9 added subagents
+/// (`approval_request`'s `agent`, `subagent`).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// An operation with the id the frontend gave it. Frontends of protocol 1
 /// sent no id; uji then names the operation by its position.
@@ -661,6 +662,16 @@ pub enum Event {
         tool: String,
         line: String,
     },
+    /// What a subagent the `subagent` call `call_id` runs did: one line of
+    /// its `uji run --json` stream (docs/headless.md), tagged with the
+    /// child's session and agent.
+    Subagent {
+        call_id: String,
+        /// The child session's id.
+        session: String,
+        agent: String,
+        line: Value,
+    },
     /// A tool call ended (ran, was refused or interrupted).
     ToolFinished {
         call_id: String,
@@ -693,6 +704,10 @@ pub enum Event {
         /// no guidance.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         labels: BTreeMap<String, String>,
+        /// The subagent whose call this is (`reviewer`); absent for the
+        /// session's own calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     ApprovalResolved {
         call_id: String,

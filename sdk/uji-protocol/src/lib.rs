@@ -205,6 +205,9 @@ pub struct ToolCall {
     /// the temporary directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill: Option<String>,
+    /// The id of the session whose model made the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// How the gate treats the tools that change files (those whose spec sets
@@ -359,6 +362,25 @@ pub struct ToolOutput {
     /// frontends): decided on this, never on the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ToolErrorKind>,
+    /// What the call spent on models (a subagent's requests), counted in
+    /// the calling session's usage, cost and budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<Spent>,
+}
+
+/// Model use a tool call paid for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spent {
+    pub usage: wire::Usage,
+    /// Model requests made.
+    #[serde(default)]
+    pub requests: u64,
+    /// Millionths of a US dollar; absent when a model's price is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<u64>,
+    /// Child sessions started.
+    #[serde(default)]
+    pub sessions: u64,
 }
 
 /// Why a tool call's output is an error, where uji decides on it.

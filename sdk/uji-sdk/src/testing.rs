@@ -101,6 +101,7 @@ impl TestCall {
             roots: None,
             sandbox: None,
             spill: None,
+            session: None,
         };
         let canceller = tool.start(call, ctx);
         TestCall {

@@ -162,3 +162,15 @@ impl ChatEvents {
         self.frames
     }
 }
+
+/// The first user message of a Chat Completions request (its text): what
+/// tells one session's requests from another's (a subagent's task).
+pub fn first_user_text(request: &crate::RecordedRequest) -> String {
+    request.json["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}

@@ -72,9 +72,15 @@ impl RecordedRequest {
     }
 }
 
+/// Which requests a script of [`FakeModel::push_when`] answers.
+pub type Matcher = Box<dyn Fn(&RecordedRequest) -> bool + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     scripts: Mutex<VecDeque<Script>>,
+    /// Scripts for the requests their matcher takes, in the order pushed:
+    /// each session of a test (a parent, its subagents) by its own script.
+    matched: Mutex<Vec<(Matcher, Script)>>,
     requests: Mutex<Vec<RecordedRequest>>,
     dropped: AtomicUsize,
     completed: AtomicUsize,
@@ -126,9 +132,21 @@ impl FakeModel {
         self
     }
 
+    /// Queues the answer to a future request that `matches` takes; such
+    /// scripts are looked at before the common queue, the first pushed
+    /// first. Concurrent sessions (subagents) each get their own answers.
+    pub fn push_when(
+        &self,
+        matches: impl Fn(&RecordedRequest) -> bool + Send + Sync + 'static,
+        script: Script,
+    ) -> &FakeModel {
+        self.shared.matched.lock().push((Box::new(matches), script));
+        self
+    }
+
     /// Scripts not used yet.
     pub fn pending(&self) -> usize {
-        self.shared.scripts.lock().len()
+        self.shared.scripts.lock().len() + self.shared.matched.lock().len()
     }
 
     /// Every request received so far, in order of arrival.
@@ -215,14 +233,21 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
     let Some(request) = read_request(&mut stream) else {
         return;
     };
+    let matched = {
+        let mut matched = shared.matched.lock();
+        let at = matched.iter().position(|(matches, _)| matches(&request));
+        at.map(|at| matched.remove(at).1)
+    };
     shared.requests.lock().push(request);
-    let script = shared.scripts.lock().pop_front().unwrap_or_else(|| {
-        Script::status(
-            500,
-            "{\"error\":\"fake-model: no scripted response left\"}",
-            &[],
-        )
-    });
+    let script = matched
+        .or_else(|| shared.scripts.lock().pop_front())
+        .unwrap_or_else(|| {
+            Script::status(
+                500,
+                "{\"error\":\"fake-model: no scripted response left\"}",
+                &[],
+            )
+        });
     let mut connection = Connection {
         stream,
         shared,

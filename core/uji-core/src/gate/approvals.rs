@@ -177,6 +177,7 @@ impl Approver for FrontendApprover {
             args: request.args,
             answers,
             labels: request.labels,
+            agent: request.agent,
         });
         self.expire_later(request.call_id);
         rx

@@ -42,6 +42,9 @@ pub struct ToolRequest {
     pub name: String,
     pub args: Value,
     pub cwd: PathBuf,
+    /// The session whose model made the call (tools such as `subagent`
+    /// act for it); `None` for calls no session made (`uji tool run`).
+    pub session: Option<String>,
 }
 
 /// What the user is asked.
@@ -60,6 +63,8 @@ pub struct ApprovalRequest {
     /// What each decision means, for a question that is not a tool call
     /// (`session.ask`); empty for tool calls.
     pub labels: std::collections::BTreeMap<String, String>,
+    /// The subagent whose call this is; `None` for the session's own.
+    pub agent: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -100,6 +105,7 @@ impl ApprovalRequest {
             diff: None,
             args: details,
             labels,
+            agent: None,
         }
     }
 }
@@ -137,6 +143,12 @@ pub trait Approver: Send + Sync {
     fn automatic(&self) -> bool {
         false
     }
+
+    /// Whether an automatic approver allows every ask (`--yes`): a
+    /// subagent of such a session runs with `--yes` too.
+    fn allows_everything(&self) -> bool {
+        false
+    }
 }
 
 /// The approver of headless runs: `--yes` allows every ask, otherwise nobody
@@ -162,6 +174,10 @@ impl Approver for HeadlessApprover {
 
     fn automatic(&self) -> bool {
         true
+    }
+
+    fn allows_everything(&self) -> bool {
+        self.yes
     }
 }
 
@@ -218,6 +234,8 @@ pub struct Gate {
     spill: Arc<RwLock<spill::SpillPlace>>,
     /// Numbers the calls' spill files.
     spill_counter: Arc<AtomicUsize>,
+    /// What the `subagent` tool needs of each session that may call it.
+    subagent_links: crate::subagents::Links,
 }
 
 pub mod approvals;
@@ -453,7 +471,13 @@ impl Gate {
             mode: Arc::default(),
             spill: Arc::default(),
             spill_counter: Arc::default(),
+            subagent_links: crate::subagents::Links::default(),
         }
+    }
+
+    /// The sessions' links for the `subagent` tool.
+    pub fn subagent_links(&self) -> &crate::subagents::Links {
+        &self.subagent_links
     }
 
     pub fn registry(&self) -> &Registry {
@@ -821,6 +845,7 @@ impl Gate {
             roots: self.confinement_roots(&request.cwd, &request.name, &decided.subject),
             sandbox: self.call_sandbox(decided.spec.subject, &request.cwd),
             spill: Some(self.next_spill_path().to_string_lossy().into_owned()),
+            session: request.session.clone(),
         };
         match self
             .approve(&request, &call, &decided, approver, interrupt)
@@ -1066,6 +1091,7 @@ impl Gate {
             },
             args: call.args.clone(),
             labels: Default::default(),
+            agent: None,
         };
         let answer = tokio::select! {
             // An interrupt withdraws the question: it wins over the denial

@@ -28,6 +28,7 @@ pub(super) fn ask(shared: &Arc<Shared>, request: SessionAsk) -> Result<Option<St
         diff: None,
         args: request.details,
         labels: request.labels,
+        agent: None,
     };
     // A std channel: the caller may be on any thread, even inside another
     // runtime, where waiting on a tokio one would panic.

@@ -27,6 +27,7 @@ use crate::turn::interrupt::Interrupt;
 use crate::{turn::compaction, turn::prompt, turn::retry};
 
 mod checkpointing;
+mod delegating;
 mod mentioned;
 mod spending;
 
@@ -417,6 +418,7 @@ impl Agent {
         }
         self.published = to.snapshot;
         self.publish();
+        self.link_subagents();
     }
 
     /// What others may read of the session now.
@@ -1125,6 +1127,7 @@ impl Agent {
     async fn run_turn(&mut self, interrupt: &mut Interrupt) -> TurnOutcome {
         let mut usage = Usage::default();
         let mut continued = 0u64;
+        self.link_subagents();
         loop {
             if interrupt.is_set() {
                 return self.interrupted(usage);
@@ -1396,7 +1399,9 @@ impl Agent {
             name: call.name.clone(),
             args,
             cwd: self.settings.cwd.clone(),
+            session: Some(self.session.id().to_string()),
         };
+        self.update_subagent_budget();
         let progress = self.progress_sink(&call.id, &call.name);
         let watch = CallWatch { agent: self, call };
         let mut result = self
@@ -1405,6 +1410,9 @@ impl Agent {
             .await;
         let subject = (!result.subject.is_empty()).then(|| result.subject.clone());
         let output = std::mem::take(&mut result.output);
+        if let Some(spent) = &output.spent {
+            self.spend_of_call(spent);
+        }
         self.finish_call(call, output, subject);
         Some(result)
     }

@@ -34,6 +34,9 @@ pub struct Budget {
     pub tool_calls: Option<u64>,
     /// Seconds since the session opened.
     pub wall: Option<u64>,
+    /// Subagents the session may start (the `subagent` tool refuses a call
+    /// that would start more).
+    pub children: Option<u64>,
 }
 
 impl Budget {
@@ -111,9 +114,23 @@ pub struct Spent {
     pub turns: u64,
     pub tool_calls: u64,
     pub wall: Duration,
+    /// Subagents started.
+    pub children: u64,
 }
 
 impl Spent {
+    /// What is left of `budget` for a subagent's own budget.
+    pub fn left_of(&self, budget: &Budget) -> crate::subagents::Remaining {
+        crate::subagents::Remaining {
+            turns: budget.turns.map(|n| n.saturating_sub(self.turns)),
+            tokens: budget.tokens.map(|n| n.saturating_sub(self.tokens)),
+            cost: budget
+                .cost
+                .map(|dollars| (dollars - self.cost as f64 / 1e6).max(0.0)),
+            children: budget.children.map(|n| n.saturating_sub(self.children)),
+        }
+    }
+
     fn of(&self, limit: BudgetLimit) -> u64 {
         match limit {
             BudgetLimit::Tokens => self.tokens,

@@ -60,8 +60,16 @@ impl Agent<'_> {
                 verb,
                 subject,
                 args,
+                agent,
                 ..
-            } => self.approval_request(call_id, &tool, &verb, &subject, args),
+            } => {
+                // A subagent's question names the agent asking.
+                let verb = match agent {
+                    Some(agent) => format!("{agent}: {verb}"),
+                    None => verb,
+                };
+                self.approval_request(call_id, &tool, &verb, &subject, args)
+            }
             Event::ApprovalResolved {
                 call_id, decision, ..
             } => self.approval_resolved(&call_id, decision),
@@ -114,6 +122,8 @@ impl Agent<'_> {
             | Event::JobStarted { .. }
             | Event::JobOutput { .. }
             | Event::JobFinished { .. }
+            // A subagent's work shows as its call's progress lines.
+            | Event::Subagent { .. }
             | Event::Unknown => {}
             // An editor's agent keeps running; its configuration is read
             // again when the editor starts the next `uji acp`.

@@ -25,6 +25,7 @@ pub fn call(args: Value, cwd: &Path) -> ToolCall {
         roots: None,
         sandbox: None,
         spill: None,
+        session: None,
     }
 }
 

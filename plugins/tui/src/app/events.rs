@@ -123,9 +123,15 @@ impl App {
                 args,
                 answers,
                 labels,
+                agent,
                 ..
             } => {
                 let answers: Vec<String> = answers.iter().map(|a| a.as_str().to_string()).collect();
+                // A subagent's question says which agent asks.
+                let question = match agent {
+                    Some(agent) => format!("[subagent {agent}] {question}"),
+                    None => question,
+                };
                 let approval = Approval::new(
                     &call_id,
                     &tool,

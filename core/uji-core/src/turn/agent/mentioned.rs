@@ -74,6 +74,7 @@ impl Agent {
             name: "read_file".to_string(),
             args,
             cwd: self.settings.cwd.clone(),
+            session: Some(self.session.id().to_string()),
         };
         let approver = HeadlessApprover { yes: true };
         let result = self

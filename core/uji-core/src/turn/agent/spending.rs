@@ -39,7 +39,7 @@ impl Default for Spending {
 
 impl Agent {
     /// The configured budget, with what the person allowed beyond it.
-    fn budget(&self) -> Budget {
+    pub(super) fn budget(&self) -> Budget {
         let mut budget = Budget::from_config(self.registry.config(budget::CONFIG_KEY));
         for (limit, more) in &self.spending.raised {
             budget.raise(*limit, *more);
@@ -69,7 +69,7 @@ impl Agent {
         true
     }
 
-    fn spent(&self) -> Spent {
+    pub(super) fn spent(&self) -> Spent {
         Spent {
             wall: self.spending.opened.elapsed(),
             ..self.spending.spent
@@ -100,18 +100,33 @@ impl Agent {
         let spent = &mut self.spending.spent;
         spent.turns += 1;
         spent.tool_calls += tool_calls as u64;
-        spent.tokens = spent
-            .tokens
-            .saturating_add(usage.input)
-            .saturating_add(usage.output)
-            .saturating_add(usage.cache_read)
-            .saturating_add(usage.cache_write);
+        spent.tokens = spent.tokens.saturating_add(tokens_of(usage));
+        self.warn_near_limits();
+    }
+
+    /// Warns once per limit at 80 % of it.
+    fn warn_near_limits(&mut self) {
         let nearly = self.budget().nearly(&self.spent());
         for near in nearly {
             if self.spending.warned.insert(near.limit) {
                 self.emit(Event::notice(NoticeLevel::Warn, near.warning()));
             }
         }
+    }
+
+    /// Counts model use a tool call paid for (its subagents): tokens,
+    /// requests as turns, cost, and the subagents it started.
+    pub(super) fn spend_elsewhere(&mut self, more: &uji_protocol::Spent) {
+        match more.cost {
+            Some(cost) => self.spending.spent.cost = self.spending.spent.cost.saturating_add(cost),
+            None if more.requests > 0 => self.spending.unpriced = true,
+            None => {}
+        }
+        let spent = &mut self.spending.spent;
+        spent.turns = spent.turns.saturating_add(more.requests);
+        spent.children = spent.children.saturating_add(more.sessions);
+        spent.tokens = spent.tokens.saturating_add(tokens_of(&more.usage));
+        self.warn_near_limits();
     }
 
     /// The limit the session has reached, if any; a cost budget cannot be
@@ -145,4 +160,13 @@ impl Agent {
             budget: Some(reached.limit),
         })
     }
+}
+
+/// Every token a request counted: read, written, cache read and written.
+fn tokens_of(usage: &Usage) -> u64 {
+    usage
+        .input
+        .saturating_add(usage.output)
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write)
 }

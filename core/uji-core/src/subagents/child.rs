@@ -1,0 +1,327 @@
+//! One subagent: a `uji run --json --parent ID --ask-parent` process core
+//! starts, and the conversation with it. Its lines come in on stdout
+//! (docs/headless.md); its questions (`approval_request` lines) are asked
+//! of the parent's person through the parent's approver and answered on
+//! its stdin as frontend `approval` operations; an `interrupt` operation
+//! and then SIGINT stop it, and its process group is killed if it has not
+//! ended a few seconds later.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, watch};
+use uji_protocol::frontend::ApprovalDecision;
+use uji_protocol::wire::Usage;
+use uji_protocol::{FileDiff, Spent};
+
+use super::links::ParentLink;
+use crate::gate::{Approval, ApprovalRequest};
+
+/// How long a stopped child has to end its turn before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// The last bytes of a child's stderr kept for its error.
+const STDERR_KEPT: usize = 4096;
+
+/// How to start one child.
+#[derive(Debug, Clone)]
+pub struct ChildCommand {
+    pub exe: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// The agent's name, shown with its questions.
+    pub agent: String,
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChildOutcome {
+    pub session: Option<String>,
+    pub text: Option<String>,
+    pub error: Option<String>,
+    pub interrupted: bool,
+    pub spent: Spent,
+    /// The cost was unknown (a model without a price).
+    pub unpriced: bool,
+}
+
+/// What the child's lines are shown as while it runs.
+pub trait ChildWatcher: Send + Sync {
+    /// One line of the child's `--json` stream, once its session is known.
+    fn line(&self, session: &str, line: &Value);
+}
+
+/// The child's `done` line read into the outcome.
+fn read_done(line: &Value, outcome: &mut ChildOutcome) {
+    if let Ok(usage) = serde_json::from_value::<Usage>(line["usage"].clone()) {
+        outcome.spent.usage = usage;
+    }
+    match line["cost"].as_f64() {
+        Some(dollars) => outcome.spent.cost = Some((dollars * 1_000_000.0).round() as u64),
+        None => outcome.unpriced = true,
+    }
+    match line["error"].as_str() {
+        Some("interrupted") => outcome.interrupted = true,
+        Some(error) => outcome.error = Some(error.to_string()),
+        None => outcome.text = line["text"].as_str().map(str::to_string),
+    }
+}
+
+/// A child's question as the parent's approver asks it.
+fn question_of(line: &Value, agent: &str, session: &str) -> Option<ApprovalRequest> {
+    let text = |key: &str| line[key].as_str().unwrap_or_default().to_string();
+    let call_id = line["call_id"].as_str()?.to_string();
+    Some(ApprovalRequest {
+        // The child's call ids are its model's: unique only in its session.
+        call_id: format!("{session}:{call_id}"),
+        tool: text("tool"),
+        verb: text("verb"),
+        subject: text("subject"),
+        question: text("question"),
+        diff: serde_json::from_value::<FileDiff>(line["diff"].clone()).ok(),
+        args: line["args"].clone(),
+        labels: serde_json::from_value(line["labels"].clone()).unwrap_or_default(),
+        agent: Some(agent.to_string()),
+    })
+}
+
+/// The `approval` operation that answers the child's question `call_id`.
+fn answer_op(call_id: &str, approval: Option<Approval>) -> String {
+    let (decision, guidance) = match approval {
+        Some(Approval::Allow) => (ApprovalDecision::AllowOnce, None),
+        Some(Approval::AllowSession) => (ApprovalDecision::AllowSession, None),
+        Some(Approval::Deny { guidance }) => (ApprovalDecision::Deny, guidance),
+        Some(Approval::Stop) => (ApprovalDecision::Stop, None),
+        Some(Approval::Unavailable) | None => (
+            ApprovalDecision::Deny,
+            Some("nobody could answer this question for the subagent".to_string()),
+        ),
+    };
+    let mut op = json!({"type": "approval", "call_id": call_id, "decision": decision.as_str()});
+    if let Some(guidance) = guidance {
+        op["guidance"] = Value::String(guidance);
+    }
+    format!("{op}\n")
+}
+
+/// Signals the child's process group.
+fn signal_group(pid: Option<u32>, signal: i32) {
+    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid signals the process group the
+    // child leads (it was started with process_group(0)); no memory is
+    // touched.
+    unsafe {
+        libc::kill(-pid, signal);
+    }
+}
+
+fn signal_child(pid: Option<u32>, signal: i32) {
+    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
+        return;
+    };
+    // SAFETY: as above, for the child alone.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// Runs one child to its end (or until `stop` turns true, then stops it).
+pub async fn run(
+    command: &ChildCommand,
+    link: &ParentLink,
+    mut stop: watch::Receiver<bool>,
+    watcher: &dyn ChildWatcher,
+) -> ChildOutcome {
+    let mut process = tokio::process::Command::new(&command.exe);
+    process
+        .args(&command.args)
+        .current_dir(&command.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    let mut child = match process.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return ChildOutcome {
+                error: Some(format!(
+                    "cannot start the subagent ({}): {e}",
+                    command.exe.display()
+                )),
+                ..ChildOutcome::default()
+            };
+        }
+    };
+    let pid = child.id();
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        signal_group(pid, libc::SIGKILL);
+        return ChildOutcome {
+            error: Some("the subagent's pipes could not be opened".to_string()),
+            ..ChildOutcome::default()
+        };
+    };
+    let (to_child, mut lines_out) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(line) = lines_out.recv().await {
+            if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let errors = tokio::spawn(async move {
+        let mut all = Vec::new();
+        let _ = stderr.read_to_end(&mut all).await;
+        let from = all.len().saturating_sub(STDERR_KEPT);
+        String::from_utf8_lossy(&all[from..]).trim().to_string()
+    });
+    let mut outcome = ChildOutcome::default();
+    let mut lines = BufReader::new(stdout).lines();
+    let mut stop_at: Option<tokio::time::Instant> = None;
+    let mut done = false;
+    loop {
+        let kill_at = stop_at.map(|at| at + STOP_GRACE);
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => done |= read_line(&line, command, link, &to_child, watcher, &mut outcome),
+                Ok(None) | Err(_) => break,
+            },
+            changed = stop.changed(), if stop_at.is_none() => {
+                if changed.is_err() || *stop.borrow() {
+                    outcome.interrupted = true;
+                    let _ = to_child.send(format!("{}\n", json!({"type": "interrupt"})));
+                    signal_child(pid, libc::SIGINT);
+                    stop_at = Some(tokio::time::Instant::now());
+                }
+            }
+            () = async { if let Some(at) = kill_at { tokio::time::sleep_until(at).await } }, if kill_at.is_some() => {
+                signal_group(pid, libc::SIGKILL);
+                break;
+            }
+        }
+    }
+    drop(to_child);
+    writer.abort();
+    let status = child.wait().await;
+    let stderr = errors.await.unwrap_or_default();
+    if !done && outcome.error.is_none() && !outcome.interrupted {
+        let how = match status {
+            Ok(status) => format!("ended ({status})"),
+            Err(e) => format!("could not be waited for: {e}"),
+        };
+        let said = if stderr.is_empty() {
+            String::new()
+        } else {
+            format!(": {stderr}")
+        };
+        outcome.error = Some(format!("the subagent {how} before it answered{said}"));
+    }
+    outcome
+}
+
+/// Handles one line; true for the `done` line.
+fn read_line(
+    line: &str,
+    command: &ChildCommand,
+    link: &ParentLink,
+    to_child: &mpsc::UnboundedSender<String>,
+    watcher: &dyn ChildWatcher,
+    outcome: &mut ChildOutcome,
+) -> bool {
+    let Ok(value) = serde_json::from_str::<Value>(line) else {
+        tracing::debug!("subagent {}: not a JSON line: {line}", command.agent);
+        return false;
+    };
+    match value["type"].as_str() {
+        Some("session") => outcome.session = value["id"].as_str().map(str::to_string),
+        Some("message") if value["message"]["role"] == "assistant" => outcome.spent.requests += 1,
+        Some("approval_request") => {
+            let session = outcome.session.as_deref().unwrap_or_default();
+            ask(&value, session, command, link, to_child);
+        }
+        _ => {}
+    }
+    let is_done = value["type"] == "done";
+    if is_done {
+        read_done(&value, outcome);
+    }
+    if let Some(session) = &outcome.session {
+        watcher.line(session, &value);
+    }
+    is_done
+}
+
+/// Asks the parent's person the child's question; the answer goes to the
+/// child when it comes (other lines go on meanwhile).
+fn ask(
+    line: &Value,
+    session: &str,
+    command: &ChildCommand,
+    link: &ParentLink,
+    to_child: &mpsc::UnboundedSender<String>,
+) {
+    let Some(question) = question_of(line, &command.agent, session) else {
+        return;
+    };
+    let child_call = line["call_id"].as_str().unwrap_or_default().to_string();
+    let approver = std::sync::Arc::clone(&link.approver);
+    let to_child = to_child.clone();
+    tokio::spawn(async move {
+        let answer = approver.ask(question).await.ok();
+        let _ = to_child.send(answer_op(&child_call, answer));
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_done_line_gives_the_answer_usage_and_cost() {
+        let mut outcome = ChildOutcome::default();
+        let line = json!({"type": "done", "text": "ok", "cost": 0.0125,
+            "usage": {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0}});
+        read_done(&line, &mut outcome);
+        assert_eq!(outcome.text.as_deref(), Some("ok"));
+        assert_eq!(outcome.spent.cost, Some(12_500));
+        assert_eq!(outcome.spent.usage.input, 10);
+        let mut unpriced = ChildOutcome::default();
+        read_done(
+            &json!({"type": "done", "error": "interrupted", "usage": {}}),
+            &mut unpriced,
+        );
+        assert!(unpriced.interrupted && unpriced.unpriced);
+    }
+
+    #[test]
+    fn a_question_names_its_agent_and_answers_go_back_as_operations() {
+        let line = json!({"type": "approval_request", "call_id": "c1", "tool": "run_command",
+            "verb": "Shell", "subject": "make", "question": "Run make?", "args": {"command": "make"}});
+        let question = question_of(&line, "tester", "s1").unwrap();
+        assert_eq!(question.agent.as_deref(), Some("tester"));
+        assert_eq!(question.call_id, "s1:c1");
+        assert_eq!(question.subject, "make");
+        let op: Value = serde_json::from_str(&answer_op(
+            "c1",
+            Some(Approval::Deny {
+                guidance: Some("use cargo".into()),
+            }),
+        ))
+        .unwrap();
+        assert_eq!(
+            op,
+            json!({"type": "approval", "call_id": "c1", "decision": "deny", "guidance": "use cargo"})
+        );
+        let nobody: Value = serde_json::from_str(&answer_op("c2", None)).unwrap();
+        assert_eq!(nobody["decision"], "deny");
+    }
+}

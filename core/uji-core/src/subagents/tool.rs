@@ -1,0 +1,581 @@
+//! The `subagent` tool: runs child sessions for the session that calls it
+//! and returns their answers, bounded, with their session ids.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use uji_host::{NativeCall, NativeTool, Registry};
+use uji_protocol::frontend::Event;
+use uji_protocol::services::ToolSandbox;
+use uji_protocol::{DeclaredPolicy, Spent, ToolCall, ToolOutput, ToolSpec};
+
+use super::args::{self, Plan, Task};
+use super::child::{self, ChildCommand, ChildOutcome, ChildWatcher};
+use super::definitions::{self, AgentDefinition};
+use super::links::ParentLink;
+use crate::gate::Gate;
+
+/// The tool's name.
+pub const NAME: &str = "subagent";
+
+/// Config key: how many children of one call run at once.
+pub const PARALLEL_KEY: &str = "subagents.parallel";
+const DEFAULT_PARALLEL: usize = 4;
+
+/// Each answer is cut to this many bytes when several come back.
+const ANSWER_BYTES_OF_MANY: usize = 50 * 1024;
+
+pub struct SubagentTool {
+    gate: Gate,
+    registry: Registry,
+    exe: PathBuf,
+    config_dir: PathBuf,
+    data_dir: PathBuf,
+    /// Read when registered: what the model sees.
+    description: String,
+}
+
+impl SubagentTool {
+    pub fn new(
+        gate: Gate,
+        registry: Registry,
+        exe: PathBuf,
+        config_dir: PathBuf,
+        data_dir: PathBuf,
+    ) -> SubagentTool {
+        let (agents, problems) = definitions::definitions(registry.config(definitions::CONFIG_KEY));
+        for problem in problems {
+            registry.notify_at(
+                uji_protocol::frontend::NoticeLevel::Warn,
+                "agents",
+                &problem,
+            );
+        }
+        let description = format!(
+            "Runs a subagent: a fresh session with its own context that works on a task and \
+returns only its final answer (and its session id). Use it for self-contained work whose \
+details you do not need: a search across many files, a review, an investigation. Give it \
+everything it needs in the task: it does not see this conversation. `tasks` runs several at \
+once; `chain` runs steps in order, each seeing the previous answer as {{previous}}. The \
+subagent asks the user before risky calls, as you do.\n\n{}",
+            definitions::described(&agents)
+        );
+        SubagentTool {
+            gate,
+            registry,
+            exe,
+            config_dir,
+            data_dir,
+            description,
+        }
+    }
+
+    fn agent(&self, name: &str) -> Result<AgentDefinition, String> {
+        let (agents, _) = definitions::definitions(self.registry.config(definitions::CONFIG_KEY));
+        let known: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
+        agents.into_iter().find(|a| a.name == name).ok_or_else(|| {
+            format!(
+                "there is no agent named {name:?}; the agents are: {}",
+                known.join(", ")
+            )
+        })
+    }
+
+    fn parallel(&self) -> usize {
+        self.registry
+            .config(PARALLEL_KEY)
+            .and_then(|v| v.as_u64())
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(DEFAULT_PARALLEL)
+    }
+
+    /// The command line of a child of `parent` running `task` as `agent`.
+    fn command(
+        &self,
+        parent: &str,
+        link: &ParentLink,
+        agent: &AgentDefinition,
+        task: &str,
+        cwd: &str,
+    ) -> Result<ChildCommand, String> {
+        let tools = definitions::child_tools(agent, &link.tools, NAME)?;
+        let mut args: Vec<OsString> = vec!["run".into(), "--json".into()];
+        let mut flag = |name: &str, value: String| {
+            args.push(format!("--{name}").into());
+            args.push(value.into());
+        };
+        flag("config-dir", self.config_dir.to_string_lossy().into_owned());
+        flag("data-dir", self.data_dir.to_string_lossy().into_owned());
+        flag("parent", parent.to_string());
+        flag("mode", self.gate.mode().as_str().to_string());
+        flag("tools", tools.join(","));
+        if let Some(model) = agent.model.clone().or_else(|| link.model.clone()) {
+            flag("model", model);
+        }
+        if let Some(effort) = agent.effort.clone().or_else(|| link.effort.clone()) {
+            flag("effort", effort);
+        }
+        if !agent.prompt.trim().is_empty() {
+            flag("append-prompt", agent.prompt.clone());
+        }
+        if let Some(mode) = self.gate.sandbox(ToolSandbox::default()).mode {
+            flag("sandbox", mode.as_str().to_string());
+        }
+        let first_line = task.lines().next().unwrap_or_default();
+        let title: String = format!("{}: {first_line}", agent.name)
+            .chars()
+            .take(80)
+            .collect();
+        flag("title", title);
+        let limits = budget_flags(agent, &link.remaining);
+        args.extend(limits.into_iter().map(OsString::from));
+        if link.approver.automatic() {
+            if link.approver.allows_everything() {
+                args.push("--yes".into());
+            }
+        } else {
+            args.push("--ask-parent".into());
+        }
+        args.push("--".into());
+        args.push(task.into());
+        Ok(ChildCommand {
+            exe: self.exe.clone(),
+            args,
+            cwd: PathBuf::from(cwd),
+            agent: agent.name.clone(),
+        })
+    }
+}
+
+/// The child's budget flags: its agent file's, within what is left of the
+/// parent's.
+fn budget_flags(agent: &AgentDefinition, left: &super::links::Remaining) -> Vec<String> {
+    fn least<T: PartialOrd + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+    let mut flags = Vec::new();
+    if let Some(turns) = least(agent.max_turns, left.turns) {
+        flags.extend(["--max-turns".to_string(), turns.max(1).to_string()]);
+    }
+    if let Some(tokens) = least(agent.max_tokens, left.tokens) {
+        flags.extend(["--max-tokens".to_string(), tokens.max(1).to_string()]);
+    }
+    if let Some(cost) = least(agent.max_cost, left.cost) {
+        flags.extend([
+            "--max-cost".to_string(),
+            format!("{:.6}", cost.max(0.000_001)),
+        ]);
+    }
+    flags
+}
+
+/// Shows the children's lines to the parent's frontend, and a progress
+/// line under the call with one part per child.
+struct Shown {
+    call_id: String,
+    agent: String,
+    events: crate::turn::control::EventSink,
+    board: Arc<Board>,
+    slot: usize,
+}
+
+/// One row per child: its agent, what it does now, its tokens.
+#[derive(Default, Clone)]
+struct Row {
+    agent: String,
+    doing: String,
+    tokens: u64,
+}
+
+/// The rows, and the call they are shown under.
+struct Board {
+    rows: Mutex<Vec<Row>>,
+    call: Arc<Mutex<Option<NativeCall>>>,
+}
+
+impl Board {
+    fn update(&self, slot: usize, change: impl FnOnce(&mut Row)) {
+        let text = {
+            let mut rows = self.rows.lock();
+            if rows.len() <= slot {
+                rows.resize(slot + 1, Row::default());
+            }
+            change(&mut rows[slot]);
+            rows.iter()
+                .filter(|r| !r.agent.is_empty())
+                .map(|r| {
+                    let tokens = if r.tokens > 0 {
+                        format!(" · {} tokens", r.tokens)
+                    } else {
+                        String::new()
+                    };
+                    format!("{}: {}{tokens}", r.agent, r.doing)
+                })
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        if let Some(call) = self.call.lock().as_ref() {
+            call.progress(&text);
+        }
+    }
+}
+
+impl ChildWatcher for Shown {
+    fn line(&self, session: &str, line: &Value) {
+        (self.events)(Event::Subagent {
+            call_id: self.call_id.clone(),
+            session: session.to_string(),
+            agent: self.agent.clone(),
+            line: line.clone(),
+        });
+        let usage = &line["usage"];
+        let tokens = ["input", "output", "cache_read", "cache_write"]
+            .iter()
+            .filter_map(|k| usage[*k].as_u64())
+            .sum::<u64>();
+        match line["type"].as_str() {
+            Some("tool") => {
+                let doing = format!(
+                    "{} {}",
+                    line["name"].as_str().unwrap_or_default(),
+                    line["subject"].as_str().unwrap_or_default()
+                );
+                self.board.update(self.slot, |row| row.doing = doing);
+            }
+            Some("usage") => self.board.update(self.slot, |row| row.tokens = tokens),
+            Some("done") => self.board.update(self.slot, |row| {
+                row.doing = "done".to_string();
+                row.tokens = tokens;
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// What one call's children came to.
+struct Results {
+    outcomes: Vec<(Task, ChildOutcome)>,
+}
+
+impl Results {
+    fn spent(&self) -> Spent {
+        let mut spent = Spent::default();
+        let mut priced = true;
+        for (_, outcome) in &self.outcomes {
+            spent.usage.add(&outcome.spent.usage);
+            spent.requests += outcome.spent.requests;
+            spent.sessions += u64::from(outcome.session.is_some());
+            match outcome.spent.cost {
+                Some(cost) => {
+                    spent.cost = Some(spent.cost.unwrap_or(0).saturating_add(cost));
+                }
+                None if outcome.session.is_some() => priced = false,
+                None => {}
+            }
+        }
+        if !priced {
+            spent.cost = None;
+        }
+        spent
+    }
+
+    fn output(self, chain: bool) -> ToolOutput {
+        let many = self.outcomes.len() > 1;
+        let spent = self.spent();
+        let mut text = String::new();
+        let mut failed = 0;
+        for (i, (task, outcome)) in self.outcomes.iter().enumerate() {
+            if many {
+                let step = if chain { "step" } else { "task" };
+                text.push_str(&format!("## {step} {} ({})\n", i + 1, task.agent_name()));
+            }
+            let session = outcome.session.as_deref().unwrap_or("none");
+            let body = match (&outcome.text, &outcome.error) {
+                _ if outcome.interrupted => {
+                    failed += 1;
+                    "interrupted before it answered".to_string()
+                }
+                (_, Some(error)) => {
+                    failed += 1;
+                    format!("error: {error}")
+                }
+                (Some(answer), None) => bounded(answer, many),
+                (None, None) => "(no answer)".to_string(),
+            };
+            text.push_str(&body);
+            text.push_str(&format!("\n[subagent session {session}]\n"));
+            if many {
+                text.push('\n');
+            }
+        }
+        let interrupted = self.outcomes.iter().any(|(_, o)| o.interrupted);
+        let mut output = if interrupted {
+            ToolOutput::interrupted(text.trim_end())
+        } else if failed == self.outcomes.len() {
+            ToolOutput {
+                text: text.trim_end().to_string(),
+                is_error: true,
+                ..ToolOutput::default()
+            }
+        } else {
+            ToolOutput::text(text.trim_end())
+        };
+        output.summary = Some(if many {
+            format!("{} subagents answered", self.outcomes.len() - failed)
+        } else if failed == 0 {
+            "subagent answered".to_string()
+        } else {
+            "subagent failed".to_string()
+        });
+        output.spent = Some(spent);
+        output
+    }
+}
+
+/// An answer cut to its share when several come back.
+fn bounded(answer: &str, many: bool) -> String {
+    if !many || answer.len() <= ANSWER_BYTES_OF_MANY {
+        return answer.to_string();
+    }
+    let mut end = ANSWER_BYTES_OF_MANY;
+    while !answer.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[answer cut at {} KB of {} KB; the whole answer is in the subagent's session]",
+        &answer[..end],
+        ANSWER_BYTES_OF_MANY / 1024,
+        answer.len() / 1024
+    )
+}
+
+impl NativeTool for SubagentTool {
+    fn spec(&self) -> ToolSpec {
+        let task = json!({
+            "type": "object",
+            "properties": {
+                "agent": {"type": "string", "description": "The agent's name (default: general)."},
+                "task": {"type": "string", "description": "What the subagent is to do, with everything it needs to know."}
+            },
+            "required": ["task"]
+        });
+        let mut spec = ToolSpec::new(NAME, self.description.clone());
+        spec.parameters = json!({
+            "type": "object",
+            "properties": {
+                "agent": {"type": "string", "description": "The agent's name (default: general)."},
+                "task": {"type": "string", "description": "What the subagent is to do, with everything it needs to know."},
+                "tasks": {"type": "array", "items": task, "description": "Several subagents at once."},
+                "chain": {"type": "array", "items": task, "description": "Steps in order; {previous} in a task is the previous step's answer."}
+            }
+        });
+        spec.policy = Some(DeclaredPolicy::Allow);
+        spec.verb("Agent")
+    }
+
+    fn subject(&self, args: &Value) -> Result<String, String> {
+        args::parse(args).map(|plan| plan.subject())
+    }
+
+    fn run(&self, call: ToolCall, handle: NativeCall) -> Option<Box<dyn Fn() + Send + Sync>> {
+        let prepared = self.prepare(&call);
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            handle.finish(ToolOutput::error(
+                "the subagent tool runs only inside a session",
+            ));
+            return None;
+        };
+        let (plan, commands, link) = match prepared {
+            Ok(prepared) => prepared,
+            Err(message) => {
+                handle.finish(ToolOutput::error(message));
+                return None;
+            }
+        };
+        let handle = Arc::new(Mutex::new(Some(handle)));
+        let board = Arc::new(Board {
+            rows: Mutex::new(Vec::new()),
+            call: Arc::clone(&handle),
+        });
+        let parallel = self.parallel();
+        let this = Arc::new(Runner {
+            call_id: call.id.clone(),
+            link,
+            board,
+            stop: stop_rx,
+        });
+        runtime.spawn(async move {
+            let chain = matches!(plan, Plan::Chain(_));
+            let outcomes = match plan {
+                Plan::Chain(tasks) => this.chain(tasks, commands).await,
+                Plan::One(task) => this.parallel(vec![task], commands, 1).await,
+                Plan::Parallel(tasks) => this.parallel(tasks, commands, parallel).await,
+            };
+            let output = Results { outcomes }.output(chain);
+            if let Some(handle) = handle.lock().take() {
+                handle.finish(output);
+            }
+        });
+        Some(Box::new(move || {
+            let _ = stop_tx.send(true);
+        }))
+    }
+}
+
+/// For each task: how to start its child, or for a chain step after the
+/// first, the agent to build it from once the previous answer is known.
+enum Prepared {
+    Ready(ChildCommand),
+    Later(BuildStep),
+}
+
+/// Builds a chain step's command from the previous step's answer.
+type BuildStep = Box<dyn Fn(&str) -> Result<ChildCommand, String> + Send + Sync>;
+
+impl SubagentTool {
+    fn prepare(&self, call: &ToolCall) -> Result<(Plan, Vec<Prepared>, ParentLink), String> {
+        let plan = args::parse(&call.args)?;
+        let parent = call
+            .session
+            .clone()
+            .ok_or("the subagent tool runs only for a session's model")?;
+        let link = self.gate.subagent_links().get(&parent).ok_or(
+            "this session cannot start subagents (it is not linked to a frontend); start one with uji or uji run",
+        )?;
+        if let Some(left) = link.remaining.children
+            && (plan.tasks().len() as u64) > left
+        {
+            return Err(format!(
+                "the session's budget allows {left} more subagents, and this call asks for {}; raise uji.budget {{ children = … }} (docs/budgets.md) or ask for fewer",
+                plan.tasks().len()
+            ));
+        }
+        let mut prepared = Vec::new();
+        for (i, task) in plan.tasks().iter().enumerate() {
+            let agent = self.agent(task.agent_name())?;
+            // Checked now for every step, so a chain fails before it starts.
+            let command = self.command(&parent, &link, &agent, &task.task, &call.cwd)?;
+            if i > 0 && matches!(plan, Plan::Chain(_)) {
+                let this = self.clone_for_later();
+                let (parent, link, cwd, text) = (
+                    parent.clone(),
+                    link.clone(),
+                    call.cwd.clone(),
+                    task.task.clone(),
+                );
+                prepared.push(Prepared::Later(Box::new(move |previous: &str| {
+                    let task = args::with_previous(&text, Some(previous));
+                    this.command(&parent, &link, &agent, &task, &cwd)
+                })));
+            } else {
+                prepared.push(Prepared::Ready(command));
+            }
+        }
+        Ok((plan, prepared, link))
+    }
+
+    fn clone_for_later(&self) -> SubagentTool {
+        SubagentTool {
+            gate: self.gate.clone(),
+            registry: self.registry.clone(),
+            exe: self.exe.clone(),
+            config_dir: self.config_dir.clone(),
+            data_dir: self.data_dir.clone(),
+            description: String::new(),
+        }
+    }
+}
+
+struct Runner {
+    call_id: String,
+    link: ParentLink,
+    board: Arc<Board>,
+    stop: watch::Receiver<bool>,
+}
+
+impl Runner {
+    fn shown(&self, slot: usize, agent: &str) -> Shown {
+        Shown {
+            call_id: self.call_id.clone(),
+            agent: agent.to_string(),
+            events: Arc::clone(&self.link.events),
+            board: Arc::clone(&self.board),
+            slot,
+        }
+    }
+
+    async fn one(&self, slot: usize, command: ChildCommand) -> ChildOutcome {
+        let agent = command.agent.clone();
+        self.board.update(slot, |row| {
+            row.agent = agent;
+            row.doing = "starting".to_string();
+        });
+        let shown = self.shown(slot, &command.agent);
+        child::run(&command, &self.link, self.stop.clone(), &shown).await
+    }
+
+    /// Runs the tasks at most `at_once` at a time; the outcomes in the
+    /// tasks' order.
+    async fn parallel(
+        self: &Arc<Self>,
+        tasks: Vec<Task>,
+        commands: Vec<Prepared>,
+        at_once: usize,
+    ) -> Vec<(Task, ChildOutcome)> {
+        let permits = Arc::new(tokio::sync::Semaphore::new(at_once));
+        let mut running = Vec::new();
+        for (slot, prepared) in commands.into_iter().enumerate() {
+            let Prepared::Ready(command) = prepared else {
+                continue;
+            };
+            let (this, permits) = (Arc::clone(self), Arc::clone(&permits));
+            running.push(tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                this.one(slot, command).await
+            }));
+        }
+        let mut outcomes = Vec::new();
+        for run in running {
+            outcomes.push(run.await.unwrap_or_else(|e| ChildOutcome {
+                error: Some(format!("the subagent's task failed: {e}")),
+                ..ChildOutcome::default()
+            }));
+        }
+        tasks.into_iter().zip(outcomes).collect()
+    }
+
+    async fn chain(&self, tasks: Vec<Task>, commands: Vec<Prepared>) -> Vec<(Task, ChildOutcome)> {
+        let mut results = Vec::new();
+        let mut previous: Option<String> = None;
+        for (slot, (task, prepared)) in tasks.into_iter().zip(commands).enumerate() {
+            let command = match (prepared, previous.as_deref()) {
+                (Prepared::Ready(command), _) => Ok(command),
+                (Prepared::Later(build), Some(previous)) => build(previous),
+                (Prepared::Later(_), None) => break,
+            };
+            let outcome = match command {
+                Ok(command) => self.one(slot, command).await,
+                Err(error) => ChildOutcome {
+                    error: Some(error),
+                    ..ChildOutcome::default()
+                },
+            };
+            let go_on = outcome.error.is_none() && !outcome.interrupted;
+            previous = outcome.text.clone();
+            results.push((task, outcome));
+            if !go_on || previous.is_none() || *self.stop.borrow() {
+                break;
+            }
+        }
+        results
+    }
+}

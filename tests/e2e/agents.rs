@@ -1,0 +1,500 @@
+//! Subagents (issue 32, docs/agents.md) through the real binary against the
+//! fake model, which answers each session by its own script: a child's
+//! requests are told apart by their first user message (its task).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+use uji_fake_model::{FakeModel, RecordedRequest, Script};
+use uji_tests::chat::{answer, call, events, uji_with_model};
+use uji_tests::{Sandbox, text};
+
+const MODEL: &str = "openrouter/qwen/qwen3-coder";
+
+use uji_fake_model::chat::first_user_text as first_user;
+
+/// Answers the session whose task mentions `task` with `script`.
+fn for_task(model: &FakeModel, task: &'static str, script: Script) {
+    model.push_when(move |r| first_user(r).contains(task), script);
+}
+
+/// The requests of the session whose task mentions `task`.
+fn requests_of(model: &FakeModel, task: &str) -> Vec<RecordedRequest> {
+    model
+        .requests()
+        .into_iter()
+        .filter(|r| first_user(r).contains(task))
+        .collect()
+}
+
+/// What the tool results of a request said, in order.
+fn tool_results(request: &RecordedRequest) -> Vec<String> {
+    request.json["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn run(sandbox: &Sandbox, model: &FakeModel, args: &[&str]) -> Output {
+    uji_with_model(sandbox, model, "sk-agents")
+        .args(["run", "--json", "--model", MODEL])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn session_header(sandbox: &Sandbox, id: &str) -> Value {
+    let file =
+        std::fs::read_to_string(sandbox.data().join(format!("sessions/{id}.jsonl"))).unwrap();
+    serde_json::from_str(file.lines().next().unwrap()).unwrap()
+}
+
+#[test]
+fn one_subagent_returns_only_its_answer_and_is_saved_with_its_parent() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.work().join("notes.txt"),
+        "DETAIL-ONLY-THE-CHILD-READS\n",
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"task": "Summarise notes.txt"}),
+    ));
+    for_task(
+        &model,
+        "Summarise notes.txt",
+        call("k1", "read_file", json!({"path": "notes.txt"})),
+    );
+    for_task(
+        &model,
+        "Summarise notes.txt",
+        answer("The notes hold one detail."),
+    );
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["delegate"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    // The parent's second request carries the child's answer, not what the
+    // child read on the way.
+    let parent = model
+        .requests()
+        .into_iter()
+        .filter(|r| first_user(r).contains("delegate"))
+        .collect::<Vec<_>>();
+    assert_eq!(parent.len(), 2);
+    let results = tool_results(&parent[1]);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].starts_with("The notes hold one detail."),
+        "{}",
+        results[0]
+    );
+    assert!(
+        !parent[1]
+            .body_text()
+            .contains("DETAIL-ONLY-THE-CHILD-READS")
+    );
+    // The child read the file through its own gate.
+    let child = requests_of(&model, "Summarise notes.txt");
+    assert_eq!(child.len(), 2);
+    assert!(tool_results(&child[1])[0].contains("DETAIL-ONLY-THE-CHILD-READS"));
+    // Children start no children: the child is offered no subagent tool.
+    let offered: Vec<&str> = child[0].json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        offered.contains(&"read_file") && !offered.contains(&"subagent"),
+        "{offered:?}"
+    );
+    // The child's session is saved with its parent, tagged in --json, and
+    // hidden from `uji list`.
+    let lines = events(&stdout);
+    let parent_id = lines[0]["id"].as_str().unwrap().to_string();
+    let child_lines: Vec<&Value> = lines.iter().filter(|l| l["type"] == "subagent").collect();
+    assert!(!child_lines.is_empty(), "{stdout}");
+    let child_id = child_lines[0]["session"].as_str().unwrap().to_string();
+    assert!(
+        child_lines
+            .iter()
+            .all(|l| l["session"] == child_id.as_str() && l["agent"] == "general")
+    );
+    assert!(
+        child_lines.iter().any(|l| l["line"]["type"] == "done"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("not a list"),
+        "no agent files is no problem: {stdout}"
+    );
+    assert!(
+        results[0].contains(&format!("[subagent session {child_id}]")),
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        session_header(&sandbox, &child_id)["parent"],
+        parent_id.as_str()
+    );
+    let listed = sandbox.uji().args(["list", "--all"]).output().unwrap();
+    let (listed, _) = text(&listed);
+    assert!(
+        listed.contains(&parent_id[..8]) && !listed.contains(&child_id[..8]),
+        "{listed}"
+    );
+}
+
+#[test]
+fn three_subagents_run_at_once_and_answer_in_the_order_asked() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"tasks": [{"task": "Task A"}, {"task": "Task B"}, {"task": "Task C"}]}),
+    ));
+    for name in ["Task A", "Task B", "Task C"] {
+        for_task(&model, name, answer(&format!("answer of {name}")));
+    }
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["fan out"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let last = model.last_request();
+    let result = &tool_results(&last)[0];
+    let a = result.find("answer of Task A").unwrap();
+    let b = result.find("answer of Task B").unwrap();
+    let c = result.find("answer of Task C").unwrap();
+    assert!(a < b && b < c, "{result}");
+    let sessions: std::collections::BTreeSet<String> = events(&stdout)
+        .iter()
+        .filter(|l| l["type"] == "subagent")
+        .filter_map(|l| l["session"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(sessions.len(), 3, "{stdout}");
+}
+
+#[test]
+fn a_chain_step_sees_the_previous_answer() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"chain": [{"task": "Find the bug"}, {"task": "Fix this: {previous}"}]}),
+    ));
+    for_task(&model, "Find the bug", answer("the bug is in parse()"));
+    for_task(&model, "Fix this:", answer("fixed parse()"));
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["chain it"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let second = requests_of(&model, "Fix this:");
+    assert_eq!(second.len(), 1);
+    assert!(first_user(&second[0]).contains("Fix this: the bug is in parse()"));
+    let result = &tool_results(&model.last_request())[0];
+    assert!(
+        result.contains("## step 1 (general)") && result.contains("fixed parse()"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_deny_rule_holds_in_a_subagent_and_plan_mode_refuses_its_edits() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(
+        "require('uji.defaults')\nuji.tool.policy({ run_command = { deny = { 'rm *' } } })\n",
+    );
+    std::fs::write(sandbox.work().join("keep.txt"), "keep").unwrap();
+    let model = FakeModel::start();
+    model.push(call("p1", "subagent", json!({"task": "Clean up"})));
+    for_task(
+        &model,
+        "Clean up",
+        call("k1", "run_command", json!({"command": "rm keep.txt"})),
+    );
+    for_task(&model, "Clean up", answer("could not remove it"));
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["--yes", "clean"]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert!(
+        sandbox.work().join("keep.txt").exists(),
+        "the deny rule held"
+    );
+    let child = requests_of(&model, "Clean up");
+    assert!(
+        tool_results(&child[1])[0].starts_with("denied:"),
+        "{:?}",
+        tool_results(&child[1])
+    );
+
+    // Plan mode (here from --mode, as /plan sets it) reaches the child's gate.
+    let model = FakeModel::start();
+    model.push(call("p1", "subagent", json!({"task": "Write the file"})));
+    for_task(
+        &model,
+        "Write the file",
+        call(
+            "k1",
+            "write_file",
+            json!({"path": "new.txt", "content": "x"}),
+        ),
+    );
+    for_task(&model, "Write the file", answer("plan mode stopped me"));
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["--yes", "--mode", "plan", "write"]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert!(
+        !sandbox.work().join("new.txt").exists(),
+        "plan mode held in the child"
+    );
+    let child = requests_of(&model, "Write the file");
+    let refused = &tool_results(&child[1])[0];
+    assert!(refused.contains("plan mode"), "{refused}");
+}
+
+#[test]
+fn a_project_claude_agent_becomes_an_agent_with_its_prompt_and_tools() {
+    let sandbox = Sandbox::new();
+    let agents = sandbox.work().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews a change for bugs\ntools: Read, Grep\nmodel: inherit\n---\nYou are a strict REVIEWER-PERSONA.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("writer.md"),
+        "---\nname: writer\ndescription: Writes files\ntools: Write\n---\nWrite.\n",
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"agent": "reviewer", "task": "Review main.rs"}),
+    ));
+    for_task(&model, "Review main.rs", answer("looks fine"));
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["review"]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    // The model saw the agent in the tool's description.
+    let parent = &model.requests()[0];
+    let described = parent.json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "subagent")
+        .map(|t| t["function"]["description"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(
+        described.contains("- reviewer: Reviews a change for bugs"),
+        "{described}"
+    );
+    let child = &requests_of(&model, "Review main.rs")[0];
+    assert!(child.body_text().contains("REVIEWER-PERSONA"));
+    let offered: Vec<&str> = child.json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(offered, ["read_file"]);
+
+    // A project agent naming a tool the session lacks is refused.
+    let model = FakeModel::start();
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"agent": "writer", "task": "Write it"}),
+    ));
+    model.push(answer("parent done"));
+    let output = run(
+        &sandbox,
+        &model,
+        &["--tools", "read_file,subagent", "write"],
+    );
+    assert!(output.status.success(), "{:?}", text(&output));
+    let result = &tool_results(&model.last_request())[0];
+    assert!(
+        result.contains("the project's agent writer") && result.contains("write_file"),
+        "{result}"
+    );
+    assert!(
+        requests_of(&model, "Write it").is_empty(),
+        "no child started"
+    );
+}
+
+/// A provider whose model `m1` costs $1,000 per million tokens each way:
+/// each scripted tool call (100 in, 10 out) costs $0.11, each answer (120
+/// in, 30 out, 20 cached) $0.15.
+fn priced(model: &FakeModel) -> String {
+    format!(
+        "require('uji.defaults')\nuji.provider.add({{ id = 'fake', wire = 'openai-chat', base_url = '{}', \
+         models = {{ {{ id = 'm1', price = {{ input = 1000, output = 1000, checked = '2026-12-06' }} }} }} }})\n\
+         uji.model.use('fake/m1')\n",
+        model.base_url()
+    )
+}
+
+#[test]
+fn what_subagents_spend_counts_in_the_parents_cost_and_budget() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&format!(
+        "{}uji.budget({{ children = 2 }})\n",
+        priced(&model)
+    ));
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"tasks": [{"task": "Job one"}, {"task": "Job two"}]}),
+    ));
+    for_task(&model, "Job one", answer("one"));
+    for_task(&model, "Job two", answer("two"));
+    model.push(call("p2", "subagent", json!({"task": "Job three"})));
+    model.push(answer("parent done"));
+    let output = uji_with_model(&sandbox, &model, "sk-agents")
+        .env("FAKE_API_KEY", "sk-fake")
+        .args(["run", "--json", "spend"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let done = events(&stdout)
+        .into_iter()
+        .find(|l| l["type"] == "done")
+        .unwrap();
+    // Parent: two calls ($0.11 each) and an answer; children: one answer
+    // each. The cost is all of it.
+    let cost = done["cost"].as_f64().unwrap();
+    let each_answer = {
+        let requests = model.requests();
+        requests.len()
+    };
+    assert_eq!(each_answer, 5, "three parent requests, two children's");
+    assert!((cost - (0.11 * 2.0 + 0.15 * 3.0)).abs() < 1e-6, "{cost}");
+    // The third child would pass `children = 2`: refused.
+    let refused = &tool_results(&model.last_request())[1];
+    assert!(refused.contains("allows 0 more subagents"), "{refused}");
+    assert!(requests_of(&model, "Job three").is_empty());
+}
+
+#[test]
+fn an_interrupted_parent_stops_its_subagents_and_leaves_no_process() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(
+        "require('uji.defaults')\nuji.tool.policy({ run_command = { allow = { 'sleep *' } } })\n",
+    );
+    let model = FakeModel::start();
+    model.push(call("p1", "subagent", json!({"task": "Wait a while"})));
+    for_task(
+        &model,
+        "Wait a while",
+        call("k1", "run_command", json!({"command": "sleep 271.5"})),
+    );
+    for_task(&model, "Wait a while", answer("waited"));
+    let child = uji_with_model(&sandbox, &model, "sk-agents")
+        .args(["run", "--json", "--model", MODEL, "wait"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", "sleep 271.5"])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    let started = std::time::Instant::now();
+    while !sleeping() {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the child's command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: signalling the uji this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let (stdout, _) = text(&output);
+    assert_eq!(output.status.code(), Some(130), "{stdout}");
+    let started = std::time::Instant::now();
+    while sleeping() {
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "the child's command outlived the interrupt"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Nor is the subagent's uji left.
+    let parent = events(&stdout)[0]["id"].as_str().unwrap().to_string();
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &format!("--parent {parent}")])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+/// A subagent's question is asked in the parent's screen (a real pty),
+/// labelled with the agent; the answer given there runs the subagent's
+/// call; the call's line shows the subagent's progress.
+#[test]
+fn a_subagents_question_is_answered_in_the_parents_screen() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&format!(
+        "require('uji.defaults')\n\
+         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
+         uji.model.use(\"fake/m1\")\n",
+        model.base_url()
+    ));
+    model.push(call("p1", "subagent", json!({"task": "Create the marker"})));
+    for_task(
+        &model,
+        "Create the marker",
+        call("k1", "run_command", json!({"command": "touch marker.txt"})),
+    );
+    for_task(&model, "Create the marker", answer("made the marker"));
+    model.push(answer("The subagent is done."));
+    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
+    let mut tty =
+        uji_tests::tty::Tty::spawn(sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins), 30, 110);
+    tty.wait_for_text("Ask uji anything");
+    tty.type_text("delegate it");
+    tty.press("<CR>");
+    let question = tty.wait_for_question("Yes, proceed (y)");
+    assert!(question.contains("[subagent general]"), "{question}");
+    assert!(question.contains("touch marker.txt"), "{question}");
+    assert!(!sandbox.work().join("marker.txt").exists());
+    tty.press("y");
+    let screen = tty.wait_for_text("The subagent is done.");
+    assert!(sandbox.work().join("marker.txt").exists(), "{screen}");
+    assert!(screen.contains("Agent"), "{screen}");
+    let child = requests_of(&model, "Create the marker");
+    assert_eq!(child.len(), 2);
+    assert!(
+        !tool_results(&child[1])[0].starts_with("denied"),
+        "{:?}",
+        tool_results(&child[1])
+    );
+}
