@@ -485,6 +485,8 @@ fn a_subagents_question_is_answered_in_the_parents_screen() {
     let question = tty.wait_for_question("Yes, proceed (y)");
     assert!(question.contains("[subagent general]"), "{question}");
     assert!(question.contains("touch marker.txt"), "{question}");
+    // The call's block has a row per running subagent: its agent and tool.
+    tty.wait_for_text("general: run_command touch marker.txt");
     assert!(!sandbox.work().join("marker.txt").exists());
     tty.press("y");
     let screen = tty.wait_for_text("The subagent is done.");
@@ -496,5 +498,55 @@ fn a_subagents_question_is_answered_in_the_parents_screen() {
         !tool_results(&child[1])[0].starts_with("denied"),
         "{:?}",
         tool_results(&child[1])
+    ); // /agents lists the agents the tool can run.
+    tty.type_text("/agents");
+    tty.press("<CR>");
+    tty.wait_for_text("general: a general agent with your tools");
+}
+
+/// An agent file's `max-turns` is the subagent's own budget: a looping
+/// child stops there, and the parent reads why.
+#[test]
+fn an_agent_files_budget_stops_its_subagent() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(
+        "require('uji.defaults')\nuji.tool.policy({ run_command = { allow = { 'echo *' } } })\n",
+    );
+    let agents = sandbox.config().join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("looper.md"),
+        "---\ndescription: Loops\nmax-turns: 2\n---\nLoop.\n",
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"agent": "looper", "task": "Loop forever"}),
+    ));
+    for i in 0..5 {
+        for_task(
+            &model,
+            "Loop forever",
+            call(
+                &format!("k{i}"),
+                "run_command",
+                json!({"command": format!("echo {i}")}),
+            ),
+        );
+    }
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["loop"]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert_eq!(
+        requests_of(&model, "Loop forever").len(),
+        2,
+        "two requests, not a third"
+    );
+    let result = &tool_results(&model.last_request())[0];
+    assert!(
+        result.contains("error:") && result.contains("turns budget"),
+        "{result}"
     );
 }

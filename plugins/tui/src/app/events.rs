@@ -45,6 +45,7 @@ impl App {
         match event {
             Event::ToolStarted { .. }
             | Event::Progress { .. }
+            | Event::Subagent { .. }
             | Event::ToolFinished { .. }
             | Event::ApprovalRequest { .. }
             | Event::ApprovalResolved { .. } => self.on_tool_event(event),
@@ -102,6 +103,16 @@ impl App {
                 because,
             } => self.on_tool_started(&call_id, &name, &subject, verb, decision, because),
             Event::Progress { call_id, line, .. } => self.on_progress(&call_id, &line),
+            Event::Subagent {
+                call_id,
+                session,
+                agent,
+                line,
+            } => {
+                if let Some(tool) = self.transcript.tool_mut(&call_id) {
+                    tool.subagent_line(&session, &agent, &line);
+                }
+            }
             Event::ToolFinished {
                 call_id,
                 summary,

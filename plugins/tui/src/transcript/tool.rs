@@ -134,6 +134,28 @@ pub struct ToolView {
     /// Who refused the call, when the person did at its question (the
     /// screen knows it from the answer; the result's words are the model's).
     refused: Option<Refusal>,
+    /// The subagents a `subagent` call runs, one row each while it runs.
+    subagents: Vec<SubagentRow>,
+}
+
+/// One running subagent: its agent, what it does now, its tokens.
+#[derive(Debug, Clone, PartialEq)]
+struct SubagentRow {
+    session: String,
+    agent: String,
+    doing: String,
+    tokens: u64,
+}
+
+impl SubagentRow {
+    fn text(&self) -> String {
+        let tokens = if self.tokens > 0 {
+            format!(" · {} tokens", self.tokens)
+        } else {
+            String::new()
+        };
+        format!("{}: {}{tokens}", self.agent, self.doing)
+    }
 }
 
 /// How the person refused a call at its question.
@@ -158,6 +180,7 @@ impl Block<ToolView> {
             output: Output::default(),
             summary: None,
             diff: None,
+            subagents: Vec::new(),
             refused: None,
         })
     }
@@ -209,6 +232,52 @@ impl Block<ToolView> {
     /// The live line under a running call; only the latest is kept.
     pub fn set_progress(&mut self, line: &str) {
         self.update(|view| view.progress = bounded(line).0.to_string());
+    }
+
+    /// One line of a subagent's stream (a `subagent` call's child): its
+    /// row says which tool it runs and the tokens it used so far.
+    pub fn subagent_line(&mut self, session: &str, agent: &str, line: &serde_json::Value) {
+        let usage = &line["usage"];
+        let tokens: u64 = ["input", "output", "cache_read", "cache_write"]
+            .iter()
+            .filter_map(|k| usage[*k].as_u64())
+            .sum();
+        let doing = match line["type"].as_str() {
+            Some("session") => Some("starting".to_string()),
+            Some("tool") => Some(format!(
+                "{} {}",
+                line["name"].as_str().unwrap_or_default(),
+                line["subject"].as_str().unwrap_or_default()
+            )),
+            Some("done") => Some(if line["error"].is_string() {
+                "failed".to_string()
+            } else {
+                "done".to_string()
+            }),
+            Some("usage") => None,
+            _ => return,
+        };
+        self.update(|view| {
+            let at = match view.subagents.iter().position(|r| r.session == session) {
+                Some(at) => at,
+                None => {
+                    view.subagents.push(SubagentRow {
+                        session: session.to_string(),
+                        agent: agent.to_string(),
+                        doing: "starting".to_string(),
+                        tokens: 0,
+                    });
+                    view.subagents.len() - 1
+                }
+            };
+            let row = &mut view.subagents[at];
+            if let Some(doing) = doing {
+                row.doing = doing;
+            }
+            if tokens > 0 {
+                row.tokens = tokens;
+            }
+        });
     }
 
     /// The call ended. A denied call stays denied (its `tool_finished`
@@ -266,6 +335,11 @@ impl ToolView {
     fn body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
         match self.state {
             ToolState::Asking => vec![Line::styled("waiting for your answer", theme.dim)],
+            ToolState::Running if !self.subagents.is_empty() => self
+                .subagents
+                .iter()
+                .map(|row| Line::styled(cut(&one_line(&row.text()), width), theme.dim))
+                .collect(),
             ToolState::Running => progress_row(&self.progress, width, theme),
             ToolState::Denied => self.denied_body(width, theme, expanded),
             ToolState::Failed => self.failed_body(width, theme, expanded),
@@ -902,6 +976,45 @@ mod tests {
                 line_text(line)
             );
         }
+    }
+
+    #[test]
+    fn a_subagent_call_shows_a_row_per_running_subagent_with_its_tool_and_tokens() {
+        let theme = Theme::colored();
+        let mut block = ToolBlock::new("c1", "subagent", "Agent", "reviewer general");
+        block.set_progress("summed up by core");
+        let line = |json: &str| serde_json::from_str::<serde_json::Value>(json).unwrap();
+        block.subagent_line("s1", "reviewer", &line(r#"{"type":"session","id":"s1"}"#));
+        block.subagent_line("s2", "general", &line(r#"{"type":"session","id":"s2"}"#));
+        block.subagent_line(
+            "s1",
+            "reviewer",
+            &line(r#"{"type":"tool","name":"run_command","subject":"cargo test"}"#),
+        );
+        block.subagent_line(
+            "s1",
+            "reviewer",
+            &line(r#"{"type":"usage","usage":{"input":1200,"output":30}}"#),
+        );
+        block.subagent_line(
+            "s2",
+            "general",
+            &line(r#"{"type":"done","text":"ok","usage":{"input":5}}"#),
+        );
+        assert_eq!(
+            texts(block.lines(60, &theme, 0)),
+            [
+                "⠋ Agent (reviewer general)",
+                "  ⎿  reviewer: run_command cargo test · 1230 tokens",
+                "     general: done · 5 tokens"
+            ]
+        );
+        block.finish(false, Some("2 subagents answered"), None);
+        assert!(
+            !texts(block.lines(60, &theme, 0))
+                .join("\n")
+                .contains("tokens")
+        );
     }
 
     #[test]
