@@ -550,3 +550,57 @@ fn an_agent_files_budget_stops_its_subagent() {
         "{result}"
     );
 }
+
+/// Esc in the parent's screen interrupts the turn and stops its subagents:
+/// neither the subagent's command nor the subagent's uji is left.
+#[test]
+fn esc_in_the_parents_screen_stops_its_subagents() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&format!(
+        "require('uji.defaults')\n\
+         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
+         uji.model.use(\"fake/m1\")\n\
+         uji.tool.policy({{ run_command = {{ allow = {{ 'sleep *' }} }} }})\n",
+        model.base_url()
+    ));
+    model.push(call("p1", "subagent", json!({"task": "Sleep on it"})));
+    for_task(
+        &model,
+        "Sleep on it",
+        call("k1", "run_command", json!({"command": "sleep 272.5"})),
+    );
+    for_task(&model, "Sleep on it", answer("slept"));
+    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
+    let mut tty =
+        uji_tests::tty::Tty::spawn(sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins), 30, 110);
+    tty.wait_for_text("Ask uji anything");
+    tty.type_text("sleep in a subagent");
+    tty.press("<CR>");
+    tty.wait_for_text("general: run_command sleep 272.5");
+    let running = |pattern: &str| {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", pattern])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    let started = std::time::Instant::now();
+    while !running("sleep 272.5") {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the subagent's command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    tty.press("<Esc>");
+    let started = std::time::Instant::now();
+    while running("sleep 272.5") || running("Sleep on it") {
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "the subagent or its command outlived Esc"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    tty.wait_for_text("interrupted");
+}
