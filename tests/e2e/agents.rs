@@ -604,3 +604,46 @@ fn esc_in_the_parents_screen_stops_its_subagents() {
     }
     tty.wait_for_text("interrupted");
 }
+
+/// `require("uji.agents").add` in init.lua: a good agent reaches the tool's
+/// description; a misspelt field is an error at its line.
+#[test]
+fn init_lua_adds_agents_and_a_misspelt_field_is_an_error_at_its_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(
+        "require('uji.defaults')\n\
+         require('uji.agents').add({ name = 'tester', description = 'Runs the tests', tools = { 'run_command' } })\n",
+    );
+    let model = FakeModel::start();
+    model.push(answer("fine"));
+    let output = run(&sandbox, &model, &["hello"]);
+    assert!(output.status.success(), "{:?}", text(&output));
+    let request = &model.requests()[0];
+    let described = request.json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "subagent")
+        .map(|t| t["function"]["description"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(
+        described.contains("- tester: Runs the tests"),
+        "{described}"
+    );
+
+    sandbox.write_init(
+        "require('uji.defaults')\nrequire('uji.agents').add({ name = 'x', description = 'y', colour = 'red' })\n",
+    );
+    let output = sandbox
+        .uji()
+        .args(["tool", "list"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    let shown = format!("{stdout}{stderr}");
+    assert!(
+        shown.contains("init.lua:2") && shown.contains("unknown field colour"),
+        "{shown}"
+    );
+}
