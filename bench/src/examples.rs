@@ -129,3 +129,27 @@ pub fn checkpoints() -> Vec<Row> {
         },
     ]
 }
+
+/// Issue 33: what uji's network proxy adds to one connection of a
+/// sandboxed command (`core/uji-core/examples/proxy_bench.rs`).
+pub fn network() -> Vec<Row> {
+    let found = numbers("proxy_bench");
+    let get = |name: &str| found.get(name).copied().unwrap_or(f64::NAN) / 1000.0;
+    vec![
+        Row {
+            area: "network",
+            what: "proxy: a plain HTTP request through it, over a direct one (median of 400)"
+                .to_string(),
+            value: get("plain_added_us"),
+            unit: "ms",
+            target: Some(1.0),
+        },
+        Row {
+            area: "network",
+            what: "proxy: a CONNECT tunnel and a request through it, over a direct one".to_string(),
+            value: get("connect_added_us"),
+            unit: "ms",
+            target: Some(1.0),
+        },
+    ]
+}

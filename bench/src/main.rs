@@ -207,7 +207,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 18] = [
+    let areas: [Area; 19] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -226,6 +226,7 @@ fn main() {
         ("jobs", jobs::run),
         ("checkpoints", examples::checkpoints),
         ("agents", agents::run),
+        ("network", examples::network),
     ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {

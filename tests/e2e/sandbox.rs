@@ -488,3 +488,102 @@ fn a_read_only_command_the_defaults_allow_runs_in_the_sandbox() {
     let out = run_command(&sandbox, &tmp, status, &["--sandbox", "off"]);
     assert!(out.contains("NoNewPrivs:\t0"), "{out}");
 }
+
+/// `network = { allow = { … } }`: a sandboxed command reaches the listed
+/// hosts through uji's proxy and no other: a host not listed gets 403 and
+/// the call's result says so, and a connect that goes around the proxy is
+/// refused by the kernel. The server is on loopback under two names:
+/// `localhost` (listed) and `127.0.0.1` (not).
+#[test]
+fn a_host_allow_list_lets_commands_reach_only_those_hosts_through_the_proxy() {
+    if uji_plugin_tools::sandbox::kernel_abi() < 4 {
+        eprintln!("SKIPPED host allow list: this kernel's Landlock cannot restrict TCP (ABI 4)");
+        return;
+    }
+    let server = uji_fake_model::FakeModel::start();
+    server.push(uji_fake_model::Script::status(
+        200,
+        "hello-from-server",
+        &[],
+    ));
+    let port = server.addr().port();
+    let lua = r#"uji.tool.sandbox({ network = { allow = { "localhost" } } })"#;
+    let (sandbox, tmp) = sandbox(Some(lua));
+    let fetch = |host: &str| {
+        format!(
+            "python3 -c 'import urllib.request; print(urllib.request.urlopen(\"http://{host}:{port}/x\").read().decode())'"
+        )
+    };
+    let allowed = run_command(&sandbox, &tmp, &fetch("localhost"), &["--yes"]);
+    if allowed.contains("python3: not found") {
+        eprintln!("SKIPPED host allow list: no python3");
+        return;
+    }
+    assert!(allowed.contains("hello-from-server"), "{allowed}");
+    let refused = run_command(&sandbox, &tmp, &fetch("127.0.0.1"), &["--yes"]);
+    assert!(refused.contains("HTTP Error 403"), "{refused}");
+    assert!(
+        refused.contains("network: 127.0.0.1 is not allowed by your sandbox rules"),
+        "{refused}"
+    );
+    let direct = format!(
+        "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port})); print(\"connected\")'"
+    );
+    let around = run_command(&sandbox, &tmp, &direct, &["--yes"]);
+    assert!(
+        !around.contains("connected") && around.contains("PermissionError"),
+        "{around}"
+    );
+    let reached: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        reached,
+        ["/x"],
+        "only the allowed request reached the server"
+    );
+    let check = uji(&sandbox, &tmp)
+        .args(["policy", "check", "run_command", "make"])
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&check);
+    assert!(stdout.contains("network only localhost"), "{stdout}");
+}
+
+/// `uji run --network HOSTS` sets the allow list for one run (over
+/// init.lua); a host that is not a host name is refused before the run.
+#[test]
+fn uji_run_network_flag_sets_the_allow_list_for_one_run() {
+    if uji_plugin_tools::sandbox::kernel_abi() < 4 {
+        eprintln!("SKIPPED --network: this kernel's Landlock cannot restrict TCP (ABI 4)");
+        return;
+    }
+    let server = uji_fake_model::FakeModel::start();
+    let port = server.addr().port();
+    let (sandbox, _tmp) = sandbox(None);
+    let fetch = format!(
+        "python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:{port}/\")'"
+    );
+    let (output, results) = uji_tests::chat::run_commands(
+        &sandbox,
+        &[&fetch],
+        &["--yes", "--network", "localhost,crates.io"],
+        &[],
+    );
+    assert!(output.status.success(), "{:?}", text(&output));
+    if results[0].contains("python3: not found") {
+        eprintln!("SKIPPED --network: no python3");
+        return;
+    }
+    assert!(
+        results[0].contains("network: 127.0.0.1 is not allowed by your sandbox rules"),
+        "{results:?}"
+    );
+    assert!(server.requests().is_empty());
+    let bad = sandbox
+        .uji()
+        .args(["run", "--network", "crates io", "hi"])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&bad);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is not a host"), "{stderr}");
+}

@@ -87,6 +87,11 @@ enum Command {
         /// Run commands in this OS sandbox (Landlock): off, read-only or workspace-write.
         #[arg(long, value_name = "MODE", value_parser = ["off", "read-only", "workspace-write"])]
         sandbox: Option<String>,
+        /// What sandboxed commands may reach: all, none, or only these
+        /// hosts through uji's proxy (crates.io,*.npmjs.org); over
+        /// init.lua's uji.tool.sandbox network.
+        #[arg(long, value_name = "all|none|HOSTS")]
+        network: Option<String>,
         /// Continue a saved session.
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
@@ -253,6 +258,23 @@ enum PolicyCommand {
 }
 
 /// `--sandbox MODE`: for this run, over what the Lua config set.
+/// `--network`: `all`, `none`, or hosts separated by commas.
+pub(crate) fn parse_network(text: &str) -> Result<uji_protocol::Network, String> {
+    match text.trim() {
+        "all" | "on" => Ok(uji_protocol::Network::All),
+        "none" | "off" => Ok(uji_protocol::Network::None),
+        hosts => {
+            let list: Vec<&str> = hosts
+                .split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .collect();
+            serde_json::from_value(serde_json::json!({ "allow": list }))
+                .map_err(|e| format!("--network: {e}"))
+        }
+    }
+}
+
 pub(crate) fn set_sandbox(gate: &uji_core::Gate, mode: Option<&str>) {
     if let Some(mode) = mode.and_then(uji_protocol::SandboxMode::parse) {
         gate.sandbox(uji_protocol::services::ToolSandbox {
@@ -312,6 +334,7 @@ fn main() -> ExitCode {
             title,
             yes,
             sandbox,
+            network,
             resume,
             parent,
             image,
@@ -335,6 +358,7 @@ fn main() -> ExitCode {
                     title,
                     yes,
                     sandbox,
+                    network,
                     resume,
                     parent,
                     frontend: cli.frontend,

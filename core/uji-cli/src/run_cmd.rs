@@ -23,6 +23,8 @@ pub struct RunOptions {
     pub title: Option<String>,
     pub yes: bool,
     pub sandbox: Option<String>,
+    /// `--network`: all, none or hosts.
+    pub network: Option<String>,
     pub resume: Option<String>,
     pub parent: Option<String>,
     pub frontend: Option<String>,
@@ -154,6 +156,20 @@ pub fn run(
         booted.registry.set_config(budget_key, budget);
     }
     crate::set_sandbox(&booted.gate, options.sandbox.as_deref());
+    if let Some(network) = options.network.as_deref() {
+        match crate::parse_network(network) {
+            Ok(network) => {
+                booted.gate.sandbox(uji_protocol::services::ToolSandbox {
+                    network: Some(network),
+                    ..Default::default()
+                });
+            }
+            Err(e) => {
+                say!("uji: error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     if let Some(mode) = options.mode.as_deref() {
         let mode = serde_json::from_value(serde_json::Value::from(mode))
             .map_err(|e| e.to_string())

@@ -829,7 +829,7 @@ fn only_a_persons_allow_once_runs_a_command_outside_the_sandbox() {
     // Configured: every command call gets it, and the question says so.
     let settings = gate.sandbox(ToolSandbox {
         mode: Some(SandboxMode::ReadOnly),
-        network: Some(false),
+        network: Some(uji_protocol::Network::None),
         writable: None,
     });
     assert_eq!(settings.mode, Some(SandboxMode::ReadOnly));

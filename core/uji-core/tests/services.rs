@@ -161,7 +161,7 @@ fn the_command_sandbox_is_the_one_a_command_nobody_approved_gets() {
         &core,
         ToolSandbox {
             mode: Some(uji_sdk::SandboxMode::ReadOnly),
-            network: Some(false),
+            network: Some(uji_protocol::Network::None),
             writable: None,
         },
     )

@@ -52,6 +52,8 @@ fn layout() -> (tempfile_dir::Dir, CallSandbox) {
     let spec = CallSandbox {
         mode: SandboxMode::WorkspaceWrite,
         network: false,
+        proxy: None,
+        hosts: Vec::new(),
         writable: vec![path(&work), path(&dir.0)],
         read_only: vec![
             path(&work.join(".git/config")),

@@ -162,6 +162,7 @@ pub fn start_tree(
     let mark = reaper::new_mark();
     cmd.current_dir(cwd);
     env.apply(&mut cmd);
+    sandbox.apply_proxy(&mut cmd);
     cmd.env(reaper::MARK_VAR, &mark);
     let enter = sandbox.enter(cwd);
     let parent = std::process::id() as libc::pid_t;

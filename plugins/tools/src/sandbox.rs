@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetError, Scope,
 };
 
@@ -55,9 +55,43 @@ pub enum Prepared {
     Ruleset {
         ruleset: OwnedFd,
         mounts: Option<Arc<Mounts>>,
+        /// uji's proxy, the only TCP port the command may connect to.
+        proxy: Option<u16>,
     },
-    /// Asked for, but this kernel has no Landlock: the policy alone applies.
-    Unsupported,
+    /// Asked for, but this kernel has no Landlock: the policy alone applies
+    /// (the proxy is still named in the command's environment).
+    Unsupported { proxy: Option<u16> },
+}
+
+/// The variables that send a command's HTTP(S) traffic through a proxy,
+/// in the forms programs read.
+const PROXY_VARS: [&str; 6] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+];
+
+impl Prepared {
+    /// Points the command at uji's proxy when its network goes through
+    /// it; `NO_PROXY` is dropped, so nothing is meant to go around it (a
+    /// direct connect is refused anyway).
+    pub fn apply_proxy(&self, cmd: &mut std::process::Command) {
+        let (Prepared::Ruleset {
+            proxy: Some(port), ..
+        }
+        | Prepared::Unsupported { proxy: Some(port) }) = self
+        else {
+            return;
+        };
+        let url = format!("http://127.0.0.1:{port}");
+        for var in PROXY_VARS {
+            cmd.env(var, &url);
+        }
+        cmd.env_remove("NO_PROXY").env_remove("no_proxy");
+    }
 }
 
 /// Builds the ruleset for `spec`.
@@ -72,6 +106,9 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
     let mut created = ruleset.create()?;
+    if let Some(port) = spec.proxy.filter(|_| !spec.network) {
+        created = created.add_rule(NetPort::new(port, AccessNet::ConnectTcp))?;
+    }
     let read = AccessFs::from_read(TARGET);
     if let Ok(root) = PathFd::new("/") {
         created = created.add_rule(PathBeneath::new(root, read))?;
@@ -108,6 +145,7 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
             Prepared::Ruleset {
                 ruleset: fd,
                 mounts: namespace(spec),
+                proxy: spec.proxy,
             }
         }
         None => {
@@ -116,7 +154,7 @@ pub fn prepare(spec: Option<&CallSandbox>) -> Result<Prepared, RulesetError> {
                 "this kernel has no Landlock: commands run without the OS sandbox, \
                  with the policy alone",
             );
-            Prepared::Unsupported
+            Prepared::Unsupported { proxy: spec.proxy }
         }
     })
 }
@@ -142,12 +180,14 @@ impl Prepared {
     pub fn enter(&self, cwd: &std::path::Path) -> Option<Enter> {
         use std::os::unix::ffi::OsStrExt;
         match self {
-            Prepared::Ruleset { ruleset, mounts } => Some(Enter {
+            Prepared::Ruleset {
+                ruleset, mounts, ..
+            } => Some(Enter {
                 ruleset: ruleset.as_raw_fd(),
                 mounts: mounts.clone(),
                 cwd: std::ffi::CString::new(cwd.as_os_str().as_bytes()).ok(),
             }),
-            Prepared::None | Prepared::Unsupported => None,
+            Prepared::None | Prepared::Unsupported { .. } => None,
         }
     }
 }

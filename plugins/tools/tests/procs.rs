@@ -401,6 +401,8 @@ fn a_read_only_sandbox_keeps_the_process_from_writing() {
     let sandbox = CallSandbox {
         mode: SandboxMode::ReadOnly,
         network: true,
+        proxy: None,
+        hosts: Vec::new(),
         writable: Vec::new(),
         read_only: Vec::new(),
         hidden: Vec::new(),
@@ -438,6 +440,8 @@ fn paths_the_sandbox_protects_stay_read_only_beneath_a_writable_directory() {
     let sandbox = CallSandbox {
         mode: SandboxMode::WorkspaceWrite,
         network: true,
+        proxy: None,
+        hosts: Vec::new(),
         writable: vec![work.to_string_lossy().into()],
         read_only: vec![work.join(".git/hooks").to_string_lossy().into()],
         hidden: Vec::new(),

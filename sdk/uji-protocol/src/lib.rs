@@ -290,12 +290,106 @@ impl SandboxMode {
     }
 }
 
+/// Which hosts a sandboxed command may reach over TCP (`uji.tool.sandbox`'s
+/// `network`): as JSON `true` (all), `false` (none) or `{"allow": [hosts]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Network {
+    #[default]
+    All,
+    None,
+    /// Only these hosts (`crates.io`, `*.npmjs.org`: a host, or every
+    /// host beneath a domain), through uji's proxy.
+    Hosts(Vec<String>),
+}
+
+impl Network {
+    /// "on", "off" or "only crates.io, github.com".
+    pub fn describe(&self) -> String {
+        match self {
+            Network::All => "on".to_string(),
+            Network::None => "off".to_string(),
+            Network::Hosts(hosts) => format!("only {}", hosts.join(", ")),
+        }
+    }
+}
+
+impl Serialize for Network {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Network::All => serializer.serialize_bool(true),
+            Network::None => serializer.serialize_bool(false),
+            Network::Hosts(hosts) => {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("allow", hosts)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// What a network setting must look like, for the error.
+const NETWORK_SHAPES: &str = "network must be true (every host), false (none) or { allow = { \"crates.io\", \"*.npmjs.org\" } }";
+
+impl<'de> Deserialize<'de> for Network {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let value = Value::deserialize(deserializer)?;
+        match value {
+            Value::Bool(true) => Ok(Network::All),
+            Value::Bool(false) => Ok(Network::None),
+            Value::Object(mut map) if map.len() == 1 && map.contains_key("allow") => {
+                let hosts = map.remove("allow").unwrap_or_default();
+                let hosts: Vec<String> = match hosts {
+                    Value::Array(list) => list
+                        .into_iter()
+                        .map(|h| match h {
+                            Value::String(h) => host_pattern(&h).map_err(D::Error::custom),
+                            _ => Err(D::Error::custom(NETWORK_SHAPES)),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    _ => return Err(D::Error::custom(NETWORK_SHAPES)),
+                };
+                Ok(Network::Hosts(hosts))
+            }
+            _ => Err(D::Error::custom(NETWORK_SHAPES)),
+        }
+    }
+}
+
+/// A host pattern as kept: lower case; a host name (`crates.io`), an IP
+/// address, or `*.` and a domain (its hosts beneath it).
+fn host_pattern(pattern: &str) -> Result<String, String> {
+    let pattern = pattern.trim().to_ascii_lowercase();
+    let name = pattern.strip_prefix("*.").unwrap_or(&pattern);
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    if valid {
+        Ok(pattern)
+    } else {
+        Err(format!(
+            "network: {pattern:?} is not a host: give a name (crates.io), an address, or *.domain (*.npmjs.org)"
+        ))
+    }
+}
+
 /// The sandbox one call runs in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallSandbox {
     pub mode: SandboxMode,
     /// TCP bind and connect allowed.
     pub network: bool,
+    /// Only through uji's proxy on this loopback port: the command's
+    /// `HTTP_PROXY`/`HTTPS_PROXY` name it, and TCP connects to any other
+    /// port are refused (`network` is then false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<u16>,
+    /// The hosts the proxy lets through, for [`CallSandbox::describe`]
+    /// (without a `proxy`, none gets through).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
     /// Absolute directories writable in `workspace-write`: the workspace
     /// roots, the temporary directory and the user's extra writable roots.
     #[serde(default)]
@@ -318,7 +412,13 @@ impl CallSandbox {
         if self.mode == SandboxMode::Off {
             return "off".to_string();
         }
-        let network = if self.network { "on" } else { "off" };
+        let network = if self.network {
+            "on".to_string()
+        } else if self.hosts.is_empty() {
+            "off".to_string()
+        } else {
+            format!("only {}", self.hosts.join(", "))
+        };
         format!("{}, network {network}", self.mode.as_str())
     }
 }

@@ -286,7 +286,7 @@ pub struct ToolSandbox {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<crate::SandboxMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<bool>,
+    pub network: Option<crate::Network>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writable: Option<Vec<String>>,
 }
@@ -294,26 +294,16 @@ pub struct ToolSandbox {
 /// The sandbox settings: `mode` is `None` until set (then commands run in
 /// `workspace-write`, but a call a person allowed once in a question runs
 /// with no sandbox).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct SandboxSettings {
     pub mode: Option<crate::SandboxMode>,
-    pub network: bool,
+    pub network: crate::Network,
     pub writable: Vec<String>,
-}
-
-impl Default for SandboxSettings {
-    fn default() -> Self {
-        SandboxSettings {
-            mode: None,
-            network: true,
-            writable: Vec::new(),
-        }
-    }
 }
 service!(
     ToolSandbox,
     "tool.sandbox",
-    "{\"mode\"?: \"off\" | \"read-only\" | \"workspace-write\", \"network\"?: true or false, \"writable\"?: [directories]}",
+    "{\"mode\"?: \"off\" | \"read-only\" | \"workspace-write\", \"network\"?: true, false or {\"allow\": [hosts]}, \"writable\"?: [directories]}",
     SandboxSettings
 );
 

@@ -3,11 +3,12 @@
 //! (with what it protects inside it).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use uji_policy::{canonicalize_lenient, expand_home};
 use uji_protocol::services::{SandboxSettings, ToolSandbox};
-use uji_protocol::{CallSandbox, SandboxMode, SubjectKind};
+use uji_protocol::{CallSandbox, Network, SandboxMode, SubjectKind, ToolOutput};
 
 use super::Gate;
 
@@ -111,13 +112,55 @@ impl Gate {
                 .filter_map(|dir| canonicalize_lenient(&cwd.join(expand_home(dir))).ok()),
         );
         let (read_only, hidden) = self.protected_paths(&roots);
+        let (network, proxy, hosts) = match &settings.network {
+            Network::All => (true, None, Vec::new()),
+            Network::None => (false, None, Vec::new()),
+            Network::Hosts(hosts) => (false, self.net_proxy_port(hosts), hosts.clone()),
+        };
         Some(CallSandbox {
             mode,
-            network: settings.network,
+            network,
+            proxy,
+            hosts,
             writable: strings(&writable),
             read_only: strings(&read_only),
             hidden: strings(&hidden),
         })
+    }
+
+    /// The port of the proxy letting `hosts` through, started on first use;
+    /// `None` (no network at all) when it cannot be started, or outside a
+    /// runtime (`uji policy check` only describes the sandbox).
+    fn net_proxy_port(&self, hosts: &[String]) -> Option<u16> {
+        let mut slot = self.net_proxy.lock();
+        if let Some(proxy) = slot.as_ref() {
+            proxy.set_hosts(hosts.to_vec());
+            return Some(proxy.port());
+        }
+        tokio::runtime::Handle::try_current().ok()?;
+        match super::proxy::NetProxy::start(hosts.to_vec()) {
+            Ok(proxy) => {
+                let port = proxy.port();
+                *slot = Some(Arc::new(proxy));
+                Some(port)
+            }
+            Err(e) => {
+                tracing::warn!("the network proxy cannot start ({e}): commands get no network");
+                None
+            }
+        }
+    }
+
+    /// Says in a call's result which hosts the proxy refused while it ran.
+    pub(super) fn note_refused_hosts(&self, since: std::time::Instant, output: &mut ToolOutput) {
+        let Some(proxy) = self.net_proxy.lock().clone() else {
+            return;
+        };
+        for host in proxy.refused_since(since) {
+            output.text.push_str(&format!(
+                "\nnetwork: {host} is not allowed by your sandbox rules (uji.tool.sandbox network allow list, docs/web.md)"
+            ));
+        }
     }
 
     /// `tool.command_sandbox`: the sandbox a command nobody approved runs

@@ -236,11 +236,14 @@ pub struct Gate {
     spill_counter: Arc<AtomicUsize>,
     /// What the `subagent` tool needs of each session that may call it.
     subagent_links: crate::subagents::Links,
+    /// The proxy of commands allowed only some hosts, once one needed it.
+    net_proxy: Arc<parking_lot::Mutex<Option<Arc<proxy::NetProxy>>>>,
 }
 
 pub mod approvals;
 mod call_env;
 pub mod child_env;
+pub mod proxy;
 mod spill;
 
 /// What a call looks like once the gate decided it: what a frontend shows
@@ -472,6 +475,7 @@ impl Gate {
             spill: Arc::default(),
             spill_counter: Arc::default(),
             subagent_links: crate::subagents::Links::default(),
+            net_proxy: Arc::default(),
         }
     }
 
@@ -1159,6 +1163,7 @@ impl Gate {
             decided_by,
             ..
         } = decided;
+        let started = std::time::Instant::now();
         let mut running = match tool.start(&call, progress) {
             Ok(running) => running,
             Err(e) => {
@@ -1184,6 +1189,9 @@ impl Gate {
         // kind and keeps what it wrote; any other answer is replaced.
         if interrupted && !output.is_interrupted() {
             output = ToolOutput::interrupted(INTERRUPTED_WHILE_RUNNING);
+        }
+        if call.sandbox.as_ref().is_some_and(|s| s.proxy.is_some()) {
+            self.note_refused_hosts(started, &mut output);
         }
         self.bound_output(call.spill.as_deref(), &mut output);
         self.after_tool(request, &call.args, &subject, &mut output);

@@ -48,11 +48,7 @@ impl Shared {
             Some(mode) => format!("{} for every command", mode.as_str()),
             None => "workspace-write (a command you allow once in its question runs without)"
                 .to_string(),
-        } + if sandbox.network {
-            ", network on"
-        } else {
-            ", network off"
-        };
+        } + &format!(", network {}", sandbox.network.describe());
         let rows = [
             ("model", model),
             ("directory", snapshot.cwd.clone()),

@@ -123,8 +123,14 @@ subagent asks the user before risky calls, as you do.\n\n{}",
         if !agent.prompt.trim().is_empty() {
             flag("append-prompt", agent.prompt.clone());
         }
-        if let Some(mode) = self.gate.sandbox(ToolSandbox::default()).mode {
+        let sandbox = self.gate.sandbox(ToolSandbox::default());
+        if let Some(mode) = sandbox.mode {
             flag("sandbox", mode.as_str().to_string());
+        }
+        match sandbox.network {
+            uji_protocol::Network::All => {}
+            uji_protocol::Network::None => flag("network", "none".to_string()),
+            uji_protocol::Network::Hosts(hosts) => flag("network", hosts.join(",")),
         }
         let first_line = task.lines().next().unwrap_or_default();
         let title: String = format!("{}: {first_line}", agent.name)
