@@ -25,6 +25,7 @@ mod startup;
 mod tools;
 mod tui_frames;
 mod tui_live;
+mod web;
 
 pub use measure::{Run, measure, measure_with_stdin};
 
@@ -207,7 +208,7 @@ fn main() {
 
     let mut rows = Vec::new();
     type Area = (&'static str, fn() -> Vec<Row>);
-    let areas: [Area; 19] = [
+    let areas: [Area; 20] = [
         ("startup", startup::run),
         ("tools", tools::run),
         ("policy", examples::policy),
@@ -227,6 +228,7 @@ fn main() {
         ("checkpoints", examples::checkpoints),
         ("agents", agents::run),
         ("network", examples::network),
+        ("web", web::run),
     ];
     for (area, run) in areas {
         if filter.is_empty() || filter.iter().any(|f| area.contains(f.as_str())) {

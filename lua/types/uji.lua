@@ -414,6 +414,24 @@ uji.ui = {}
 ---@param settings uji.UiSettings
 function uji.ui.configure(settings) end
 
+---@class uji.web
+uji.web = {}
+
+---@class uji.WebSearchSettings
+---@field backend "searxng"|"brave"|"tavily"|"exa" The search API web_search uses; its key comes from BRAVE_API_KEY, TAVILY_API_KEY, EXA_API_KEY or `uji login NAME`.
+---@field url? string The API's base URL instead of the backend's own (required for searxng: your instance). The key goes only to this URL's origin.
+
+--- The backend of the web_search tool, which is not offered until one is set (docs/web.md).
+---@param settings uji.WebSearchSettings
+function uji.web.search(settings) end
+
+---@class uji.WebFetchSettings
+---@field timeout? integer|string How long web_fetch waits for a whole page: seconds or "30s", "2m" (default 30 seconds).
+
+--- How web_fetch behaves.
+---@param settings uji.WebFetchSettings
+function uji.web.fetch(settings) end
+
 ---@class uji.Checkpoint
 ---@field id integer
 ---@field turn integer

@@ -156,6 +156,7 @@ fn a_multi_step_task_reads_edits_and_runs_and_the_events_come_in_order() {
             "run_command",
             "stop_job",
             "subagent",
+            "web_fetch",
             "write_file"
         ]
     );
@@ -362,7 +363,7 @@ fn invalid_arguments_and_unknown_tools_become_results_the_model_can_correct() {
     );
     assert_eq!(
         results[1]["content"],
-        "error: unknown tool `grep`. Available tools: edit_file, job_output, read_file, run_command, stop_job, subagent, write_file."
+        "error: unknown tool `grep`. Available tools: edit_file, job_output, read_file, run_command, stop_job, subagent, web_fetch, write_file."
     );
 }
 

@@ -74,15 +74,21 @@ pub fn run_commands(
         .stdin(Stdio::null())
         .output()
         .expect("run uji");
-    let requests = model.requests();
-    let results: Vec<String> = requests
+    let results = tool_results(&model);
+    assert_eq!(results.len(), commands.len(), "{:?}", crate::text(&output));
+    (output, results)
+}
+
+/// What each tool call's result said, in order, as the model's last
+/// request carried them.
+pub fn tool_results(model: &FakeModel) -> Vec<String> {
+    model
+        .requests()
         .last()
         .map(|r| r.json["messages"].as_array().cloned().unwrap_or_default())
         .unwrap_or_default()
         .iter()
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect();
-    assert_eq!(results.len(), commands.len(), "{:?}", crate::text(&output));
-    (output, results)
+        .collect()
 }

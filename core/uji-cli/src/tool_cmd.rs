@@ -56,7 +56,17 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<()
             "{server}__*\t-\tmcp\tthe tools of MCP server {server}, listed once a session starts it (`uji mcp list` starts it)\n"
         ));
     }
+    out.push_str(&web_search_hint(&booted.registry));
     crate::out::print(&out)
+}
+
+/// The row of `web_search` while it is not offered: the web plugin is
+/// there, but init.lua chose no search backend (docs/web.md).
+fn web_search_hint(registry: &uji_host::Registry) -> String {
+    if registry.tool("web_fetch").is_none() || registry.tool("web_search").is_some() {
+        return String::new();
+    }
+    "web_search\t-\tweb\tnot offered to the model: no search backend is set; add uji.web.search({ backend = \"brave\" }) (or \"searxng\", \"tavily\", \"exa\") to init.lua, see docs/web.md\n".to_string()
 }
 
 /// The spill directory of `uji tool run` calls (no session id looks like it).

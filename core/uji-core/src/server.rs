@@ -600,7 +600,11 @@ fn serve_shared(
             checkpointing: parking_lot::Mutex::new(None),
             status: Mutex::new(BTreeMap::new()),
             commands: Mutex::new(Vec::new()),
-            http: http::Http::new(tokio::runtime::Handle::current(), HTTP_MAX_OPEN),
+            http: http::Http::new(
+                tokio::runtime::Handle::current(),
+                HTTP_MAX_OPEN,
+                sessions.providers.clone(),
+            ),
             sessions,
         }
     });

@@ -111,6 +111,8 @@ fn request_of(opts: &Table, stream: bool) -> Result<HttpOpen, String> {
         timeout_ms: seconds_ms(opts, "timeout")?,
         idle_ms: seconds_ms(opts, "idle")?,
         stream,
+        follow_redirects: None,
+        auth: None,
     })
 }
 

@@ -96,8 +96,9 @@ uji.session = {
 -- (name -> check returning ok, what it must be, and optionally the value
 -- as kept), so a typo is an error at
 -- the caller's line, then sets config `key` to every field named so far
--- (each call changes only the fields it names).
-local function configurer(api, key, fields, example)
+-- (each call changes only the fields it names), or hands them to `apply`
+-- (a raw function answering ok, error) when given.
+local function configurer(api, key, fields, example, apply)
   local names = {}
   for name in pairs(fields) do
     names[#names + 1] = name
@@ -126,7 +127,12 @@ local function configurer(api, key, fields, example)
       end
       settings[field] = kept
     end
-    local ok, err = raw.config_set(key, settings)
+    local ok, err
+    if apply then
+      ok, err = apply(settings)
+    else
+      ok, err = raw.config_set(key, settings)
+    end
     if not ok then
       error(err, 2)
     end
@@ -221,6 +227,31 @@ local UI_FIELDS = {
 }
 uji.ui = {
   configure = configurer("uji.ui.configure", "ui", UI_FIELDS, "{ notify = \"osc9\", vim = true }"),
+}
+
+-- uji.web.search({ backend = "searxng" | "brave" | "tavily" | "exa",
+-- url = "https://…" }): the backend web_search uses (docs/web.md); `url`
+-- replaces the backend's own base URL. Core keeps it: the backend's key
+-- goes only to that URL's origin.
+local SEARCH_BACKENDS = { searxng = true, brave = true, tavily = true, exa = true }
+uji.web = {
+  search = configurer("uji.web.search", nil, {
+    backend = function(value)
+      return SEARCH_BACKENDS[value], "backend must be \"searxng\", \"brave\", \"tavily\" or \"exa\""
+    end,
+    url = function(value)
+      return type(value) == "string" and value:match("^https?://[^/]") ~= nil,
+        "url must be a whole http:// or https:// URL"
+    end,
+  }, "{ backend = \"brave\" }", raw.web_search),
+  -- uji.web.fetch({ timeout = "60s" }): how long web_fetch waits for a
+  -- whole page (default 30 seconds).
+  fetch = configurer("uji.web.fetch", "web_fetch", {
+    timeout = function(value)
+      local seconds = seconds_of(value)
+      return seconds ~= nil, "timeout must be whole seconds or a time like \"30s\", \"2m\"", seconds
+    end,
+  }, "{ timeout = \"60s\" }"),
 }
 
 uji.plugins = {

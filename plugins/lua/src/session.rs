@@ -138,6 +138,21 @@ fn install_session(lua: &Lua, t: &Table) -> mlua::Result<()> {
             service(state, API, &uji_sdk::services::ConfigSet { key, value })
         })?,
     )?;
+    // Checked field by field in prelude.lua (uji.web.search); core checks
+    // the whole and keeps it, since it decides where a key may go.
+    t.set(
+        "web_search",
+        raw(lua, |lua, state, settings: Value| {
+            const API: &str = "uji.web.search";
+            let json =
+                crate::convert::to_json(lua, &settings).map_err(|e| format!("{API}: {e}"))?;
+            let request: uji_sdk::protocol::web::WebSearch =
+                serde_json::from_value(json).map_err(|e| {
+                    format!("{API} takes {{ backend = \"brave\", url = \"https://…\" }}: {e}")
+                })?;
+            service(state, API, &request)
+        })?,
+    )?;
     Ok(())
 }
 

@@ -585,6 +585,8 @@ pub mod services;
 pub mod session;
 pub mod spill;
 pub mod time;
+pub mod untrusted;
+pub mod web;
 pub mod wire;
 
 #[cfg(test)]

@@ -333,6 +333,40 @@ service!(ToolRemove, "tool.remove", "{\"name\": tool}", bool);
 pub struct ToolList {}
 service!(ToolList, "tool.list", "{}", Vec<String>);
 
+/// `policy.check`: what the gate would decide for `tool` acting on
+/// `subject` now (disabled, confinement, rules, the session's "allow for
+/// this session" answers; not hooks, which need a call's arguments). A
+/// tool that reaches further than the subject it was approved for (a
+/// redirect to another URL) asks before going on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyCheck {
+    pub tool: String,
+    pub subject: String,
+}
+service!(
+    PolicyCheck,
+    "policy.check",
+    "{\"tool\": tool, \"subject\": subject}",
+    PolicyChecked
+);
+
+/// A decision of the gate, as [`PolicyChecked`] says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyDecision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// The answer of `policy.check`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyChecked {
+    pub decision: PolicyDecision,
+    /// The rule or fallback that decided, in words.
+    pub because: String,
+}
+
 /// A list of names, or one name alone.
 fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
     #[derive(Deserialize)]
@@ -1107,6 +1141,18 @@ pub struct HttpOpen {
     /// whole request, only `idle_ms` between pieces of data.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
+    /// Whether redirects are followed (at most [`HTTP_MAX_REDIRECTS`]);
+    /// `None` is `true`. With `false` a 3xx is answered as it is, its
+    /// `location` header naming the next URL: a caller that checks every
+    /// hop (`web_fetch` asks the policy about each) follows them itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_redirects: Option<bool>,
+    /// The search backend whose key core adds to the request (the plugin
+    /// never sees it). Core refuses the request when the URL's origin is
+    /// not that backend's (its default, or the `url` init.lua gave it),
+    /// and never follows a redirect of such a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<crate::web::SearchBackend>,
 }
 
 impl HttpOpen {
@@ -1120,13 +1166,15 @@ impl HttpOpen {
             timeout_ms: None,
             idle_ms: None,
             stream: false,
+            follow_redirects: None,
+            auth: None,
         }
     }
 }
 service!(
     HttpOpen,
     "http.open",
-    "{\"url\": http(s) URL, \"method\"?: \"GET\", \"headers\"?: {name: value}, \"body\"?: text, \"timeout_ms\"?: ms, \"idle_ms\"?: ms, \"stream\"?: true or false}",
+    "{\"url\": http(s) URL, \"method\"?: \"GET\", \"headers\"?: {name: value}, \"body\"?: text, \"timeout_ms\"?: ms, \"idle_ms\"?: ms, \"stream\"?: true or false, \"follow_redirects\"?: true or false, \"auth\"?: search backend}",
     HttpOpened
 );
 

@@ -71,17 +71,28 @@ pub fn display_name(provider: &Provider) -> &str {
 
 /// The provider with `id`, or an error listing the known ones.
 pub fn find(providers: &Providers, id: &str) -> Result<Provider, LoginError> {
+    // Web search backends take keys the same way (docs/web.md).
     providers
         .get(id)
+        .or_else(|| crate::auth::search::login_entry_named(id))
         .ok_or_else(|| LoginError::UnknownProvider {
             id: id.to_string(),
             known: providers
                 .list()
                 .into_iter()
                 .map(|p| p.id)
+                .chain(search_ids())
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+/// The web search backends that take a key, for the list of known ids.
+fn search_ids() -> impl Iterator<Item = String> {
+    uji_protocol::web::SearchBackend::ALL
+        .into_iter()
+        .filter(|b| b.key_env().is_some())
+        .map(|b| b.id().to_string())
 }
 
 /// The key as typed or pasted: surrounding blanks go; inner spaces or

@@ -6,3 +6,4 @@ pub mod keys;
 pub mod login;
 pub mod providers;
 pub mod redact;
+pub mod search;

@@ -86,6 +86,8 @@ pub struct Providers {
     env: Arc<dyn EnvLookup>,
     /// Keys saved by `uji login`, by provider id.
     stored: Arc<RwLock<BTreeMap<String, String>>>,
+    /// The web search backend init.lua chose ([`crate::auth::search`]).
+    search: Arc<RwLock<Option<uji_protocol::web::WebSearch>>>,
 }
 
 impl Providers {
@@ -96,7 +98,12 @@ impl Providers {
             effort: Arc::new(RwLock::new(None)),
             env,
             stored: Arc::new(RwLock::new(BTreeMap::new())),
+            search: Arc::new(RwLock::new(None)),
         }
+    }
+
+    pub(crate) fn search_backend(&self) -> &RwLock<Option<uji_protocol::web::WebSearch>> {
+        &self.search
     }
 
     /// The keys `uji login` saved; an environment variable still wins.
@@ -197,6 +204,13 @@ impl Providers {
             .list()
             .iter()
             .flat_map(|p| p.key_env.iter().chain(&p.key_env_alt))
+            .map(String::as_str)
+            // Web search keys are as secret as a model's.
+            .chain(
+                uji_protocol::web::SearchBackend::ALL
+                    .iter()
+                    .filter_map(|b| b.key_env()),
+            )
             .filter_map(|var| self.env.get(var))
             .collect();
         values.extend(

@@ -152,6 +152,7 @@ fn boot_loading(
         Err(e) => registry.notify_at(NoticeLevel::Warn, "keys", &e.to_string()),
     }
     providers.install_services(&registry);
+    crate::auth::search::install_services(&providers, &registry);
     crate::gate::child_env::install_service(&registry, &providers);
     let mut builtin_failures: Vec<LoadFailure> = Vec::new();
     let mut builtin_loaded = Vec::new();

@@ -22,8 +22,9 @@ use uji_host::{ProgressSink, Registry};
 use uji_policy::{Decision, Policy, RuleProblem, ToolFacts, Verdict};
 use uji_protocol::frontend::GateDecision;
 use uji_protocol::services::{
-    CommandSandbox, PolicyProblems, SandboxSettings, ToolConfine, ToolDisable, ToolEnable,
-    ToolList, ToolPolicy, ToolReadRoots, ToolRemove, ToolRoots, ToolSandbox,
+    CommandSandbox, PolicyCheck, PolicyChecked, PolicyDecision, PolicyProblems, SandboxSettings,
+    ToolConfine, ToolDisable, ToolEnable, ToolList, ToolPolicy, ToolReadRoots, ToolRemove,
+    ToolRoots, ToolSandbox,
 };
 use uji_protocol::{
     ApprovalMode, DeclaredPolicy, FileDiff, SubjectKind, ToolCall, ToolErrorKind, ToolOutput,
@@ -622,8 +623,12 @@ impl Gate {
             .registry
             .config(crate::boot::CWD_KEY)
             .and_then(|v| v.as_str().map(PathBuf::from));
+        let checked_in = session_dir.clone().unwrap_or_default();
         self.registry
             .serve(move |_: CommandSandbox| gate.command_sandbox(session_dir.as_deref()));
+        let gate = self.clone();
+        self.registry
+            .serve(move |request: PolicyCheck| Ok(gate.policy_check(&request, &checked_in)));
         let gate = self.clone();
         self.registry
             .serve(move |request: ToolRemove| Ok(gate.registry.remove_tool(&request.name)));
@@ -639,6 +644,21 @@ impl Gate {
     }
 
     // ---- deciding ---------------------------------------------------------------
+
+    /// `policy.check`: [`Gate::check`] as a plugin reads it, for a tool
+    /// that must ask again before it reaches further (a redirect).
+    fn policy_check(&self, request: &PolicyCheck, cwd: &Path) -> PolicyChecked {
+        let (verdict, _) = self.check(&request.tool, &request.subject, cwd);
+        let decision = match verdict.decision {
+            Decision::Allow => PolicyDecision::Allow,
+            Decision::Ask => PolicyDecision::Ask,
+            Decision::Deny => PolicyDecision::Deny,
+        };
+        PolicyChecked {
+            decision,
+            because: verdict.message.unwrap_or(verdict.because),
+        }
+    }
 
     /// The decision for `tool` acting on `subject`, without hooks (they need
     /// the call's arguments): disabled, confinement, then the rules. This is

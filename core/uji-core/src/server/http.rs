@@ -24,6 +24,9 @@ use uji_protocol::services::{
     HTTP_DEFAULT_IDLE_MS, HTTP_DEFAULT_READ_BYTES, HTTP_DEFAULT_TIMEOUT_MS, HTTP_MAX_REDIRECTS,
     HttpChunk, HttpClose, HttpOpen, HttpOpened, HttpRead,
 };
+use uji_protocol::web::SearchBackend;
+
+use crate::auth::providers::Providers;
 
 /// Body bytes read ahead of the plugin's reads; past it the connection
 /// waits for the plugin.
@@ -35,7 +38,9 @@ const LONGEST_MS: u64 = 30 * 24 * 3600 * 1000;
 /// The HTTP requests plugins opened, and the clients that send them.
 pub(crate) struct Http {
     runtime: Handle,
-    clients: Mutex<Clients>,
+    clients: Mutex<HashMap<ClientKind, reqwest::Client>>,
+    /// Where web search keys come from (`auth`).
+    keys: Providers,
     open: Mutex<HashMap<u64, Open>>,
     /// Requests open or being opened.
     used: Arc<AtomicUsize>,
@@ -43,12 +48,13 @@ pub(crate) struct Http {
     next_id: AtomicU64,
 }
 
-/// One connection pool through the environment's proxies, one direct for
-/// loopback servers; each built on first use.
-#[derive(Default)]
-struct Clients {
-    proxied: Option<reqwest::Client>,
-    direct: Option<reqwest::Client>,
+/// Which client sends a request: one connection pool through the
+/// environment's proxies, one direct for loopback servers, each following
+/// redirects or not (reqwest sets that per client); built on first use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct ClientKind {
+    direct: bool,
+    follow: bool,
 }
 
 /// An open request: its body, the task that reads it, and its place among
@@ -125,11 +131,13 @@ struct Limits {
 }
 
 impl Http {
-    /// Requests run on `runtime`; at most `max_open` are open at once.
-    pub(crate) fn new(runtime: Handle, max_open: usize) -> Http {
+    /// Requests run on `runtime`; at most `max_open` are open at once;
+    /// web search keys come from `keys`.
+    pub(crate) fn new(runtime: Handle, max_open: usize, keys: Providers) -> Http {
         Http {
             runtime,
-            clients: Mutex::new(Clients::default()),
+            clients: Mutex::new(HashMap::new()),
+            keys,
             open: Mutex::new(HashMap::new()),
             used: Arc::new(AtomicUsize::new(0)),
             max_open,
@@ -160,14 +168,20 @@ impl Http {
                     request.method
                 )
             })?;
-        let headers = header_map(&request.headers)?;
+        let mut headers = header_map(&request.headers)?;
+        // A request carrying a key is never redirected: the key must not
+        // follow it to another host.
+        let follow = request.follow_redirects.unwrap_or(true) && request.auth.is_none();
+        if let Some(backend) = request.auth {
+            self.add_key(backend, &url, &mut headers)?;
+        }
         let limits = Limits {
             timeout: millis(request.timeout_ms.unwrap_or(HTTP_DEFAULT_TIMEOUT_MS)),
             idle: millis(request.idle_ms.unwrap_or(HTTP_DEFAULT_IDLE_MS)),
             stream: request.stream,
         };
         let slot = self.reserve()?;
-        let client = self.client(&url)?;
+        let client = self.client(&url, follow)?;
         let mut sent = client.request(method, url.clone()).headers(headers);
         if let Some(body) = request.body {
             sent = sent.body(body);
@@ -265,20 +279,41 @@ impl Http {
 
     /// The client for `url`: direct to a loopback server, else through the
     /// environment's proxies.
-    fn client(&self, url: &Url) -> Result<reqwest::Client, String> {
-        let direct = is_loopback(url);
-        let mut clients = self.clients.lock();
-        let slot = if direct {
-            &mut clients.direct
-        } else {
-            &mut clients.proxied
+    fn client(&self, url: &Url, follow: bool) -> Result<reqwest::Client, String> {
+        let kind = ClientKind {
+            direct: is_loopback(url),
+            follow,
         };
-        if let Some(client) = slot {
+        let mut clients = self.clients.lock();
+        if let Some(client) = clients.get(&kind) {
             return Ok(client.clone());
         }
-        let client = build_client(direct)?;
-        *slot = Some(client.clone());
+        let client = build_client(kind)?;
+        clients.insert(kind, client.clone());
         Ok(client)
+    }
+
+    /// Adds `backend`'s key to a request to `url`, or refuses it
+    /// (another origin, no key).
+    fn add_key(
+        &self,
+        backend: SearchBackend,
+        url: &Url,
+        headers: &mut HeaderMap,
+    ) -> Result<(), String> {
+        let Some((name, value)) = self.keys.search_credential(backend, url)? else {
+            return Ok(());
+        };
+        let mut value = HeaderValue::from_str(&value).map_err(|_| {
+            format!(
+                "the {} key holds characters a header cannot; set it again (`uji login {}`)",
+                backend.name(),
+                backend.id()
+            )
+        })?;
+        value.set_sensitive(true);
+        headers.insert(HeaderName::from_static(name), value);
+        Ok(())
     }
 }
 
@@ -293,11 +328,16 @@ fn off_runtime(method: &str) -> Result<(), String> {
     }
 }
 
-fn build_client(direct: bool) -> Result<reqwest::Client, String> {
+fn build_client(kind: ClientKind) -> Result<reqwest::Client, String> {
+    let redirects = if kind.follow {
+        reqwest::redirect::Policy::limited(HTTP_MAX_REDIRECTS)
+    } else {
+        reqwest::redirect::Policy::none()
+    };
     let mut builder = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::limited(HTTP_MAX_REDIRECTS))
+        .redirect(redirects)
         .user_agent(concat!("uji/", env!("CARGO_PKG_VERSION")));
-    if direct {
+    if kind.direct {
         builder = builder.no_proxy();
     }
     for certificate in extra_roots()? {

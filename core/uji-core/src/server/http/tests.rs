@@ -148,7 +148,13 @@ fn client(max_open: usize) -> Client {
         .build()
         .unwrap();
     Client {
-        http: Http::new(runtime.handle().clone(), max_open),
+        http: Http::new(
+            runtime.handle().clone(),
+            max_open,
+            crate::auth::providers::Providers::new(std::sync::Arc::new(
+                crate::auth::providers::ProcessEnvLookup,
+            )),
+        ),
         _runtime: runtime,
     }
 }
@@ -271,6 +277,38 @@ fn a_redirect_is_followed_and_the_final_url_told() {
         .open(HttpOpen::get(format!("{base}/loop")))
         .unwrap_err();
     assert!(e.contains("redirected more than 10 times"), "{e}");
+}
+
+#[test]
+fn a_redirect_not_followed_is_answered_with_its_location() {
+    let base = server();
+    let client = client(16);
+    let request = HttpOpen {
+        follow_redirects: Some(false),
+        ..HttpOpen::get(format!("{base}/redirect"))
+    };
+    let opened = client.open(request).unwrap();
+    assert_eq!(opened.status, 302);
+    assert_eq!(
+        opened.headers.get("location").map(String::as_str),
+        Some("/hello")
+    );
+    client.http.close(HttpClose { id: opened.id });
+}
+
+#[test]
+fn a_search_key_is_not_sent_to_another_origin() {
+    let base = server();
+    let client = client(16);
+    let request = HttpOpen {
+        auth: Some(SearchBackend::Brave),
+        ..HttpOpen::get(format!("{base}/echo"))
+    };
+    let e = client.open(request).unwrap_err();
+    assert!(
+        e.contains("goes only to https://api.search.brave.com"),
+        "{e}"
+    );
 }
 
 #[test]
