@@ -91,10 +91,16 @@ fn one_subagent_returns_only_its_answer_and_is_saved_with_its_parent() {
         .filter(|r| first_user(r).contains("delegate"))
         .collect::<Vec<_>>();
     assert_eq!(parent.len(), 2);
+    // The system prompt says what the marker around the answer means.
+    let system = parent[0].json["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(system.contains("Text between <untrusted"), "{system}");
     let results = tool_results(&parent[1]);
     assert_eq!(results.len(), 1, "{results:?}");
     assert!(
-        results[0].starts_with("The notes hold one detail."),
+        results[0].contains("\nThe notes hold one detail.\n</untrusted>")
+            && results[0].starts_with("<untrusted source=\"subagent\" agent=\"general\""),
         "{}",
         results[0]
     );

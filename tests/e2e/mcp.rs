@@ -14,6 +14,17 @@ use uji_fake_model::{FakeModel, Script};
 use uji_tests::scripted::{answer, assert_ok, drive, of_type};
 use uji_tests::{Sandbox, text, uji_bin};
 
+/// An MCP tool's text as the model reads it: inside the untrusted marker
+/// naming the tool (docs/web.md); the text within.
+fn marked<'a>(stdout: &'a str, tool: &str) -> &'a str {
+    let head = format!("<untrusted source=\"mcp\" tool=\"{tool}\">\n");
+    stdout
+        .trim()
+        .strip_prefix(head.as_str())
+        .and_then(|rest| rest.strip_suffix("</untrusted>"))
+        .unwrap_or_else(|| panic!("not marked as untrusted from {tool}: {stdout}"))
+        .trim()
+}
 fn server_bin() -> PathBuf {
     uji_bin().with_file_name("uji-test-mcp-server")
 }
@@ -61,7 +72,7 @@ fn tools_are_listed_as_server_and_tool_and_ask_by_default() {
     // `uji tool run` of a tool nobody listed yet starts the servers.
     let (output, stdout, stderr) = uji(&sandbox, &["tool", "run", "--yes", "t__echo", "{}"]);
     assert!(output.status.success(), "{stderr}");
-    assert_eq!(stdout.trim(), "echo:");
+    assert_eq!(marked(&stdout, "t__echo"), "echo:");
     // Headless without --yes: the gate asks, nobody answers, so it is denied,
     // read-only hint or not.
     let (output, stdout, _) = uji(&sandbox, &["tool", "run", "t__echo", r#"{"text": "hi"}"#]);
@@ -75,7 +86,7 @@ fn tools_are_listed_as_server_and_tool_and_ask_by_default() {
         &["tool", "run", "--yes", "t__echo", r#"{"text": "hi"}"#],
     );
     assert!(output.status.success(), "{stderr}");
-    assert_eq!(stdout.trim(), "echo: hi");
+    assert_eq!(marked(&stdout, "t__echo"), "echo: hi");
 }
 
 /// The summary lists the arguments in key order, whatever order the model
@@ -129,7 +140,7 @@ fn images_errors_and_structured_content() {
     assert_eq!(stdout.trim(), "error: it broke");
     let (output, stdout, _) = uji(&sandbox, &["tool", "run", "--yes", "t__structured", "{}"]);
     assert!(output.status.success());
-    assert_eq!(stdout.trim(), r#"{"answer":42}"#);
+    assert_eq!(marked(&stdout, "t__structured"), r#"{"answer":42}"#);
     let (output, stdout, stderr) = uji(&sandbox, &["tool", "run", "--yes", "t__picture", "{}"]);
     assert!(output.status.success(), "{stderr}");
     assert!(stdout.contains("a picture"), "{stdout}");
@@ -595,7 +606,7 @@ fn a_streamable_http_server_with_headers() {
         &["tool", "run", "--yes", "h__echo", r#"{"text": "web"}"#],
     );
     assert!(output.status.success(), "{stdout}");
-    assert_eq!(stdout.trim(), "echo: web");
+    assert_eq!(marked(&stdout, "h__echo"), "echo: web");
 }
 
 #[test]

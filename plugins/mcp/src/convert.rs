@@ -81,8 +81,10 @@ pub fn hints(annotations: Option<&Value>) -> Vec<&'static str> {
     words
 }
 
-/// A `tools/call` result (as JSON) into what the model reads.
-pub fn output(result: &Value) -> ToolOutput {
+/// A `tools/call` result (as JSON) into what the model reads: the server's
+/// text marked as untrusted (`uji_protocol::untrusted`), as it is text from
+/// outside that may try to direct the model. `tool` is the uji tool name.
+pub fn output(result: &Value, tool: &str) -> ToolOutput {
     let mut texts = Vec::new();
     let mut images = Vec::new();
     for block in result
@@ -106,6 +108,11 @@ pub fn output(result: &Value) -> ToolOutput {
         out.images = images;
         return out;
     }
+    let text = if text.is_empty() {
+        text
+    } else {
+        uji_sdk::protocol::untrusted::wrap("mcp", &[("tool", tool)], &text)
+    };
     let mut out = ToolOutput::text(text);
     out.images = images;
     out
@@ -172,14 +179,17 @@ mod tests {
             {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}},
             {"type": "resource_link", "uri": "file:///b", "name": "b"}
         ], "structuredContent": {"n": 1}});
-        let out = output(&r);
+        let out = output(&r, "docs__read");
         assert_eq!(
             out.text,
-            "hi\n[resource file:///a]\nbody\n[resource b: file:///b]\n{\"n\":1}"
+            "<untrusted source=\"mcp\" tool=\"docs__read\">\nhi\n[resource file:///a]\nbody\n[resource b: file:///b]\n{\"n\":1}\n</untrusted>"
         );
         assert_eq!(out.images.len(), 1);
         assert!(!out.is_error);
-        let err = output(&json!({"content": [{"type": "text", "text": "bad"}], "isError": true}));
+        let err = output(
+            &json!({"content": [{"type": "text", "text": "bad"}], "isError": true}),
+            "docs__read",
+        );
         assert!(err.is_error && err.text.contains("bad"));
     }
 

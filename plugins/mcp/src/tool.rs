@@ -130,12 +130,14 @@ impl McpTool {
         let why = match ended {
             Ended::Answer(answer) => {
                 return match *answer {
-                    Ok(ServerResult::CallToolResult(result)) => {
-                        convert::output(&serde_json::to_value(&result).unwrap_or(Value::Null))
-                    }
-                    Ok(other) => {
-                        convert::output(&serde_json::to_value(&other).unwrap_or(Value::Null))
-                    }
+                    Ok(ServerResult::CallToolResult(result)) => convert::output(
+                        &serde_json::to_value(&result).unwrap_or(Value::Null),
+                        &self.spec.name,
+                    ),
+                    Ok(other) => convert::output(
+                        &serde_json::to_value(&other).unwrap_or(Value::Null),
+                        &self.spec.name,
+                    ),
                     Err(e) => self.failed(e),
                 };
             }

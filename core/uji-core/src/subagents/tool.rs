@@ -313,7 +313,13 @@ impl Results {
                     failed += 1;
                     format!("error: {error}")
                 }
-                (Some(answer), None) => bounded(answer, many),
+                // The child read files and pages the parent never saw: what
+                // it says is data to the parent's model, not instructions.
+                (Some(answer), None) => uji_protocol::untrusted::wrap(
+                    "subagent",
+                    &[("agent", task.agent_name()), ("session", session)],
+                    &bounded(answer, many),
+                ),
                 (None, None) => "(no answer)".to_string(),
             };
             text.push_str(&body);
