@@ -125,14 +125,18 @@ pub fn run() -> Vec<Row> {
         },
         Row {
             area: "agents",
-            what: format!("four children at once ({four:.1} ms) over one ({one:.1} ms), a model that answers at once (2 cores: the children's own CPU)"),
+            what: format!(
+                "four children at once ({four:.1} ms) over one ({one:.1} ms), a model that answers at once (2 cores: the children's own CPU)"
+            ),
             value: four / one,
             unit: "x",
             target: Some(1.5),
         },
         Row {
             area: "agents",
-            what: format!("four children at once ({four_slow:.1} ms) over one ({one_slow:.1} ms), the model answering in about 100 ms"),
+            what: format!(
+                "four children at once ({four_slow:.1} ms) over one ({one_slow:.1} ms), the model answering in about 100 ms"
+            ),
             value: four_slow / one_slow,
             unit: "x",
             target: Some(1.5),
