@@ -39,8 +39,10 @@ tar -xzf "$archive" -C "$work/unpacked"
 src="$(find "$work/unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)"
 pkg="$work/pkg"
 umask 022
-mkdir -p "$pkg/DEBIAN" "$pkg/usr/share/doc/uji" "$pkg/usr/share/zsh/vendor-completions"
-cp -r "$src/bin" "$src/lib" "$src/share" "$pkg/usr/"
+mkdir -p "$pkg/DEBIAN" "$pkg/usr"
+# Moved, not copied: a debug build is hundreds of MB.
+mv "$src/bin" "$src/lib" "$src/share" "$pkg/usr/"
+mkdir -p "$pkg/usr/share/doc/uji" "$pkg/usr/share/zsh/vendor-completions"
 # Debian's zsh reads vendor completions from its own directory.
 mv "$pkg/usr/share/zsh/site-functions/_uji" "$pkg/usr/share/zsh/vendor-completions/_uji"
 rmdir "$pkg/usr/share/zsh/site-functions"
@@ -57,7 +59,7 @@ cp "$src/README.md" "$pkg/usr/share/doc/uji/"
     sed 's/^$/./; s/^/ /' "$src/LICENSE-MIT"
 } > "$pkg/usr/share/doc/uji/copyright"
 
-version="$("$src/bin/uji" --version | awk '{ print $2 }')"
+version="$("$pkg/usr/bin/uji" --version | awk '{ print $2 }')"
 arch="$(dpkg --print-architecture 2>/dev/null || echo amd64)"
 cat > "$pkg/DEBIAN/control" <<CONTROL
 Package: uji
