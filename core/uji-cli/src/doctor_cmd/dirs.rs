@@ -79,8 +79,19 @@ pub fn check_config(booted: &uji_core::Booted) -> Vec<Check> {
     let failed = notices
         .iter()
         .any(|n| n.level == NoticeLevel::Error && n.source == uji_host::CONFIG_PLUGIN);
+    let lua_loaded = booted
+        .plugins
+        .loaded
+        .iter()
+        .any(|p| p.manifest.name == uji_host::CONFIG_PLUGIN);
     let mut checks = Vec::new();
-    if !failed {
+    if !lua_loaded {
+        checks.push(Check::problem(
+            "init.lua",
+            "the Lua plugin did not load, so init.lua did not run",
+            "see the plugins above",
+        ));
+    } else if !failed {
         checks.push(Check::ok(
             "init.lua",
             match init.exists() {
