@@ -30,7 +30,22 @@ pub fn run() -> Vec<Row> {
         models_ms.push(run.wall.as_secs_f64() * 1000.0);
     }
 
+    // Problems found (exit 1) still count: the time is the point.
+    let mut doctor_ms = Vec::new();
+    for _ in 0..20 {
+        let run = measure(uji(home.path()).args(["doctor", "--offline"]));
+        doctor_ms.push(run.wall.as_secs_f64() * 1000.0);
+    }
+
     vec![
+        Row {
+            area: "startup",
+            what: "`uji doctor --offline` wall time (every plugin loaded, every check but the model's)"
+                .to_string(),
+            value: median(doctor_ms),
+            unit: "ms",
+            target: Some(100.0),
+        },
         Row {
             area: "startup",
             what: "`uji models --all` wall time (catalogue + init.lua)".to_string(),

@@ -9,6 +9,14 @@ use crate::{Cli, Command};
 /// Installs the log for this process; a bad `UJI_LOG` is also reported on
 /// stderr when no frontend owns the terminal.
 pub fn start(cli: &Cli) {
+    // Printing generated text touches nothing: packagers run these in
+    // build environments where the data directory is not theirs.
+    if matches!(
+        cli.command,
+        Some(Command::Completions { .. } | Command::Man)
+    ) {
+        return;
+    }
     // Without a HOME the command itself reports what to set.
     let Ok(dirs) = Dirs::resolve(cli.config_dir.clone(), cli.data_dir.clone(), &ProcessEnv) else {
         return;
@@ -47,7 +55,10 @@ fn draws_on_terminal(cli: &Cli) -> bool {
             | Command::Policy { .. }
             | Command::Models { .. }
             | Command::Login { .. }
-            | Command::Logout { .. },
+            | Command::Logout { .. }
+            | Command::Doctor { .. }
+            | Command::Completions { .. }
+            | Command::Man,
         ) => false,
     }
 }

@@ -8,12 +8,14 @@ use clap::{Parser, Subcommand};
 use crate::out::say;
 
 mod checkpoint_cmd;
+mod doctor_cmd;
 mod headless;
 mod login_cmd;
 mod logs;
 mod mcp_cmd;
 mod models_cmd;
 mod out;
+mod packaging_cmd;
 mod plugins_cmd;
 mod policy_cmd;
 mod run_cmd;
@@ -206,6 +208,22 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Check the installation and configuration; each problem comes with its fix.
+    Doctor {
+        /// Skip the one tiny request to the default model (and starting MCP servers).
+        #[arg(long)]
+        offline: bool,
+        /// Print one JSON document instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the completion script for SHELL (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, e.g. `uji man > uji.1`.
+    Man,
 }
 
 #[derive(Subcommand, Debug)]
@@ -454,6 +472,11 @@ fn main() -> ExitCode {
         Some(Command::Policy {
             command: PolicyCommand::Check { tool, subject },
         }) => policy_cmd::check(cli.config_dir, cli.data_dir, &tool, &subject),
+        Some(Command::Doctor { offline, json }) => {
+            return doctor_cmd::run(cli.config_dir, cli.data_dir, offline, json);
+        }
+        Some(Command::Completions { shell }) => packaging_cmd::completions(shell),
+        Some(Command::Man) => packaging_cmd::man(),
         None => {
             let start = uji_core::session::service::Start::New {
                 title: None,

@@ -65,9 +65,26 @@ fn guarded_paths(path: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// The ownership check for a plugin directory on its own (and the
+/// directory it really is, when it is a symlink): `uji doctor` reports a
+/// directory others can write to before any plugin in it is refused.
+pub fn check_plugin_dir(dir: &Path) -> Result<(), Refusal> {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Ok(real) = dir.canonicalize()
+        && real != dir
+    {
+        paths.push(real);
+    }
+    check_paths(paths)
+}
+
 fn check_ownership(path: &Path) -> Result<(), Refusal> {
+    check_paths(guarded_paths(path))
+}
+
+fn check_paths(paths: Vec<PathBuf>) -> Result<(), Refusal> {
     let me = rustix::process::getuid().as_raw();
-    for guarded in guarded_paths(path) {
+    for guarded in paths {
         // What cannot be read is left to the loader, which says why.
         let Ok(meta) = std::fs::metadata(&guarded) else {
             continue;
@@ -272,5 +289,12 @@ mod tests {
         assert!(refusal.to_string().contains("chmod go-w"), "{refusal}");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert_eq!(check_ownership(&path), Ok(()), "a sticky directory is fine");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(
+            check_plugin_dir(dir.path()),
+            Err(Refusal::Writable { mode: 0o777, .. })
+        ));
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(check_plugin_dir(dir.path()), Ok(()));
     }
 }

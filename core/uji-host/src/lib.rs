@@ -20,7 +20,7 @@ pub use calls::{
     RegisteredTool, RegisteredWire, RunningCall, RunningStream, SessionPort, StreamError,
     WireEvents,
 };
-pub use checks::Refusal;
+pub use checks::{Refusal, check_plugin_dir};
 pub use loader::{
     BUNDLED_PREFIX, CONFIG_PLUGIN, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch,
     PluginSet, Shadowed, UJI_VERSION, load_module, load_plugin_file, load_plugins,

@@ -82,6 +82,32 @@ pub struct PluginSearch {
 }
 
 impl PluginSearch {
+    /// The directories searched, in order, each with the origin its plugins
+    /// get: `$UJI_PLUGIN_PATH`'s directories, `<config>/plugins`, then the
+    /// executable's directory and `<exe>/../lib/uji/plugins` (an installed
+    /// uji). Files named in `$UJI_PLUGIN_PATH` are not directories and are
+    /// left out.
+    pub fn directories(&self) -> Vec<(PathBuf, Origin)> {
+        let mut dirs: Vec<(PathBuf, Origin)> = self
+            .plugin_path
+            .iter()
+            .flat_map(|var| var.split(':'))
+            .filter(|e| !e.trim().is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .map(|p| (p, Origin::PluginPath))
+            .collect();
+        dirs.extend(self.config_plugins.clone().map(|d| (d, Origin::Config)));
+        if let Some(exe_dir) = &self.exe_dir {
+            let installed = exe_dir.join("..").join("lib").join("uji").join("plugins");
+            // `uji plugins` and `uji doctor` show `<prefix>/lib/…`, not `bin/../lib/…`.
+            let installed = installed.canonicalize().unwrap_or(installed);
+            dirs.push((exe_dir.clone(), Origin::Bundled));
+            dirs.push((installed, Origin::Bundled));
+        }
+        dirs
+    }
+
     /// The usual search for this process.
     pub fn for_process(config_plugins: PathBuf) -> PluginSearch {
         PluginSearch {
@@ -268,18 +294,19 @@ fn discover(search: &PluginSearch, failed: &mut Vec<LoadFailure>) -> Vec<Candida
                 }),
         );
     }
-    if let Some(exe_dir) = &search.exe_dir {
-        let installed = exe_dir.join("..").join("lib").join("uji").join("plugins");
-        for dir in [exe_dir.clone(), installed] {
-            found.extend(
-                list_dir(&dir, is_bundled_plugin)
-                    .into_iter()
-                    .map(|path| Candidate {
-                        path,
-                        origin: Origin::Bundled,
-                    }),
-            );
-        }
+    for (dir, _) in search
+        .directories()
+        .into_iter()
+        .filter(|(_, origin)| *origin == Origin::Bundled)
+    {
+        found.extend(
+            list_dir(&dir, is_bundled_plugin)
+                .into_iter()
+                .map(|path| Candidate {
+                    path,
+                    origin: Origin::Bundled,
+                }),
+        );
     }
     // The same file reached twice (a symlink, a repeated PATH entry) is one plugin.
     let mut seen = std::collections::HashSet::new();

@@ -59,6 +59,10 @@ impl Plugin for ToolsPlugin {
         let jobs = Jobs::new(Some(host.clone()));
         jobs::services::install(host, &jobs)?;
         procs::services::install(host, &Procs::new(host))?;
+        // `uji doctor` asks what the sandbox can enforce here.
+        host.serve(|_: uji_sdk::protocol::services::SandboxSupport| {
+            Ok::<_, String>(sandbox::support())
+        })?;
         host.register_tool(ReadFile)?;
         host.register_tool(EditFile)?;
         host.register_tool(WriteFile)?;

@@ -222,6 +222,15 @@ impl Enter {
     }
 }
 
+/// What this machine lets the sandbox enforce (the `sandbox.support`
+/// service). Entering a namespace is tried once, in a forked child.
+pub fn support() -> uji_sdk::protocol::services::SandboxCapabilities {
+    uji_sdk::protocol::services::SandboxCapabilities {
+        landlock_abi: kernel_abi(),
+        namespaces: mounts::available(),
+    }
+}
+
 /// The kernel's Landlock ABI version (0 without Landlock).
 pub fn kernel_abi() -> i64 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;

@@ -291,6 +291,22 @@ pub struct ToolSandbox {
     pub writable: Option<Vec<String>>,
 }
 
+/// `sandbox.support` (served by the tools plugin): what the OS sandbox of
+/// `run_command` can enforce on this machine, for `uji doctor`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxSupport {}
+
+/// The answer to [`SandboxSupport`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxCapabilities {
+    /// The kernel's Landlock ABI version, 0 without Landlock.
+    pub landlock_abi: i64,
+    /// Whether a user and mount namespace can be entered: it keeps
+    /// protected paths beneath a writable directory read-only.
+    pub namespaces: bool,
+}
+service!(SandboxSupport, "sandbox.support", "{}", SandboxCapabilities);
+
 /// The sandbox settings: `mode` is `None` until set (then commands run in
 /// `workspace-write`, but a call a person allowed once in a question runs
 /// with no sandbox).
