@@ -716,7 +716,11 @@ fn editor_passed_mcp_servers_give_the_session_their_tools() {
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert!(tools.contains(&"ed__echo"), "{tools:?}");
-    assert_eq!(tool_result(&model, "c1"), "echo: from the editor");
+    // Marked as text from outside, like every MCP result (docs/policy.md).
+    assert_eq!(
+        tool_result(&model, "c1"),
+        "<untrusted source=\"mcp\" tool=\"ed__echo\">\necho: from the editor\n</untrusted>"
+    );
     assert!(client.finish().success());
 }
 
