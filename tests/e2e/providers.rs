@@ -694,3 +694,28 @@ fn login_in_the_screen_says_when_the_environment_key_wins() {
     );
     tty.quit_with_ctrl_c();
 }
+
+/// `uji login` without a provider, on a terminal, lists the providers and
+/// the web search backends that take a key (docs/web.md), then asks.
+#[test]
+fn login_without_a_provider_lists_the_search_backends_too() {
+    let sandbox = Sandbox::new();
+    let cmd = sandbox.uji_tty().args(["login", "--no-check"]);
+    let mut tty = Tty::spawn(cmd, 60, 120);
+    tty.wait_for_text("Provider:");
+    let screen = tty.transcript();
+    for line in ["brave", "tavily", "exa", "(web search)", "groq"] {
+        assert!(screen.contains(line), "{line}: {screen}");
+    }
+    assert!(
+        !screen.contains("searxng"),
+        "SearXNG takes no key: {screen}"
+    );
+    tty.press("<CR>");
+    assert_eq!(
+        tty.wait_exit(Duration::from_secs(15)),
+        Some(1),
+        "{}",
+        tty.screen()
+    );
+}

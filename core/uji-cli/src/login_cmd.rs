@@ -77,6 +77,12 @@ fn ask_provider(providers: &Providers) -> Result<String, String> {
     for p in &needs_key {
         say!("  {:<14} {}", p.id, display_name(p));
     }
+    // The web search backends take keys too (docs/web.md).
+    for backend in uji_protocol::web::SearchBackend::ALL {
+        if backend.key_env().is_some() {
+            say!("  {:<14} {} (web search)", backend.id(), backend.name());
+        }
+    }
     discard_typed_ahead();
     prompt("Provider: ")?;
     let line = read_line()?;
