@@ -653,3 +653,44 @@ fn init_lua_adds_agents_and_a_misspelt_field_is_an_error_at_its_line() {
         "{shown}"
     );
 }
+
+/// "Allow for this session" in the parent holds for its subagents: a child
+/// making the same call is not asked again.
+#[test]
+fn a_subagent_is_not_asked_what_the_parent_allowed_for_the_session() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init(&format!(
+        "require('uji.defaults')\n\
+         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
+         uji.model.use(\"fake/m1\")\n",
+        model.base_url()
+    ));
+    model.push(call(
+        "p1",
+        "run_command",
+        json!({"command": "touch made.txt"}),
+    ));
+    model.push(call("p2", "subagent", json!({"task": "Make it again"})));
+    for_task(
+        &model,
+        "Make it again",
+        call("k1", "run_command", json!({"command": "touch made.txt"})),
+    );
+    for_task(&model, "Make it again", answer("made it again"));
+    model.push(answer("All done."));
+    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
+    let mut tty =
+        uji_tests::tty::Tty::spawn(sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins), 30, 110);
+    tty.wait_for_text("Ask uji anything");
+    tty.type_text("make it twice");
+    tty.press("<CR>");
+    tty.wait_for_question("touch made.txt");
+    tty.press("a");
+    let screen = tty.wait_for_text("All done.");
+    assert!(!screen.contains("[subagent general]"), "{screen}");
+    let child = requests_of(&model, "Make it again");
+    assert_eq!(child.len(), 2);
+    let result = &tool_results(&child[1])[0];
+    assert!(!result.starts_with("denied"), "{result}");
+}

@@ -321,7 +321,8 @@ pub fn reported(decision: Decision) -> GateDecision {
 #[derive(Clone, Default)]
 pub struct SessionRules(Arc<RwLock<SessionRulesInner>>);
 
-type RulesObserver = Arc<dyn Fn(&[SessionRule]) + Send + Sync>;
+/// Told the running session's id and its rules.
+type RulesObserver = Arc<dyn Fn(&str, &[SessionRule]) + Send + Sync>;
 
 #[derive(Default)]
 struct SessionRulesInner {
@@ -377,7 +378,8 @@ impl SessionRules {
         self.notify();
     }
 
-    /// Adds rules recorded elsewhere (another process's running session).
+    /// Adds rules recorded elsewhere (another process's running session,
+    /// a subagent's parent); they keep the session that recorded them.
     pub fn extend(&self, rules: Vec<SessionRule>) {
         self.0.write().rules.extend(rules);
     }
@@ -393,12 +395,16 @@ impl SessionRules {
     }
 
     fn notify(&self) {
-        let (observer, rules) = {
+        let (observer, session, rules) = {
             let inner = self.0.read();
-            (inner.observer.clone(), inner.rules.clone())
+            (
+                inner.observer.clone(),
+                inner.session.clone(),
+                inner.rules.clone(),
+            )
         };
         if let Some(observer) = observer {
-            observer(&rules);
+            observer(&session, &rules);
         }
     }
 }

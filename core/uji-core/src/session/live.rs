@@ -28,17 +28,21 @@ pub(crate) fn mirror_session_rules(sessions: &Sessions) {
     sessions
         .gate
         .session_rules()
-        .set_observer(Some(std::sync::Arc::new(move |rules: &[SessionRule]| {
-            let Some(session) = rules.first().map(|r| r.session.clone()) else {
-                return;
-            };
-            let file = LiveFile {
-                pid: std::process::id(),
-                cwd: cwd.clone(),
-                rules: rules.to_vec(),
-            };
-            let _ = write_private(&dir, &format!("{session}.json"), &file);
-        })));
+        .set_observer(Some(std::sync::Arc::new(
+            move |session: &str, rules: &[SessionRule]| {
+                // Named by the running session, not by a rule: a subagent's
+                // first rules are its parent's.
+                if session.is_empty() || rules.is_empty() {
+                    return;
+                }
+                let file = LiveFile {
+                    pid: std::process::id(),
+                    cwd: cwd.clone(),
+                    rules: rules.to_vec(),
+                };
+                let _ = write_private(&dir, &format!("{session}.json"), &file);
+            },
+        )));
 }
 
 fn write_private(dir: &Path, name: &str, file: &LiveFile) -> std::io::Result<()> {
@@ -105,4 +109,21 @@ pub fn running_rules(data: &Path, cwd: &Path) -> Vec<SessionRule> {
         }
     }
     rules
+}
+
+/// The "allow for this session" answers of the running session `session`
+/// (a subagent's parent): none when it is not running.
+pub(crate) fn rules_of(data: &Path, session: &str) -> Vec<SessionRule> {
+    let path = live_dir(data).join(format!("{session}.json"));
+    let Some(file) = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<LiveFile>(&bytes).ok())
+    else {
+        return Vec::new();
+    };
+    if alive(file.pid) {
+        file.rules
+    } else {
+        Vec::new()
+    }
 }

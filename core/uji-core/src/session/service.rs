@@ -332,6 +332,12 @@ impl Sessions {
             None => self.open(start)?,
         };
         self.gate.session_rules().reset(session.id());
+        // A subagent asks nothing its parent's person already allowed for
+        // the parent's session (the parent's rules, mirrored while it runs).
+        if let Some(parent) = session.header.parent.as_deref() {
+            let inherited = crate::session::live::rules_of(&self.data, parent);
+            self.gate.session_rules().extend(inherited);
+        }
         let secrets = self.providers.secret_values();
         self.gate.set_spill(
             crate::session::spills::session_dir(&self.data, session.id()),
