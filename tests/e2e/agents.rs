@@ -461,19 +461,35 @@ fn an_interrupted_parent_stops_its_subagents_and_leaves_no_process() {
     );
 }
 
+/// A sandbox whose init.lua points uji at `model` as `fake/m1`, with uji's
+/// defaults and `extra` Lua after them.
+fn screen_sandbox(model: &FakeModel, extra: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(&format!(
+        "require('uji.defaults')\n\
+         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
+         uji.model.use(\"fake/m1\")\n{extra}\n",
+        model.base_url()
+    ));
+    sandbox
+}
+
+/// The parent's screen in a pty, ready for a prompt.
+fn open_screen(sandbox: &Sandbox) -> uji_tests::tty::Tty {
+    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
+    let tty =
+        uji_tests::tty::Tty::spawn(sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins), 30, 110);
+    tty.wait_for_text("Ask uji anything");
+    tty
+}
+
 /// A subagent's question is asked in the parent's screen (a real pty),
 /// labelled with the agent; the answer given there runs the subagent's
 /// call; the call's line shows the subagent's progress.
 #[test]
 fn a_subagents_question_is_answered_in_the_parents_screen() {
-    let sandbox = Sandbox::new();
     let model = FakeModel::start();
-    sandbox.write_init(&format!(
-        "require('uji.defaults')\n\
-         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
-         uji.model.use(\"fake/m1\")\n",
-        model.base_url()
-    ));
+    let sandbox = screen_sandbox(&model, "");
     model.push(call("p1", "subagent", json!({"task": "Create the marker"})));
     for_task(
         &model,
@@ -482,10 +498,7 @@ fn a_subagents_question_is_answered_in_the_parents_screen() {
     );
     for_task(&model, "Create the marker", answer("made the marker"));
     model.push(answer("The subagent is done."));
-    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
-    let mut tty =
-        uji_tests::tty::Tty::spawn(sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins), 30, 110);
-    tty.wait_for_text("Ask uji anything");
+    let mut tty = open_screen(&sandbox);
     tty.type_text("delegate it");
     tty.press("<CR>");
     let question = tty.wait_for_question("Yes, proceed (y)");
@@ -561,15 +574,11 @@ fn an_agent_files_budget_stops_its_subagent() {
 /// neither the subagent's command nor the subagent's uji is left.
 #[test]
 fn esc_in_the_parents_screen_stops_its_subagents() {
-    let sandbox = Sandbox::new();
     let model = FakeModel::start();
-    sandbox.write_init(&format!(
-        "require('uji.defaults')\n\
-         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
-         uji.model.use(\"fake/m1\")\n\
-         uji.tool.policy({{ run_command = {{ allow = {{ 'sleep *' }} }} }})\n",
-        model.base_url()
-    ));
+    let sandbox = screen_sandbox(
+        &model,
+        "uji.tool.policy({ run_command = { allow = { 'sleep *' } } })\n",
+    );
     model.push(call("p1", "subagent", json!({"task": "Sleep on it"})));
     for_task(
         &model,
@@ -577,10 +586,7 @@ fn esc_in_the_parents_screen_stops_its_subagents() {
         call("k1", "run_command", json!({"command": "sleep 272.5"})),
     );
     for_task(&model, "Sleep on it", answer("slept"));
-    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
-    let mut tty =
-        uji_tests::tty::Tty::spawn(sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins), 30, 110);
-    tty.wait_for_text("Ask uji anything");
+    let mut tty = open_screen(&sandbox);
     tty.type_text("sleep in a subagent");
     tty.press("<CR>");
     tty.wait_for_text("general: run_command sleep 272.5");
@@ -658,14 +664,8 @@ fn init_lua_adds_agents_and_a_misspelt_field_is_an_error_at_its_line() {
 /// making the same call is not asked again.
 #[test]
 fn a_subagent_is_not_asked_what_the_parent_allowed_for_the_session() {
-    let sandbox = Sandbox::new();
     let model = FakeModel::start();
-    sandbox.write_init(&format!(
-        "require('uji.defaults')\n\
-         uji.provider.add({{ id = \"fake\", wire = \"openai-chat\", base_url = \"{}\", models = {{ \"m1\" }} }})\n\
-         uji.model.use(\"fake/m1\")\n",
-        model.base_url()
-    ));
+    let sandbox = screen_sandbox(&model, "");
     model.push(call(
         "p1",
         "run_command",
@@ -679,10 +679,7 @@ fn a_subagent_is_not_asked_what_the_parent_allowed_for_the_session() {
     );
     for_task(&model, "Make it again", answer("made it again"));
     model.push(answer("All done."));
-    let plugins = uji_tests::plugin_path(uji_tests::SCREEN_PLUGINS);
-    let mut tty =
-        uji_tests::tty::Tty::spawn(sandbox.uji_tty().env("UJI_PLUGIN_PATH", plugins), 30, 110);
-    tty.wait_for_text("Ask uji anything");
+    let mut tty = open_screen(&sandbox);
     tty.type_text("make it twice");
     tty.press("<CR>");
     tty.wait_for_question("touch made.txt");
