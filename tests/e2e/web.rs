@@ -580,3 +580,29 @@ fn a_misspelt_field_of_uji_web_search_is_an_error_at_its_line() {
         "{stdout}{stderr}"
     );
 }
+
+/// `HTTP_PROXY` in uji's environment carries a fetch of a host that is not
+/// loopback (docs/web.md): the proxy (the test's own server) receives the
+/// request in absolute form and its answer reaches the model.
+#[test]
+fn the_environments_proxy_carries_the_fetch() {
+    let proxy = Site::start(|seen| match seen.target.as_str() {
+        "http://docs.example/article" => page("200 OK", "text/html; charset=utf-8", ARTICLE),
+        _ => page("404 Not Found", "text/plain", "not through the proxy"),
+    });
+    let sandbox = Sandbox::new();
+    sandbox.write_init(&allowing("http://docs.example"));
+    let (output, results) = run(
+        &sandbox,
+        &[("web_fetch", json!({"url": "http://docs.example/article"}))],
+        &[("HTTP_PROXY", proxy.base.as_str()), ("NO_PROXY", "")],
+    );
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert!(
+        results[0].contains("Green tea wants water"),
+        "{}",
+        results[0]
+    );
+    let targets: Vec<String> = proxy.seen().iter().map(|s| s.target.clone()).collect();
+    assert_eq!(targets, ["http://docs.example/article"]);
+}
