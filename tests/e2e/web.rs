@@ -606,3 +606,168 @@ fn the_environments_proxy_carries_the_fetch() {
     let targets: Vec<String> = proxy.seen().iter().map(|s| s.target.clone()).collect();
     assert_eq!(targets, ["http://docs.example/article"]);
 }
+
+/// A TLS site on loopback signed by a certificate authority of the test's
+/// own (`openssl`), serving `page.html`; stopped when dropped.
+struct TlsSite {
+    dir: tempfile::TempDir,
+    server: std::process::Child,
+    base: String,
+}
+
+impl Drop for TlsSite {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "openssl {args:?}: {:?}", text(&out));
+}
+
+fn tls_site() -> TlsSite {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=uji test CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign",
+        ],
+    );
+    openssl(
+        d,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "srv.key",
+            "-out",
+            "srv.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    std::fs::write(
+        d.join("ext.cnf"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "srv.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "srv.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+    std::fs::write(
+        d.join("page.html"),
+        ARTICLE.replace("Green tea wants water", "TLS-PAGE Green tea wants water"),
+    )
+    .unwrap();
+    // A free port, given to openssl (which cannot say which it took).
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = std::process::Command::new("openssl")
+        .args([
+            "s_server",
+            "-accept",
+            &format!("127.0.0.1:{port}"),
+            "-cert",
+            "srv.pem",
+            "-key",
+            "srv.key",
+            "-WWW",
+            "-quiet",
+        ])
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "openssl s_server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    TlsSite {
+        dir,
+        server,
+        base: format!("https://localhost:{port}"),
+    }
+}
+
+/// `SSL_CERT_FILE` (docs/web.md): a site whose certificate a private
+/// authority signed is refused with an error naming the variable, then
+/// read once the variable names that authority's PEM file.
+#[test]
+fn ssl_cert_file_adds_a_private_certificate_authority() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED SSL_CERT_FILE: no openssl to make a certificate authority");
+        return;
+    }
+    let site = tls_site();
+    let sandbox = Sandbox::new();
+    sandbox.write_init(&allowing(&site.base));
+    let fetch = [(
+        "web_fetch",
+        json!({"url": format!("{}/page.html", site.base)}),
+    )];
+    let (_, refused) = run(&sandbox, &fetch, &[]);
+    assert!(refused[0].contains("SSL_CERT_FILE"), "{}", refused[0]);
+    assert!(!refused[0].contains("TLS-PAGE"), "{}", refused[0]);
+    let ca = site.dir.path().join("ca.pem");
+    let (_, read) = run(&sandbox, &fetch, &[("SSL_CERT_FILE", ca.to_str().unwrap())]);
+    assert!(
+        read[0].contains("TLS-PAGE Green tea wants water"),
+        "{}",
+        read[0]
+    );
+}
