@@ -108,26 +108,27 @@ fn answer_op(call_id: &str, approval: Option<Approval>) -> String {
     format!("{op}\n")
 }
 
-/// Signals the child's process group.
-fn signal_group(pid: Option<u32>, signal: i32) {
-    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
-        return;
-    };
-    // SAFETY: kill(2) with a negative pid signals the process group the
-    // child leads (it was started with process_group(0)); no memory is
-    // touched.
-    unsafe {
-        libc::kill(-pid, signal);
-    }
+/// Whom a signal goes to.
+#[derive(Clone, Copy)]
+enum To {
+    /// The child alone (SIGINT: it stops its own commands).
+    Child,
+    /// The process group the child leads (it was started with
+    /// `process_group(0)`), what it started included.
+    Group,
 }
 
-fn signal_child(pid: Option<u32>, signal: i32) {
+fn signal(pid: Option<u32>, to: To, number: i32) {
     let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
         return;
     };
-    // SAFETY: as above, for the child alone.
+    let target = match to {
+        To::Child => pid,
+        To::Group => -pid,
+    };
+    // SAFETY: kill(2) touches no memory; a negative pid names the group.
     unsafe {
-        libc::kill(pid, signal);
+        libc::kill(target, number);
     }
 }
 
@@ -163,7 +164,7 @@ pub async fn run(
     let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        signal_group(pid, libc::SIGKILL);
+        signal(pid, To::Group, libc::SIGKILL);
         return ChildOutcome {
             error: Some("the subagent's pipes could not be opened".to_string()),
             ..ChildOutcome::default()
@@ -198,12 +199,12 @@ pub async fn run(
                 if changed.is_err() || *stop.borrow() {
                     outcome.interrupted = true;
                     let _ = to_child.send(format!("{}\n", json!({"type": "interrupt"})));
-                    signal_child(pid, libc::SIGINT);
+                    signal(pid, To::Child, libc::SIGINT);
                     stop_at = Some(tokio::time::Instant::now());
                 }
             }
             () = async { if let Some(at) = kill_at { tokio::time::sleep_until(at).await } }, if kill_at.is_some() => {
-                signal_group(pid, libc::SIGKILL);
+                signal(pid, To::Group, libc::SIGKILL);
                 break;
             }
         }

@@ -30,13 +30,19 @@ const DEFAULT_PARALLEL: usize = 4;
 const ANSWER_BYTES_OF_MANY: usize = 50 * 1024;
 
 pub struct SubagentTool {
+    spawner: Arc<Spawner>,
+    /// Read when registered: what the model sees.
+    description: String,
+}
+
+/// What builds a child's command line; shared with the calls' runners (a
+/// chain step's command is built when the step before has answered).
+struct Spawner {
     gate: Gate,
     registry: Registry,
     exe: PathBuf,
     config_dir: PathBuf,
     data_dir: PathBuf,
-    /// Read when registered: what the model sees.
-    description: String,
 }
 
 impl SubagentTool {
@@ -65,15 +71,19 @@ subagent asks the user before risky calls, as you do.\n\n{}",
             definitions::described(&agents)
         );
         SubagentTool {
-            gate,
-            registry,
-            exe,
-            config_dir,
-            data_dir,
+            spawner: Arc::new(Spawner {
+                gate,
+                registry,
+                exe,
+                config_dir,
+                data_dir,
+            }),
             description,
         }
     }
+}
 
+impl Spawner {
     fn agent(&self, name: &str) -> Result<AgentDefinition, String> {
         let (agents, _) = definitions::definitions(self.registry.config(definitions::CONFIG_KEY));
         let known: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
@@ -406,7 +416,7 @@ impl NativeTool for SubagentTool {
             ));
             return None;
         };
-        let (plan, commands, link) = match prepared {
+        let (plan, steps, link) = match prepared {
             Ok(prepared) => prepared,
             Err(message) => {
                 handle.finish(ToolOutput::error(message));
@@ -418,9 +428,12 @@ impl NativeTool for SubagentTool {
             rows: Mutex::new(Vec::new()),
             call: Arc::clone(&handle),
         });
-        let parallel = self.parallel();
+        let parallel = self.spawner.parallel();
         let this = Arc::new(Runner {
             call_id: call.id.clone(),
+            parent: call.session.clone().unwrap_or_default(),
+            cwd: call.cwd.clone(),
+            spawner: Arc::clone(&self.spawner),
             link,
             board,
             stop: stop_rx,
@@ -428,9 +441,9 @@ impl NativeTool for SubagentTool {
         runtime.spawn(async move {
             let chain = matches!(plan, Plan::Chain(_));
             let outcomes = match plan {
-                Plan::Chain(tasks) => this.chain(tasks, commands).await,
-                Plan::One(task) => this.parallel(vec![task], commands, 1).await,
-                Plan::Parallel(tasks) => this.parallel(tasks, commands, parallel).await,
+                Plan::Chain(tasks) => this.chain(tasks, steps).await,
+                Plan::One(task) => this.parallel(vec![task], steps, 1).await,
+                Plan::Parallel(tasks) => this.parallel(tasks, steps, parallel).await,
             };
             let output = Results { outcomes }.output(chain);
             if let Some(handle) = handle.lock().take() {
@@ -443,24 +456,21 @@ impl NativeTool for SubagentTool {
     }
 }
 
-/// For each task: how to start its child, or for a chain step after the
-/// first, the agent to build it from once the previous answer is known.
-enum Prepared {
-    Ready(ChildCommand),
-    Later(BuildStep),
+/// One task ready to run: its agent, and its command as the call gave it
+/// (a chain step's is built again with the previous answer put in).
+struct Step {
+    agent: AgentDefinition,
+    command: ChildCommand,
 }
 
-/// Builds a chain step's command from the previous step's answer.
-type BuildStep = Box<dyn Fn(&str) -> Result<ChildCommand, String> + Send + Sync>;
-
 impl SubagentTool {
-    fn prepare(&self, call: &ToolCall) -> Result<(Plan, Vec<Prepared>, ParentLink), String> {
+    fn prepare(&self, call: &ToolCall) -> Result<(Plan, Vec<Step>, ParentLink), String> {
         let plan = args::parse(&call.args)?;
         let parent = call
             .session
             .clone()
             .ok_or("the subagent tool runs only for a session's model")?;
-        let link = self.gate.subagent_links().get(&parent).ok_or(
+        let link = self.spawner.gate.subagent_links().get(&parent).ok_or(
             "this session cannot start subagents (it is not linked to a frontend); start one with uji or uji run",
         )?;
         if let Some(left) = link.remaining.children
@@ -471,44 +481,28 @@ impl SubagentTool {
                 plan.tasks().len()
             ));
         }
-        let mut prepared = Vec::new();
-        for (i, task) in plan.tasks().iter().enumerate() {
-            let agent = self.agent(task.agent_name())?;
-            // Checked now for every step, so a chain fails before it starts.
-            let command = self.command(&parent, &link, &agent, &task.task, &call.cwd)?;
-            if i > 0 && matches!(plan, Plan::Chain(_)) {
-                let this = self.clone_for_later();
-                let (parent, link, cwd, text) = (
-                    parent.clone(),
-                    link.clone(),
-                    call.cwd.clone(),
-                    task.task.clone(),
-                );
-                prepared.push(Prepared::Later(Box::new(move |previous: &str| {
-                    let task = args::with_previous(&text, Some(previous));
-                    this.command(&parent, &link, &agent, &task, &cwd)
-                })));
-            } else {
-                prepared.push(Prepared::Ready(command));
-            }
-        }
-        Ok((plan, prepared, link))
-    }
-
-    fn clone_for_later(&self) -> SubagentTool {
-        SubagentTool {
-            gate: self.gate.clone(),
-            registry: self.registry.clone(),
-            exe: self.exe.clone(),
-            config_dir: self.config_dir.clone(),
-            data_dir: self.data_dir.clone(),
-            description: String::new(),
-        }
+        // Every step is checked now, so a chain fails before it starts.
+        let steps = plan
+            .tasks()
+            .iter()
+            .map(|task| {
+                let agent = self.spawner.agent(task.agent_name())?;
+                let command = self
+                    .spawner
+                    .command(&parent, &link, &agent, &task.task, &call.cwd)?;
+                Ok(Step { agent, command })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok((plan, steps, link))
     }
 }
 
 struct Runner {
     call_id: String,
+    /// The calling session and its directory, for chain steps' commands.
+    parent: String,
+    cwd: String,
+    spawner: Arc<Spawner>,
     link: ParentLink,
     board: Arc<Board>,
     stop: watch::Receiver<bool>,
@@ -540,15 +534,12 @@ impl Runner {
     async fn parallel(
         self: &Arc<Self>,
         tasks: Vec<Task>,
-        commands: Vec<Prepared>,
+        steps: Vec<Step>,
         at_once: usize,
     ) -> Vec<(Task, ChildOutcome)> {
         let permits = Arc::new(tokio::sync::Semaphore::new(at_once));
         let mut running = Vec::new();
-        for (slot, prepared) in commands.into_iter().enumerate() {
-            let Prepared::Ready(command) = prepared else {
-                continue;
-            };
+        for (slot, Step { command, .. }) in steps.into_iter().enumerate() {
             let (this, permits) = (Arc::clone(self), Arc::clone(&permits));
             running.push(tokio::spawn(async move {
                 let _permit = permits.acquire_owned().await;
@@ -565,14 +556,21 @@ impl Runner {
         tasks.into_iter().zip(outcomes).collect()
     }
 
-    async fn chain(&self, tasks: Vec<Task>, commands: Vec<Prepared>) -> Vec<(Task, ChildOutcome)> {
+    async fn chain(&self, tasks: Vec<Task>, steps: Vec<Step>) -> Vec<(Task, ChildOutcome)> {
         let mut results = Vec::new();
         let mut previous: Option<String> = None;
-        for (slot, (task, prepared)) in tasks.into_iter().zip(commands).enumerate() {
-            let command = match (prepared, previous.as_deref()) {
-                (Prepared::Ready(command), _) => Ok(command),
-                (Prepared::Later(build), Some(previous)) => build(previous),
-                (Prepared::Later(_), None) => break,
+        for (slot, (task, step)) in tasks.into_iter().zip(steps).enumerate() {
+            // A later step is built now: the approval mode and sandbox as
+            // they are when it starts, and the previous answer put in.
+            let command = match previous.as_deref() {
+                None => Ok(step.command),
+                Some(previous) => self.spawner.command(
+                    &self.parent,
+                    &self.link,
+                    &step.agent,
+                    &args::with_previous(&task.task, Some(previous)),
+                    &self.cwd,
+                ),
             };
             let outcome = match command {
                 Ok(command) => self.one(slot, command).await,

@@ -1401,7 +1401,6 @@ impl Agent {
             cwd: self.settings.cwd.clone(),
             session: Some(self.session.id().to_string()),
         };
-        self.update_subagent_budget();
         let progress = self.progress_sink(&call.id, &call.name);
         let watch = CallWatch { agent: self, call };
         let mut result = self

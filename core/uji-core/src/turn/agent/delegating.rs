@@ -31,7 +31,8 @@ impl Agent {
         self.gate.subagent_links().set(self.session.id(), link);
     }
 
-    /// Before each call: what is left of the budget now.
+    /// What is left of the budget now, whenever it changes (a request
+    /// answered, a call's subagents counted, a limit raised).
     pub(super) fn update_subagent_budget(&self) {
         let left = self.spent().left_of(&self.budget());
         self.gate

@@ -66,6 +66,7 @@ impl Agent {
         }
         *self.spending.raised.entry(reached.limit).or_default() += reached.allowed;
         self.spending.warned.remove(&reached.limit);
+        self.update_subagent_budget();
         true
     }
 
@@ -101,11 +102,13 @@ impl Agent {
         spent.turns += 1;
         spent.tool_calls += tool_calls as u64;
         spent.tokens = spent.tokens.saturating_add(tokens_of(usage));
-        self.warn_near_limits();
+        self.after_spending();
     }
 
-    /// Warns once per limit at 80 % of it.
-    fn warn_near_limits(&mut self) {
+    /// After spending: subagents started from now on get what is left,
+    /// and the person is warned once per limit at 80 % of it.
+    fn after_spending(&mut self) {
+        self.update_subagent_budget();
         let nearly = self.budget().nearly(&self.spent());
         for near in nearly {
             if self.spending.warned.insert(near.limit) {
@@ -126,7 +129,7 @@ impl Agent {
         spent.turns = spent.turns.saturating_add(more.requests);
         spent.children = spent.children.saturating_add(more.sessions);
         spent.tokens = spent.tokens.saturating_add(tokens_of(&more.usage));
-        self.warn_near_limits();
+        self.after_spending();
     }
 
     /// The limit the session has reached, if any; a cost budget cannot be
