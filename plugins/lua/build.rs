@@ -1,8 +1,15 @@
 //! Embeds the Lua modules uji ships (the repository's top-level `lua/`) into
 //! the plugin: generates `$OUT_DIR/modules.rs`, a table of (module name,
-//! file name, source) built with `include_str!`, so `require("uji.defaults")`
-//! works without any file on disk. `lua/types/` holds editor annotations
-//! only and is not embedded.
+//! file name, source, bytecode) built with `include_str!`/`include_bytes!`,
+//! so `require("uji.defaults")` works without any file on disk. `lua/types/`
+//! holds editor annotations only and is not embedded.
+//!
+//! Each module, and the plugin's own prelude, tasks and surface chunks, is
+//! also compiled here by the same LuaJIT the plugin links (mlua, same
+//! features), with its debug information (chunk name and lines, so errors
+//! read the same): parsing them was a fifth of every process's start. The
+//! source stays embedded too, loaded only if the bytecode is refused. A
+//! syntax error in a shipped module stops the build, naming the file.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,28 +46,77 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
+/// Stops the build with `what` went wrong with `path`.
+fn fail(path: &Path, what: &str) -> ! {
+    eprintln!("error: {}: {what}", path.display());
+    std::process::exit(1)
+}
+
+/// Compiles `path` under `chunk_name` and writes its bytecode into
+/// `out_dir`; the file written. Stops the build on any error.
+fn compile(lua: &mlua::Lua, path: &Path, chunk_name: &str, out_dir: &Path) -> PathBuf {
+    let source =
+        std::fs::read(path).unwrap_or_else(|e| fail(path, &format!("cannot read it: {e}")));
+    let function = lua
+        .load(source)
+        .set_name(chunk_name)
+        .set_mode(mlua::prelude::LuaChunkMode::Text)
+        .into_function()
+        .unwrap_or_else(|e| fail(path, &e.to_string()));
+    let bytecode = function.dump(false);
+    let name = chunk_name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect::<String>();
+    let target = out_dir.join(format!("{name}.luac"));
+    std::fs::write(&target, bytecode)
+        .unwrap_or_else(|e| fail(path, &format!("cannot write {}: {e}", target.display())));
+    target
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
     let root = manifest.join("..").join("..").join("lua");
     println!("cargo:rerun-if-changed={}", root.display());
+    let lua = mlua::Lua::new();
     let mut modules = Vec::new();
     collect(&root, &root, &mut modules);
-    let mut code = String::from("/// (module name, file, source) of every shipped Lua module.\n");
-    code.push_str("pub static MODULES: &[(&str, &str, &str)] = &[\n");
+    let mut code =
+        String::from("/// (module name, file, source, bytecode) of every shipped Lua module.\n");
+    code.push_str("pub static MODULES: &[(&str, &str, &str, &[u8])] = &[\n");
     for (name, path) in &modules {
         let absolute = path.canonicalize().unwrap_or_else(|_| path.clone());
         let file = path
             .strip_prefix(&root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let bytecode = compile(&lua, path, &format!("@[uji lua]/{file}"), &out_dir);
         let _ = writeln!(
             code,
-            "    ({name:?}, {file:?}, include_str!({:?})),",
-            absolute.to_string_lossy()
+            "    ({name:?}, {file:?}, include_str!({:?}), include_bytes!({:?})),",
+            absolute.to_string_lossy(),
+            bytecode.to_string_lossy()
         );
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("modules.rs");
+    // The plugin's own chunks (src/*.lua), under the names api.rs loads
+    // them with.
+    for (constant, file) in [
+        ("PRELUDE", "prelude.lua"),
+        ("TASKS", "tasks.lua"),
+        ("SURFACE", "surface.lua"),
+    ] {
+        let path = manifest.join("src").join(file);
+        println!("cargo:rerun-if-changed={}", path.display());
+        let bytecode = compile(&lua, &path, &format!("@[uji]/{file}"), &out_dir);
+        let _ = writeln!(
+            code,
+            "/// src/{file}, compiled.\npub static {constant}: &[u8] = include_bytes!({:?});",
+            bytecode.to_string_lossy()
+        );
+    }
+    let out = out_dir.join("modules.rs");
     if let Err(e) = std::fs::write(&out, code) {
         println!("cargo:warning=cannot write {}: {e}", out.display());
     }

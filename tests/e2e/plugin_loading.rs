@@ -901,3 +901,48 @@ fn a_shipped_wire_whose_init_fails_on_demand_says_why() {
         "{stderr}"
     );
 }
+
+/// `uji plugins` with `UJI_PLUGIN_PATH` set to `dir`, in `sandbox`: stdout.
+fn uji_plugins_in(sandbox: &Sandbox, dir: &std::path::Path) -> String {
+    let output = sandbox
+        .uji()
+        .arg("plugins")
+        .env("UJI_PLUGIN_PATH", dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    stdout
+}
+
+#[test]
+fn a_plugin_whose_layout_passed_is_remembered_and_a_file_put_in_its_place_is_checked_again() {
+    let sandbox = Sandbox::new();
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("libuji_fixture_swapped.so");
+    std::fs::copy(artifact("uji_fixture_misbehaving"), &plugin).unwrap();
+    let cache = sandbox.data().join("cache").join("checked-plugins.json");
+
+    let first = uji_plugins_in(&sandbox, dir.path());
+    assert!(first.contains("fixture-misbehaving "), "{first}");
+    let remembered: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&cache).expect("the verdicts are kept")).unwrap();
+    assert!(
+        remembered["passed"][plugin.to_str().unwrap()].is_object(),
+        "{remembered}"
+    );
+    // The second start opens it on the kept verdict, and lists it the same.
+    let second = uji_plugins_in(&sandbox, dir.path());
+    assert!(second.contains("fixture-misbehaving "), "{second}");
+
+    // Another program's library under the same name: its layout is checked
+    // and refused, whatever was remembered for the file that was there.
+    std::fs::remove_file(&plugin).unwrap();
+    std::fs::copy(artifact("uji_fixture_foreign_abi"), &plugin).unwrap();
+    let third = uji_plugins_in(&sandbox, dir.path());
+    assert!(!third.contains("fixture-misbehaving "), "{third}");
+    assert!(
+        third.contains("it is a library of another abi_stable program"),
+        "{third}"
+    );
+}

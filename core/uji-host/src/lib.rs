@@ -6,6 +6,7 @@
 //! modules.
 
 mod calls;
+mod checked_layouts;
 mod checks;
 mod host_api;
 mod loader;
@@ -20,6 +21,7 @@ pub use calls::{
     RegisteredTool, RegisteredWire, RunningCall, RunningStream, SessionPort, StreamError,
     WireEvents,
 };
+pub use checked_layouts::remember_checked_layouts;
 pub use checks::{Refusal, check_plugin_dir};
 pub use loader::{
     BUNDLED_PREFIX, CONFIG_PLUGIN, FailureReason, LoadFailure, LoadedPlugin, Origin, PluginSearch,

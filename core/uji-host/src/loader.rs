@@ -23,7 +23,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use uji_abi::{
-    ABI_VERSION, LoadError, PluginModuleRef, abi_compatible, abi_refusal, load_plugin_module,
+    ABI_VERSION, LayoutCheck, LoadError, PluginModuleRef, abi_compatible, abi_refusal,
+    load_plugin_module_with,
 };
 use uji_protocol::Manifest;
 
@@ -338,10 +339,19 @@ fn read_manifest(module: PluginModuleRef) -> Result<Manifest, FailureReason> {
 
 fn open(path: &Path) -> Result<(PluginModuleRef, Manifest), FailureReason> {
     check_plugin_file(path).map_err(FailureReason::Refused)?;
-    let module = load_plugin_module(path).map_err(|e| match e {
+    let (passed_before, identity) = crate::checked_layouts::verdict_for(path);
+    let layout = if passed_before {
+        LayoutCheck::PassedBefore
+    } else {
+        LayoutCheck::Check
+    };
+    let module = load_plugin_module_with(path, layout).map_err(|e| match e {
         LoadError::IncompatibleAbi { plugin } => FailureReason::IncompatibleAbi { plugin },
         other => FailureReason::Load(other),
     })?;
+    if !passed_before {
+        crate::checked_layouts::record_pass(path, identity);
+    }
     let manifest = read_manifest(module)?;
     Ok((module, manifest))
 }

@@ -27,6 +27,18 @@ const TASKS_CHUNK: &str = "@[uji]/tasks.lua";
 /// Chunk name of the runtime surface built on tasks (`surface.lua`).
 const SURFACE_CHUNK: &str = "@[uji]/surface.lua";
 
+use crate::load::Compiled;
+use crate::load::shipped_modules::{PRELUDE, SURFACE, TASKS};
+
+/// One of the plugin's own chunks (src/*.lua), with its build-time bytecode.
+fn own_chunk(chunk_name: &'static str, source: &'static str, bytecode: &'static [u8]) -> Compiled {
+    Compiled {
+        chunk_name,
+        source,
+        bytecode,
+    }
+}
+
 /// Registry name of `tasks.call`, through which uji runs Lua entry points
 /// as tasks ([`crate::runtime::State::call_in_task`]).
 pub const TASK_CALL: &str = "uji.tasks.call";
@@ -252,18 +264,15 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
             lua_dir.to_string_lossy().replace(';', "")
         )
     });
-    let uji: Table = lua
-        .load(include_str!("prelude.lua"))
-        .set_name(PRELUDE_CHUNK)
+    let uji: Table = own_chunk(PRELUDE_CHUNK, include_str!("prelude.lua"), PRELUDE)
+        .function(lua)?
         .call((t.clone(), config_lua))?;
-    let tasks: Table = lua
-        .load(include_str!("tasks.lua"))
-        .set_name(TASKS_CHUNK)
+    let tasks: Table = own_chunk(TASKS_CHUNK, include_str!("tasks.lua"), TASKS)
+        .function(lua)?
         .call((t.clone(), uji.clone()))?;
     lua.set_named_registry_value(TASK_CALL, tasks.get::<Function>("call")?)?;
-    let surface: Table = lua
-        .load(include_str!("surface.lua"))
-        .set_name(SURFACE_CHUNK)
+    let surface: Table = own_chunk(SURFACE_CHUNK, include_str!("surface.lua"), SURFACE)
+        .function(lua)?
         .call((t, uji, tasks))?;
     lua.set_named_registry_value(
         crate::job::DISPATCH,
@@ -502,11 +511,9 @@ fn install_runtime_info(lua: &Lua, t: &Table) -> mlua::Result<()> {
     )?;
     t.set(
         "shipped",
-        lua.create_function(|_, name: String| {
+        lua.create_function(|lua, name: String| {
             Ok(match crate::load::shipped(&name) {
-                Some((file, source)) => {
-                    (Some(source.to_string()), Some(format!("@[uji lua]/{file}")))
-                }
+                Some(compiled) => (Some(compiled.function(lua)?), Some(compiled.chunk_name)),
                 None => (None, None),
             })
         })?,

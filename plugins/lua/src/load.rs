@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+use mlua::prelude::LuaChunkMode as ChunkMode;
 use mlua::prelude::{LuaGcIncParams as GcIncParams, LuaGcMode as GcMode};
-use mlua::{Function, Table, Value};
+use mlua::{Function, Lua, Table, Value};
 use serde_json::Value as Json;
 use uji_sdk::LogLevel;
 use uji_sdk::services::ConfigSet;
@@ -12,23 +13,63 @@ use crate::errors::describe;
 use crate::limits;
 use crate::runtime::State;
 
-mod shipped_modules {
+pub(crate) mod shipped_modules {
     include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 }
 
-/// The shipped module `name`: (file under lua/, source).
-pub fn shipped(name: &str) -> Option<(&'static str, &'static str)> {
-    shipped_modules::MODULES
+/// A chunk uji ships: compiled at build time (build.rs), with its source
+/// for the rare LuaJIT that refuses the bytecode.
+#[derive(Clone, Copy)]
+pub struct Compiled {
+    /// `@[uji lua]/uji/defaults.lua`: what errors and tracebacks name.
+    pub chunk_name: &'static str,
+    pub source: &'static str,
+    pub bytecode: &'static [u8],
+}
+
+impl Compiled {
+    /// The chunk as a function: its bytecode, or its source when this
+    /// LuaJIT refuses the bytecode (which would be a build fault; the
+    /// source gives the same function, only slower to load).
+    pub fn function(&self, lua: &Lua) -> mlua::Result<Function> {
+        lua.load(self.bytecode)
+            .set_name(self.chunk_name)
+            .set_mode(ChunkMode::Binary)
+            .into_function()
+            .or_else(|_| {
+                lua.load(self.source)
+                    .set_name(self.chunk_name)
+                    .set_mode(ChunkMode::Text)
+                    .into_function()
+            })
+    }
+}
+
+/// The shipped module `name`.
+pub fn shipped(name: &str) -> Option<Compiled> {
+    static CHUNK_NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = CHUNK_NAMES.get_or_init(|| {
+        shipped_modules::MODULES
+            .iter()
+            .map(|(_, file, _, _)| format!("@[uji lua]/{file}"))
+            .collect()
+    });
+    let at = shipped_modules::MODULES
         .iter()
-        .find(|(module, _, _)| *module == name)
-        .map(|(_, file, source)| (*file, *source))
+        .position(|(module, _, _, _)| *module == name)?;
+    let (_, _, source, bytecode) = shipped_modules::MODULES[at];
+    Some(Compiled {
+        chunk_name: names[at].as_str(),
+        source,
+        bytecode,
+    })
 }
 
 /// Names of every shipped module.
 pub fn shipped_names() -> Vec<&'static str> {
     shipped_modules::MODULES
         .iter()
-        .map(|(m, _, _)| *m)
+        .map(|(m, _, _, _)| *m)
         .collect()
 }
 
@@ -216,4 +257,37 @@ fn load_config_files(state: &State) {
         }
     }
     call_surface(state, PACKS_AFTER_CONFIG, "running the packs' plugin files");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::shipped_modules::{PRELUDE, SURFACE, TASKS};
+
+    #[test]
+    fn every_shipped_chunk_loads_from_its_build_time_bytecode() {
+        let lua = Lua::new();
+        let own = [PRELUDE, TASKS, SURFACE];
+        let modules = shipped_modules::MODULES.iter().map(|(_, _, _, b)| *b);
+        for bytecode in own.into_iter().chain(modules) {
+            assert_eq!(bytecode.first(), Some(&0x1b), "a binary chunk");
+            lua.load(bytecode)
+                .set_mode(ChunkMode::Binary)
+                .into_function()
+                .expect("this LuaJIT takes the bytecode build.rs made");
+        }
+    }
+
+    #[test]
+    fn compiled_modules_keep_their_chunk_name_and_lines() {
+        let lua = Lua::new();
+        let compiled = shipped("uji.frontmatter").expect("shipped");
+        let function = compiled.function(&lua).expect("loads");
+        let info = function.info();
+        assert_eq!(
+            info.source.as_deref(),
+            Some("@[uji lua]/uji/frontmatter.lua")
+        );
+        assert!(info.line_defined.is_some());
+    }
 }

@@ -336,12 +336,9 @@ local function shipped_searcher(name)
       return chunk, file
     end
   end
-  local source, chunkname = raw.shipped(name)
-  if source then
-    local chunk, err = load(source, chunkname)
-    if not chunk then
-      error(err, 0)
-    end
+  -- Compiled at build time; an error loading it is raised here.
+  local chunk, chunkname = raw.shipped(name)
+  if chunk then
     return chunk, chunkname
   end
   return "\n\tno module '" .. name .. "' shipped with uji"

@@ -526,6 +526,28 @@ fn uji_abi_of(header: &abi_stable::library::LibHeader) -> Option<String> {
 /// is leaked on purpose: plugins are never unloaded (unloading a Rust cdylib
 /// runs TLS destructors and invalidates vtables uji still holds).
 pub fn load_plugin_module(path: &std::path::Path) -> Result<PluginModuleRef, LoadError> {
+    load_plugin_module_with(path, LayoutCheck::Check)
+}
+
+/// Whether opening a plugin compares its root module's type layout with
+/// this executable's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutCheck {
+    /// Compare it (a tenth of a process's start for the shipped plugins).
+    Check,
+    /// Skip the comparison: this very file (same device, inode, size,
+    /// modification and change times) passed it against this very
+    /// executable before. The host's cache of verdicts decides this;
+    /// abi_stable provides unchecked loading for exactly that use. The
+    /// version check still runs.
+    PassedBefore,
+}
+
+/// [`load_plugin_module`], with the layout comparison as `layout` says.
+pub fn load_plugin_module_with(
+    path: &std::path::Path,
+    layout: LayoutCheck,
+) -> Result<PluginModuleRef, LoadError> {
     use abi_stable::library::{LibraryError, lib_header_from_path};
 
     if !path.exists() {
@@ -540,9 +562,16 @@ pub fn load_plugin_module(path: &std::path::Path) -> Result<PluginModuleRef, Loa
         other => LoadError::Other(other.to_string()),
     })?;
     let plugin_abi = uji_abi_of(header);
-    header
-        .init_root_module::<PluginModuleRef>()
-        .map_err(|e| init_error(e, plugin_abi))
+    let module = match layout {
+        LayoutCheck::Check => header.init_root_module::<PluginModuleRef>(),
+        // SAFETY: the caller vouches that this file passed the layout check
+        // against this executable (see `LayoutCheck::PassedBefore`), so the
+        // root module has the layout `PluginModuleRef` expects.
+        LayoutCheck::PassedBefore => unsafe {
+            header.init_root_module_with_unchecked_layout::<PluginModuleRef>()
+        },
+    };
+    module.map_err(|e| init_error(e, plugin_abi))
 }
 
 /// Names what abi_stable's version and layout checks refused, in ABI terms.

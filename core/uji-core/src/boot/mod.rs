@@ -131,6 +131,8 @@ fn boot_loading(
                 tracing::info!(?report, "pruned old checkpoints");
             }
         });
+    // Plugins that passed abi_stable's layout check before skip it.
+    uji_host::remember_checked_layouts(dirs.data.join("cache").join("checked-plugins.json"));
     let registry = Registry::new();
     registry.set_config(
         CONFIG_DIR_KEY,
