@@ -537,3 +537,114 @@ fn an_attached_png_arrives_scaled_in_each_wires_format() {
         );
     }
 }
+/// `uji run --yes PROMPT` in `cwd` in which the model reads `path` with
+/// read_file, then answers; the requests the fake model received, and
+/// uji's stderr.
+fn read_skill_from(
+    sandbox: &Sandbox,
+    cwd: &std::path::Path,
+    path: &std::path::Path,
+) -> (Vec<RecordedRequest>, String) {
+    let model = FakeModel::start();
+    model.push(uji_tests::chat::call(
+        "c1",
+        "read_file",
+        serde_json::json!({ "path": path.to_string_lossy() }),
+    ));
+    model.push(answer("done"));
+    let output = uji_with_model(sandbox, &model, "sk-context-test")
+        .current_dir(cwd)
+        .args(["run", "--yes", "--model", MODEL, "use the skill"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    (model.requests(), stderr)
+}
+
+#[test]
+fn a_projects_skill_at_the_repository_root_is_readable_from_a_folder_below_it() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.work();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("crates/parser")).unwrap();
+    let skill = write_skill(
+        &repo.join(".claude/skills"),
+        "review",
+        "Review a diff for bugs",
+        "Look for off-by-one errors.",
+    );
+    let (requests, stderr) = read_skill_from(&sandbox, &repo.join("crates/parser"), &skill);
+    let system = &contents(&requests[0])[0];
+    assert!(system.contains("<name>review</name>"), "{system}");
+    let read = contents(&requests[1]);
+    assert!(
+        read.iter()
+            .any(|m| m.contains("Look for off-by-one errors.")),
+        "read_file reached the repository root's skill from below it: {read:?} {stderr}"
+    );
+}
+
+#[test]
+fn outside_a_repository_the_home_directorys_folders_are_yours_and_their_skills_readable() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.root.path().join("home");
+    let project = home.join("notes");
+    std::fs::create_dir_all(&project).unwrap();
+    let skill = write_skill(
+        &home.join(".agents/skills"),
+        "release",
+        "Cut a release",
+        "Step one: run the tests.",
+    );
+    // Claude Code's own commands folder in the home directory is not a
+    // project's `.claude/commands` when uji runs in a folder under it.
+    std::fs::create_dir_all(home.join(".claude/commands")).unwrap();
+    std::fs::write(home.join(".claude/commands/hello.md"), "Say hello.\n").unwrap();
+    sandbox.write_init(
+        "require(\"uji.defaults\")\n\
+         for _, s in ipairs(require(\"uji.skills\").list()) do\n\
+           uji.notify(\"skill \" .. s.name .. (s.project and \" (project)\" or \" (yours)\"))\n\
+         end\n\
+         for _, c in ipairs(require(\"uji.commands\").list()) do\n\
+           uji.notify(\"command \" .. c.name)\n\
+         end\n",
+    );
+    let (requests, stderr) = read_skill_from(&sandbox, &project, &skill);
+    assert!(stderr.contains("skill release (yours)"), "{stderr}");
+    assert!(!stderr.contains("command hello"), "{stderr}");
+    let read = contents(&requests[1]);
+    assert!(
+        read.iter().any(|m| m.contains("Step one: run the tests.")),
+        "read_file reached ~/.agents/skills: {read:?} {stderr}"
+    );
+}
+
+#[test]
+fn on_a_name_clash_the_projects_skill_wins_over_yours() {
+    let sandbox = Sandbox::new();
+    write_skill(
+        &sandbox.root.path().join("home/.agents/skills"),
+        "review",
+        "Your own review",
+        "Mine.",
+    );
+    write_skill(
+        &sandbox.config().join("skills"),
+        "review",
+        "The config directory's review",
+        "Config.",
+    );
+    write_skill(
+        &sandbox.work().join(".claude/skills"),
+        "review",
+        "The project's review",
+        "Project.",
+    );
+    let model = FakeModel::start();
+    run(&sandbox, &model, "hello");
+    let system = &contents(&model.requests()[0])[0];
+    assert_eq!(system.matches("<name>review</name>").count(), 1, "{system}");
+    assert!(system.contains("The project's review"), "{system}");
+}
