@@ -537,6 +537,7 @@ fn an_attached_png_arrives_scaled_in_each_wires_format() {
         );
     }
 }
+
 /// `uji run --yes PROMPT` in `cwd` in which the model reads `path` with
 /// read_file, then answers; the requests the fake model received, and
 /// uji's stderr.
@@ -647,4 +648,89 @@ fn on_a_name_clash_the_projects_skill_wins_over_yours() {
     let system = &contents(&model.requests()[0])[0];
     assert_eq!(system.matches("<name>review</name>").count(), 1, "{system}");
     assert!(system.contains("The project's review"), "{system}");
+}
+
+/// An RGB picture of `width`×`height` in random noise (which neither PNG
+/// nor JPEG compresses well), encoded as `format`.
+fn noisy(width: u32, height: u32, format: image::ImageFormat) -> Vec<u8> {
+    let mut state: u32 = 0x9e37_79b9;
+    let picture = image::RgbImage::from_fn(width, height, |_, _| {
+        // xorshift32: enough noise for an encoder, no crate needed.
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state >> 24) as u8
+        };
+        image::Rgb([next(), next(), next()])
+    });
+    let mut bytes = Vec::new();
+    image::DynamicImage::ImageRgb8(picture)
+        .write_to(&mut std::io::Cursor::new(&mut bytes), format)
+        .unwrap();
+    bytes
+}
+
+#[test]
+fn a_mentioned_image_over_5_mb_arrives_encoded_again_under_5_mb() {
+    let sandbox = Sandbox::new();
+    let png = noisy(1568, 1568, image::ImageFormat::Png);
+    assert!(
+        png.len() > 5 * 1024 * 1024,
+        "the test's picture is too light"
+    );
+    std::fs::write(sandbox.work().join("noise.png"), png).unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "what is @noise.png?");
+    let request = &model.requests()[0];
+    let parts = request.json["messages"][1]["content"].as_array().unwrap();
+    let url = parts[1]["image_url"]["url"].as_str().unwrap();
+    let data = url
+        .strip_prefix("data:image/jpeg;base64,")
+        .unwrap_or_else(|| panic!("not a JPEG: {}", &url[..40]));
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    assert!(bytes.len() <= 5 * 1024 * 1024, "{} bytes", bytes.len());
+    let decoded = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (1568, 1568));
+    let context = &contents(request)[2];
+    assert!(
+        context.contains("<file path=\"noise.png\">attached as an image</file>"),
+        "{context}"
+    );
+}
+
+#[test]
+fn mentioned_gif_and_webp_images_attach() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::write(work.join("anim.gif"), noisy(16, 8, image::ImageFormat::Gif)).unwrap();
+    std::fs::write(
+        work.join("photo.webp"),
+        noisy(8, 16, image::ImageFormat::WebP),
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "compare @anim.gif with @photo.webp");
+    let parts = model.requests()[0].json["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let urls: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p["image_url"]["url"].as_str())
+        .collect();
+    assert_eq!(urls.len(), 2, "{parts:?}");
+    assert!(
+        urls[0].starts_with("data:image/gif;base64,"),
+        "{}",
+        &urls[0][..30]
+    );
+    assert!(
+        urls[1].starts_with("data:image/webp;base64,"),
+        "{}",
+        &urls[1][..30]
+    );
 }
