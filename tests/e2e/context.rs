@@ -650,6 +650,104 @@ fn on_a_name_clash_the_projects_skill_wins_over_yours() {
     assert!(system.contains("The project's review"), "{system}");
 }
 
+#[test]
+fn mentions_from_home_absolute_and_from_a_line_on_arrive() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.root.path().join("home/proj");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("home.txt"), "reached from home\n").unwrap();
+    std::fs::write(project.join("absolute.txt"), "reached absolutely\n").unwrap();
+    let lines: String = (1..=30).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(project.join("rows.txt"), lines).unwrap();
+    let absolute = project.join("absolute.txt");
+    let prompt = format!(
+        "see @~/proj/home.txt and @{} and @rows.txt:25",
+        absolute.display()
+    );
+    let model = FakeModel::start();
+    model.push(answer("done"));
+    let output = uji_with_model(&sandbox, &model, "sk-context-test")
+        .current_dir(&project)
+        .args(["run", "--model", MODEL, &prompt])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output).1);
+    let context = &contents(&model.requests()[0])[2];
+    assert!(
+        context.contains("<file path=\"~/proj/home.txt\">\n    1| reached from home\n</file>"),
+        "{context}"
+    );
+    assert!(context.contains("reached absolutely"), "{context}");
+    assert!(
+        context.contains("<file path=\"rows.txt:25\">\n   25| row 25\n"),
+        "{context}"
+    );
+    assert!(
+        context.contains("   30| row 30") && !context.contains("row 24\n"),
+        "a page from line 25: {context}"
+    );
+}
+
+#[test]
+fn a_mention_outside_the_allowed_directories_is_not_attached_and_the_user_is_told() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root.path().join("elsewhere.txt");
+    std::fs::write(&outside, "not for the model\n").unwrap();
+    let model = FakeModel::start();
+    let stderr = run(&sandbox, &model, &format!("read @{}", outside.display()));
+    let request = &model.requests()[0];
+    assert!(
+        !String::from_utf8_lossy(&request.body).contains("not for the model"),
+        "the file went to the model"
+    );
+    let context = &contents(request)[2];
+    assert!(
+        context.contains("not attached: ") && context.contains("outside the allowed directories"),
+        "{context}"
+    );
+    assert!(
+        stderr.contains(&format!("@{} was not attached", outside.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_directory_mention_lists_at_most_500_entries() {
+    let sandbox = Sandbox::new();
+    let many = sandbox.work().join("many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..510 {
+        std::fs::write(many.join(format!("f{i:03}.txt")), "").unwrap();
+    }
+    let model = FakeModel::start();
+    run(&sandbox, &model, "look at @many");
+    let context = &contents(&model.requests()[0])[2];
+    let listed = context.lines().filter(|l| l.ends_with(".txt")).count();
+    assert_eq!(listed, 500, "{context}");
+    assert!(
+        context.contains("f499.txt\n… 10 more entries not listed\n</directory>"),
+        "{context}"
+    );
+}
+
+#[test]
+fn an_instruction_file_is_cut_at_64_kb() {
+    let sandbox = Sandbox::new();
+    let mut agents = "Keep this rule.\n".to_string();
+    while agents.len() < 64 * 1024 {
+        agents.push_str("filler line that pads the file out\n");
+    }
+    agents.push_str("A rule past the cut.\n");
+    std::fs::write(sandbox.work().join("AGENTS.md"), agents).unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "hello");
+    let system = &contents(&model.requests()[0])[0];
+    assert!(system.contains("Keep this rule."), "{system}");
+    assert!(system.contains("[…cut at 64 KB]"));
+    assert!(!system.contains("A rule past the cut."));
+}
+
 /// An RGB picture of `width`×`height` in random noise (which neither PNG
 /// nor JPEG compresses well), encoded as `format`.
 fn noisy(width: u32, height: u32, format: image::ImageFormat) -> Vec<u8> {
