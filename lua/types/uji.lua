@@ -734,6 +734,10 @@ function uji.session.elapsed() end
 function uji.command.remove(name) end
 ---@return string[]
 function uji.command.list() end
+--- The names uji itself answers as commands (`undo`, `model`, `models`,
+--- …), sorted: those command files may not take.
+---@return string[]
+function uji.command.builtins() end
 
 ---Loads init.lua, plugins and packs again (the screen keeps the
 ---conversation and the draft); refused while a turn runs.
