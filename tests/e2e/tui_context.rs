@@ -509,3 +509,37 @@ fn a_command_file_never_takes_a_command_uji_has_and_the_nearest_folder_wins_a_cl
     assert!(sent.contains("Review the uji way."), "{sent}");
     tty.quit_with_ctrl_c();
 }
+
+#[test]
+fn the_file_list_on_a_tree_of_100_000_files_shows_matches_and_narrows_to_the_file() {
+    let model = FakeModel::start();
+    let (_sandbox, mut tty) = open_with(&model, |sandbox| {
+        // 1,000 folders of 100 empty files, as bench/src/context.rs walks.
+        let work = sandbox.work();
+        for d in 0..1000 {
+            let dir = work.join(format!("d{d:04}"));
+            std::fs::create_dir(&dir).unwrap();
+            for f in 0..100 {
+                std::fs::File::create(dir.join(format!("f{f:03}.rs"))).unwrap();
+            }
+        }
+    });
+    tty.type_keys("@");
+    tty.wait_for("the first matches", |s| {
+        s.lines().any(|l| l.starts_with(" @d"))
+    });
+    tty.type_keys("d0577f042");
+    let screen = tty.wait_for("the list narrowed to the one file", |s| {
+        let rows: Vec<&str> = s.lines().filter(|l| l.starts_with(" @")).collect();
+        rows.len() == 1
+            && rows[0].starts_with(" @d0577/f042.rs")
+            && rows[0].trim_end().ends_with(" 1")
+    });
+    assert!(
+        screen.contains("@d0577f042"),
+        "the query is in the input: {screen}"
+    );
+    tty.press("<Tab>");
+    tty.wait_for_text("@d0577/f042.rs ");
+    tty.quit_with_ctrl_c();
+}
