@@ -321,6 +321,12 @@ struct XClipboard {
 
 impl XClipboard {
     fn holding_png(png: &std::path::Path) -> Option<XClipboard> {
+        XClipboard::holding(png, Some("image/png"))
+    }
+
+    /// The clipboard holding the contents of `file`, as `target` (a MIME
+    /// type) or, without one, as text.
+    fn holding(file: &std::path::Path, target: Option<&str>) -> Option<XClipboard> {
         use std::io::BufRead;
         let spawned = std::process::Command::new("Xvfb")
             .args([
@@ -351,11 +357,12 @@ impl XClipboard {
         let display = format!(":{}", number.trim());
         // xclip serves the selection from a process of its own until the
         // X server goes.
-        let status = std::process::Command::new("xclip")
-            .args(["-selection", "clipboard", "-t", "image/png", "-i"])
-            .arg(png)
-            .env("DISPLAY", &display)
-            .status();
+        let mut xclip = std::process::Command::new("xclip");
+        xclip.args(["-selection", "clipboard"]);
+        if let Some(target) = target {
+            xclip.args(["-t", target]);
+        }
+        let status = xclip.arg("-i").arg(file).env("DISPLAY", &display).status();
         match status {
             Ok(status) => assert!(status.success(), "xclip failed"),
             Err(e) => {
@@ -411,6 +418,28 @@ fn ctrl_v_attaches_the_clipboards_image_and_the_model_gets_it() {
 }
 
 #[test]
+fn ctrl_v_pastes_the_clipboards_text_when_it_holds_no_image() {
+    let model = FakeModel::start();
+    model.push(answer("Pasted."));
+    let copied = tempfile::tempdir().unwrap();
+    let file = copied.path().join("copied.txt");
+    std::fs::write(&file, "words from the clipboard").unwrap();
+    let Some(x) = XClipboard::holding(&file, None) else {
+        return;
+    };
+    let (_sandbox, mut tty) = open_with_env(&model, |_| {}, &[("DISPLAY", &x.display)]);
+    tty.type_keys("see ");
+    tty.press("<C-v>");
+    tty.wait_for_text("see words from the clipboard");
+    tty.press("<CR>");
+    tty.wait_for_text("Pasted.");
+    let sent = model.last_request().body_text();
+    assert!(sent.contains("see words from the clipboard"), "{sent}");
+    assert!(!sent.contains("image_url"), "{sent}");
+    tty.quit_with_ctrl_c();
+}
+
+#[test]
 fn ctrl_v_without_a_clipboard_says_how_to_paste() {
     let model = FakeModel::start();
     let (_sandbox, mut tty) = open_with(&model, |_| {});
@@ -457,6 +486,28 @@ fn a_mention_in_a_message_typed_while_uji_works_reaches_the_model_too() {
 /// several rows reads as one line.
 fn words(screen: &str) -> String {
     screen.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn enter_completes_in_the_file_list_and_does_not_send() {
+    let model = FakeModel::start();
+    model.push(answer("Read the guide."));
+    let (_sandbox, mut tty) = open(&model);
+    tty.type_keys("see @guide");
+    tty.wait_for_text("@docs/guide.md");
+    tty.press("<CR>");
+    tty.wait_for_text("see @docs/guide.md");
+    assert!(
+        model.requests().is_empty(),
+        "Enter in the list sent the draft"
+    );
+    tty.type_keys("now");
+    tty.press("<CR>");
+    tty.wait_for_text("Read the guide.");
+    let sent = model.last_request().body_text();
+    assert!(sent.contains("see @docs/guide.md now"), "{sent}");
+    assert!(sent.contains("# Guide"), "the file went as context: {sent}");
+    tty.quit_with_ctrl_c();
 }
 
 #[test]
@@ -507,6 +558,48 @@ fn a_command_file_never_takes_a_command_uji_has_and_the_nearest_folder_wins_a_cl
     tty.wait_for_text("Reviewed the uji way.");
     let sent = model.last_request().body_text();
     assert!(sent.contains("Review the uji way."), "{sent}");
+    tty.quit_with_ctrl_c();
+}
+
+#[test]
+fn skills_are_listed_and_skill_name_alone_asks_for_the_skill() {
+    let model = FakeModel::start();
+    model.push(answer("Releasing."));
+    let (_sandbox, mut tty) = open_with(&model, |sandbox| {
+        let skills = sandbox.work().join(".uji/skills");
+        std::fs::create_dir_all(skills.join("release")).unwrap();
+        std::fs::write(
+            skills.join("release/SKILL.md"),
+            "---\nname: release\ndescription: Cut a release\n---\nTag first, then push the tag.\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(skills.join("vague")).unwrap();
+        std::fs::write(
+            skills.join("vague/SKILL.md"),
+            "---\nname: vague\n---\nDo things.\n",
+        )
+        .unwrap();
+    });
+    tty.wait_for("the notice about the skill without a description", |s| {
+        let said = words(s);
+        said.contains("vague/SKILL.md: a skill needs a description") && said.contains("left out")
+    });
+    tty.type_keys("/skills");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("release (project): Cut a release");
+    assert!(screen.contains("release/SKILL.md"), "{screen}");
+    assert!(!screen.contains("vague ("), "{screen}");
+    tty.type_keys("/skill:release");
+    tty.press("<CR>");
+    tty.wait_for_text("Releasing.");
+    let request = model.last_request();
+    let messages = request.json["messages"].as_array().unwrap();
+    let user = messages
+        .iter()
+        .position(|m| m["content"] == "Use the release skill.")
+        .expect("the text /skill:NAME sends alone");
+    let next = messages[user + 1]["content"].as_str().unwrap();
+    assert!(next.contains("Tag first, then push the tag."), "{next}");
     tty.quit_with_ctrl_c();
 }
 
