@@ -298,6 +298,17 @@ uji.markdown = {}
 ---@return uji.FrontMatter
 function uji.markdown.front_matter(text) end
 
+---@class uji.MarkdownFile: uji.FrontMatter
+---@field path string The file's path.
+---@field error? string Why it could not be read (a folder, over 16 MiB, no permission); then it has no fields, body or problems.
+
+--- Every file the glob `pattern` finds (as `uji.fs.glob`; in path order),
+--- read and split as `front_matter` splits one: a folder of command or
+--- skill files in one call. A folder that does not exist gives `{}`.
+---@param pattern string
+---@return uji.MarkdownFile[]
+function uji.markdown.files(pattern) end
+
 -- ---------------------------------------------------------------------------
 -- wires, providers, models
 
@@ -734,6 +745,10 @@ function uji.session.elapsed() end
 function uji.command.remove(name) end
 ---@return string[]
 function uji.command.list() end
+--- The names uji itself answers as commands (`undo`, `model`, `models`,
+--- …), sorted: those command files may not take.
+---@return string[]
+function uji.command.builtins() end
 
 ---Loads init.lua, plugins and packs again (the screen keeps the
 ---conversation and the draft); refused while a turn runs.

@@ -9,8 +9,10 @@
 --- `argument-hint`, `model` (the model for that turn) and `allowed-tools`
 --- (tools that run without asking for that turn; deny rules still deny).
 --- A project command of the same name as one of yours replaces it, and says
---- `(project)` in its description. Command files are prompt text only: they
---- run no code.
+--- `(project)` in its description. A file may not take the name of a
+--- command uji already has (its own, such as `/undo`, or one added before,
+--- such as `/plan`): it is skipped with a notice. Command files are prompt
+--- text only: they run no code.
 ---
 --- local commands = require("uji.commands")
 --- commands.setup()            -- what uji's defaults do
@@ -206,18 +208,40 @@ function M.run(command, args)
   uji.session.submit(M.expand(command.body, args))
 end
 
---- Adds every command file's command.
+--- The names a command file may not take, each with why: uji's own
+--- commands (`/undo`, `/model`, …) and those added before the files are
+--- read (`/plan`, `/skills`, `/reload`, …), so a repository's file cannot
+--- stand in for a command the user knows.
+function M.taken()
+  local taken = {}
+  for _, name in ipairs(uji.command.list()) do
+    taken[name] = "a command uji already has"
+  end
+  for _, name in ipairs(uji.command.builtins()) do
+    taken[name] = "one of uji's own commands"
+  end
+  return taken
+end
+
+--- Adds every command file's command; one named as a command uji already
+--- has is skipped with a notice naming the file.
 function M.setup()
   uji.on("turn_finished", restore, { name = "uji.commands" })
+  local taken = M.taken()
   for _, command in ipairs(M.list()) do
-    local ok, err = pcall(uji.command.add, command.name, {
-      desc = described(command),
-      handler = function(args)
-        return M.run(command, args)
-      end,
-    })
-    if not ok then
-      uji.notify("command file " .. command.path .. " gives no command: " .. tostring(err))
+    if taken[command.name] then
+      uji.notify("command file " .. command.path .. " was skipped: /" .. command.name .. " is "
+        .. taken[command.name] .. "; rename the file to use it as a command")
+    else
+      local ok, err = pcall(uji.command.add, command.name, {
+        desc = described(command),
+        handler = function(args)
+          return M.run(command, args)
+        end,
+      })
+      if not ok then
+        uji.notify("command file " .. command.path .. " gives no command: " .. tostring(err))
+      end
     end
   end
 end

@@ -26,10 +26,6 @@ uji.tool.policy({
 -- /plan and Ctrl+B switch read-only planning on and off.
 require("uji.planmode").setup()
 
--- Slash commands from Markdown files: <config>/commands, the project's
--- .claude/commands and .uji/commands (docs/context.md).
-require("uji.commands").setup()
-
 -- Skills (SKILL.md folders) listed to the model, /skills and /skill:NAME
 -- (docs/context.md).
 require("uji.skills").setup()
@@ -41,3 +37,9 @@ uji.keymap.add("normal", "<A-e>", { command = "effort" })
 -- <config>/agents, the project's .uji/agents and .claude/agents; /agents
 -- lists them (docs/agents.md).
 require("uji.agents").setup()
+
+-- Slash commands from Markdown files: <config>/commands, the project's
+-- .claude/commands and .uji/commands (docs/context.md). Set up last: a file
+-- may not take the name of a command uji already has (/undo, /plan,
+-- /skills, ...).
+require("uji.commands").setup()

@@ -5,22 +5,45 @@ local frontmatter = require("uji.frontmatter")
 
 local M = {}
 
+local function parent(dir)
+  local up = dir:match("^(.*)/[^/]*$")
+  if up == "" then
+    return "/"
+  end
+  return up
+end
+
+--- The directories a project's folders are looked for in, nearest first:
+--- from the working directory up to the repository root (the nearest
+--- directory holding `.git`, as for AGENTS.md); outside a repository, the
+--- working directory alone (so a home directory's `.claude` is not taken
+--- for a project's).
+function M.project_dirs()
+  local cwd = uji.os.cwd()
+  if not cwd then
+    return {}
+  end
+  local dirs, dir = {}, cwd
+  while true do
+    dirs[#dirs + 1] = dir
+    if uji.fs.exists(uji.fs.join(dir, ".git")) then
+      return dirs
+    end
+    if dir == "/" then
+      return { cwd }
+    end
+    dir = parent(dir)
+  end
+end
+
 --- The folder `name` (e.g. ".claude/commands") nearest to the working
---- directory, looking up to the repository root (the first directory
---- holding `.git`) or the filesystem's root; an absolute path, or nil.
-function M.project_folder(name)
-  local dir = uji.os.cwd()
-  while dir do
+--- directory among `dirs` (default `project_dirs()`); an absolute path, or
+--- nil.
+function M.project_folder(name, dirs)
+  for _, dir in ipairs(dirs or M.project_dirs()) do
     local candidate = uji.fs.join(dir, name)
     if uji.fs.exists(candidate) then
       return candidate
-    end
-    if dir == "/" or uji.fs.exists(uji.fs.join(dir, ".git")) then
-      return nil
-    end
-    dir = dir:match("^(.*)/[^/]*$")
-    if dir == "" then
-      dir = "/"
     end
   end
   return nil
@@ -29,8 +52,9 @@ end
 --- Appends to `folders` each of the project folders `names` that exists
 --- (the nearest, as `project_folder` finds it), marked as the project's.
 function M.add_project_folders(folders, names)
+  local dirs = M.project_dirs()
   for _, name in ipairs(names) do
-    local folder = M.project_folder(name)
+    local folder = M.project_folder(name, dirs)
     if folder then
       folders[#folders + 1] = { path = folder, project = true }
     end

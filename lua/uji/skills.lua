@@ -8,7 +8,8 @@
 --- model sees each skill's name, description and where its `SKILL.md` is,
 --- and reads the file (and those beside it) with `read_file` when a task
 --- calls for it: through the gate, so the policy applies. The folders of
---- skills outside the workspace become read roots (`uji.tool.read_roots`):
+--- skills outside the working directory (yours, and a project's above it in
+--- the repository) become read roots (`uji.tool.read_roots`):
 --- `read_file` may read them, nothing may write them. `/skills` lists them;
 --- `/skill:NAME [text]` puts the skill into the next turn.
 ---
@@ -81,6 +82,16 @@ function M.prompt(list)
   return table.concat(lines, "\n")
 end
 
+--- Whether `path` is `dir` or inside it (both absolute; false without
+--- `dir`).
+function M.under(path, dir)
+  if not dir then
+    return false
+  end
+  local prefix = dir:sub(-1) == "/" and dir or dir .. "/"
+  return path == dir or path:sub(1, #prefix) == prefix
+end
+
 --- The skill `/skill:NAME` chose, for the next turn.
 local chosen = nil
 
@@ -99,13 +110,16 @@ function M.setup()
     })
     return
   end
-  -- Skills outside the workspace: readable by read_file, never writable.
+  -- Skills outside the working directory (the confinement root): readable
+  -- by read_file, never writable. A project's folder may be outside too,
+  -- in the repository root above it.
+  local cwd = uji.os.cwd()
   local roots, seen = uji.tool.read_roots(), {}
   for _, root in ipairs(roots) do
     seen[root] = true
   end
   for _, skill in ipairs(list) do
-    if not skill.project and not seen[skill.folder] then
+    if not M.under(skill.folder, cwd) and not seen[skill.folder] then
       seen[skill.folder] = true
       roots[#roots + 1] = skill.folder
     end

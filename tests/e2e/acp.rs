@@ -407,6 +407,34 @@ fn prompts_carry_links_embedded_files_and_images_to_the_model() {
     );
 }
 
+#[test]
+fn a_resource_link_to_a_workspace_file_brings_its_content_to_the_model() {
+    let (client, session, model, sandbox) = open(vec![answer("seen")]);
+    let file = sandbox.work().join("src/linked.rs");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "fn linked_from_the_editor() {}\n").unwrap();
+    let uri = format!("file://{}", file.display());
+    let blocks = vec![
+        ContentBlock::from("explain".to_string()),
+        ContentBlock::ResourceLink(ResourceLink::new("linked.rs", uri)),
+    ];
+    let answer = client.request(PromptRequest::new(session, blocks)).unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let request = model.last_request();
+    let messages = request.json["messages"].as_array().unwrap();
+    let mention = format!("@{}", file.display());
+    let user = messages
+        .iter()
+        .position(|m| m["content"].as_str().is_some_and(|t| t.contains(&mention)))
+        .unwrap_or_else(|| panic!("the link as a mention: {messages:?}"));
+    let context = messages[user + 1]["content"].as_str().unwrap();
+    assert!(
+        context.contains(&format!("<file path=\"{}\">", file.display()))
+            && context.contains("    1| fn linked_from_the_editor() {}"),
+        "the file's content went with the prompt: {context}"
+    );
+}
+
 /// A 1×1 PNG, base64.
 const ONE_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
 

@@ -537,3 +537,298 @@ fn an_attached_png_arrives_scaled_in_each_wires_format() {
         );
     }
 }
+
+/// `uji run --yes PROMPT` in `cwd` in which the model reads `path` with
+/// read_file, then answers; the requests the fake model received, and
+/// uji's stderr.
+fn read_skill_from(
+    sandbox: &Sandbox,
+    cwd: &std::path::Path,
+    path: &std::path::Path,
+) -> (Vec<RecordedRequest>, String) {
+    let model = FakeModel::start();
+    model.push(uji_tests::chat::call(
+        "c1",
+        "read_file",
+        serde_json::json!({ "path": path.to_string_lossy() }),
+    ));
+    model.push(answer("done"));
+    let output = uji_with_model(sandbox, &model, "sk-context-test")
+        .current_dir(cwd)
+        .args(["run", "--yes", "--model", MODEL, "use the skill"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    (model.requests(), stderr)
+}
+
+#[test]
+fn a_projects_skill_at_the_repository_root_is_readable_from_a_folder_below_it() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.work();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("crates/parser")).unwrap();
+    let skill = write_skill(
+        &repo.join(".claude/skills"),
+        "review",
+        "Review a diff for bugs",
+        "Look for off-by-one errors.",
+    );
+    let (requests, stderr) = read_skill_from(&sandbox, &repo.join("crates/parser"), &skill);
+    let system = &contents(&requests[0])[0];
+    assert!(system.contains("<name>review</name>"), "{system}");
+    let read = contents(&requests[1]);
+    assert!(
+        read.iter()
+            .any(|m| m.contains("Look for off-by-one errors.")),
+        "read_file reached the repository root's skill from below it: {read:?} {stderr}"
+    );
+}
+
+#[test]
+fn outside_a_repository_the_home_directorys_folders_are_yours_and_their_skills_readable() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.root.path().join("home");
+    let project = home.join("notes");
+    std::fs::create_dir_all(&project).unwrap();
+    let skill = write_skill(
+        &home.join(".agents/skills"),
+        "release",
+        "Cut a release",
+        "Step one: run the tests.",
+    );
+    // Claude Code's own commands folder in the home directory is not a
+    // project's `.claude/commands` when uji runs in a folder under it.
+    std::fs::create_dir_all(home.join(".claude/commands")).unwrap();
+    std::fs::write(home.join(".claude/commands/hello.md"), "Say hello.\n").unwrap();
+    sandbox.write_init(
+        "require(\"uji.defaults\")\n\
+         for _, s in ipairs(require(\"uji.skills\").list()) do\n\
+           uji.notify(\"skill \" .. s.name .. (s.project and \" (project)\" or \" (yours)\"))\n\
+         end\n\
+         for _, c in ipairs(require(\"uji.commands\").list()) do\n\
+           uji.notify(\"command \" .. c.name)\n\
+         end\n",
+    );
+    let (requests, stderr) = read_skill_from(&sandbox, &project, &skill);
+    assert!(stderr.contains("skill release (yours)"), "{stderr}");
+    assert!(!stderr.contains("command hello"), "{stderr}");
+    let read = contents(&requests[1]);
+    assert!(
+        read.iter().any(|m| m.contains("Step one: run the tests.")),
+        "read_file reached ~/.agents/skills: {read:?} {stderr}"
+    );
+}
+
+#[test]
+fn on_a_name_clash_the_projects_skill_wins_over_yours() {
+    let sandbox = Sandbox::new();
+    write_skill(
+        &sandbox.root.path().join("home/.agents/skills"),
+        "review",
+        "Your own review",
+        "Mine.",
+    );
+    write_skill(
+        &sandbox.config().join("skills"),
+        "review",
+        "The config directory's review",
+        "Config.",
+    );
+    write_skill(
+        &sandbox.work().join(".claude/skills"),
+        "review",
+        "The project's review",
+        "Project.",
+    );
+    let model = FakeModel::start();
+    run(&sandbox, &model, "hello");
+    let system = &contents(&model.requests()[0])[0];
+    assert_eq!(system.matches("<name>review</name>").count(), 1, "{system}");
+    assert!(system.contains("The project's review"), "{system}");
+}
+
+#[test]
+fn mentions_from_home_absolute_and_from_a_line_on_arrive() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.root.path().join("home/proj");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("home.txt"), "reached from home\n").unwrap();
+    std::fs::write(project.join("absolute.txt"), "reached absolutely\n").unwrap();
+    let lines: String = (1..=30).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(project.join("rows.txt"), lines).unwrap();
+    let absolute = project.join("absolute.txt");
+    let prompt = format!(
+        "see @~/proj/home.txt and @{} and @rows.txt:25",
+        absolute.display()
+    );
+    let model = FakeModel::start();
+    model.push(answer("done"));
+    let output = uji_with_model(&sandbox, &model, "sk-context-test")
+        .current_dir(&project)
+        .args(["run", "--model", MODEL, &prompt])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output).1);
+    let context = &contents(&model.requests()[0])[2];
+    assert!(
+        context.contains("<file path=\"~/proj/home.txt\">\n    1| reached from home\n</file>"),
+        "{context}"
+    );
+    assert!(context.contains("reached absolutely"), "{context}");
+    assert!(
+        context.contains("<file path=\"rows.txt:25\">\n   25| row 25\n"),
+        "{context}"
+    );
+    assert!(
+        context.contains("   30| row 30") && !context.contains("row 24\n"),
+        "a page from line 25: {context}"
+    );
+}
+
+#[test]
+fn a_mention_outside_the_allowed_directories_is_not_attached_and_the_user_is_told() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root.path().join("elsewhere.txt");
+    std::fs::write(&outside, "not for the model\n").unwrap();
+    let model = FakeModel::start();
+    let stderr = run(&sandbox, &model, &format!("read @{}", outside.display()));
+    let request = &model.requests()[0];
+    assert!(
+        !String::from_utf8_lossy(&request.body).contains("not for the model"),
+        "the file went to the model"
+    );
+    let context = &contents(request)[2];
+    assert!(
+        context.contains("not attached: ") && context.contains("outside the allowed directories"),
+        "{context}"
+    );
+    assert!(
+        stderr.contains(&format!("@{} was not attached", outside.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_directory_mention_lists_at_most_500_entries() {
+    let sandbox = Sandbox::new();
+    let many = sandbox.work().join("many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..510 {
+        std::fs::write(many.join(format!("f{i:03}.txt")), "").unwrap();
+    }
+    let model = FakeModel::start();
+    run(&sandbox, &model, "look at @many");
+    let context = &contents(&model.requests()[0])[2];
+    let listed = context.lines().filter(|l| l.ends_with(".txt")).count();
+    assert_eq!(listed, 500, "{context}");
+    assert!(
+        context.contains("f499.txt\n… 10 more entries not listed\n</directory>"),
+        "{context}"
+    );
+}
+
+#[test]
+fn an_instruction_file_is_cut_at_64_kb() {
+    let sandbox = Sandbox::new();
+    let mut agents = "Keep this rule.\n".to_string();
+    while agents.len() < 64 * 1024 {
+        agents.push_str("filler line that pads the file out\n");
+    }
+    agents.push_str("A rule past the cut.\n");
+    std::fs::write(sandbox.work().join("AGENTS.md"), agents).unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "hello");
+    let system = &contents(&model.requests()[0])[0];
+    assert!(system.contains("Keep this rule."), "{system}");
+    assert!(system.contains("[…cut at 64 KB]"));
+    assert!(!system.contains("A rule past the cut."));
+}
+
+/// An RGB picture of `width`×`height` in random noise (which neither PNG
+/// nor JPEG compresses well), encoded as `format`.
+fn noisy(width: u32, height: u32, format: image::ImageFormat) -> Vec<u8> {
+    let mut state: u32 = 0x9e37_79b9;
+    let picture = image::RgbImage::from_fn(width, height, |_, _| {
+        // xorshift32: enough noise for an encoder, no crate needed.
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state >> 24) as u8
+        };
+        image::Rgb([next(), next(), next()])
+    });
+    let mut bytes = Vec::new();
+    image::DynamicImage::ImageRgb8(picture)
+        .write_to(&mut std::io::Cursor::new(&mut bytes), format)
+        .unwrap();
+    bytes
+}
+
+#[test]
+fn a_mentioned_image_over_5_mb_arrives_encoded_again_under_5_mb() {
+    let sandbox = Sandbox::new();
+    let png = noisy(1568, 1568, image::ImageFormat::Png);
+    assert!(
+        png.len() > 5 * 1024 * 1024,
+        "the test's picture is too light"
+    );
+    std::fs::write(sandbox.work().join("noise.png"), png).unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "what is @noise.png?");
+    let request = &model.requests()[0];
+    let parts = request.json["messages"][1]["content"].as_array().unwrap();
+    let url = parts[1]["image_url"]["url"].as_str().unwrap();
+    let data = url
+        .strip_prefix("data:image/jpeg;base64,")
+        .unwrap_or_else(|| panic!("not a JPEG: {}", &url[..40]));
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    assert!(bytes.len() <= 5 * 1024 * 1024, "{} bytes", bytes.len());
+    let decoded = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (1568, 1568));
+    let context = &contents(request)[2];
+    assert!(
+        context.contains("<file path=\"noise.png\">attached as an image</file>"),
+        "{context}"
+    );
+}
+
+#[test]
+fn mentioned_gif_and_webp_images_attach() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::write(work.join("anim.gif"), noisy(16, 8, image::ImageFormat::Gif)).unwrap();
+    std::fs::write(
+        work.join("photo.webp"),
+        noisy(8, 16, image::ImageFormat::WebP),
+    )
+    .unwrap();
+    let model = FakeModel::start();
+    run(&sandbox, &model, "compare @anim.gif with @photo.webp");
+    let parts = model.requests()[0].json["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let urls: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p["image_url"]["url"].as_str())
+        .collect();
+    assert_eq!(urls.len(), 2, "{parts:?}");
+    assert!(
+        urls[0].starts_with("data:image/gif;base64,"),
+        "{}",
+        &urls[0][..30]
+    );
+    assert!(
+        urls[1].starts_with("data:image/webp;base64,"),
+        "{}",
+        &urls[1][..30]
+    );
+}

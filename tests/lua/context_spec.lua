@@ -85,6 +85,23 @@ describe("uji.commands", function()
   end)
 end)
 
+describe("uji.commands' names", function()
+  it("keeps clear of uji's own commands and of those already added", function()
+    local builtins = uji.command.builtins()
+    local listed = {}
+    for _, name in ipairs(builtins) do
+      listed[name] = true
+    end
+    expect.truthy(listed.undo and listed.model and listed.models and listed.init)
+    uji.command.add("spec-taken", function() end)
+    local taken = commands.taken()
+    expect.eq(taken.undo, "one of uji's own commands")
+    expect.eq(taken.models, "one of uji's own commands")
+    expect.eq(taken["spec-taken"], "a command uji already has")
+    expect.eq(taken.review, nil)
+  end)
+end)
+
 describe("uji.skills", function()
   it("lists each skill's name, description and place for the model", function()
     local text = skills.prompt({

@@ -23,6 +23,9 @@ pub const MAX_EDGE: u32 = 1568;
 pub const MAX_BYTES: usize = 5 * 1024 * 1024;
 /// Images a request carries at most: the newest.
 pub const MAX_IMAGES: usize = 20;
+/// The largest image file uji reads to fit (a photo of 50 MB is already
+/// unusual; the frontends' pasted paths have the same bound).
+pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 /// What stands in for an image left out of a request.
 pub const OLDER_IMAGE_NOTE: &str =
     "[an earlier image is not sent again: only the 20 newest images go with a request]";
@@ -38,6 +41,8 @@ pub enum ImageError {
     NotBase64,
     #[error("even scaled down, the image is over 5 MB")]
     TooLarge,
+    #[error("the file is {0} MB, over the 50 MB uji reads for an image; attach a smaller one")]
+    FileTooLarge(u64),
 }
 
 /// An image as it goes to the model.
@@ -163,6 +168,45 @@ pub fn fit_image(image: &Image) -> Result<Image, ImageError> {
         data: STANDARD.encode(&fitted.bytes),
         name: image.name.clone(),
     })
+}
+
+/// The image file at `path` read and fitted ([`fit`]), named by its file
+/// name; `Ok(None)` when its first bytes are not those of a PNG, JPEG, GIF
+/// or WebP (a text file, say).
+pub fn fit_file(path: &Path) -> Result<Option<Image>, ImageError> {
+    use std::io::Read as _;
+    let broken = |e: std::io::Error| ImageError::Broken(e.to_string());
+    let mut file = std::fs::File::open(path).map_err(broken)?;
+    let mut head = Vec::with_capacity(16);
+    (&mut file)
+        .take(16)
+        .read_to_end(&mut head)
+        .map_err(broken)?;
+    let supported = image::guess_format(&head).ok().and_then(media_type);
+    if supported.is_none() {
+        return Ok(None);
+    }
+    let size = file.metadata().map_err(broken)?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(ImageError::FileTooLarge(size.div_ceil(1024 * 1024)));
+    }
+    let mut bytes = head;
+    // Bounded even if the file grew since its size was read.
+    (&mut file)
+        .take(MAX_FILE_BYTES + 1 - bytes.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(broken)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ImageError::FileTooLarge(
+            bytes.len().div_ceil(1024 * 1024) as u64
+        ));
+    }
+    let fitted = fit(&bytes)?;
+    Ok(Some(Image {
+        media_type: fitted.media_type.to_string(),
+        data: STANDARD.encode(&fitted.bytes),
+        name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+    }))
 }
 
 /// Whether `error` is an API refusing a request for its images: a client
@@ -319,6 +363,22 @@ mod tests {
         out.extend_from_slice(&exif);
         out.extend_from_slice(&jpeg[2..]);
         out
+    }
+
+    #[test]
+    fn a_file_is_fitted_when_its_bytes_are_an_image_and_left_alone_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.png");
+        std::fs::write(&notes, "text, whatever its name says").unwrap();
+        assert_eq!(fit_file(&notes), Ok(None));
+        let shot = dir.path().join("shot.png");
+        std::fs::write(&shot, png(1600, 800)).unwrap();
+        let image = fit_file(&shot).unwrap().unwrap();
+        assert_eq!(image.name.as_deref(), Some("shot.png"));
+        let bytes = STANDARD.decode(&image.data).unwrap();
+        let decoded = image::load_from_memory(&bytes).unwrap();
+        assert_eq!((decoded.width(), decoded.height()), (1568, 784));
+        assert!(fit_file(&dir.path().join("gone.png")).is_err());
     }
 
     #[test]

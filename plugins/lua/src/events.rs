@@ -8,7 +8,8 @@ use serde_json::{Value as Json, json};
 use uji_sdk::protocol::HookOptions;
 use uji_sdk::protocol::keymap;
 use uji_sdk::services::{
-    CommandList, CommandRemove, Emit, HookRemove, KeymapAdd, KeymapList, ServiceError,
+    CommandBuiltins, CommandList, CommandRemove, Emit, HookRemove, KeymapAdd, KeymapList,
+    ServiceError,
 };
 
 use crate::api::{a_type, lerr, lua_of, lua_value, raw, service, string_arg};
@@ -495,6 +496,13 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         "command_list",
         raw(lua, |lua, state, ()| {
             let names = service(state, "uji.command.list", &CommandList {})?;
+            crate::api::string_list(lua, &names)
+        })?,
+    )?;
+    t.set(
+        "command_builtins",
+        raw(lua, |lua, state, ()| {
+            let names = service(state, "uji.command.builtins", &CommandBuiltins {})?;
             crate::api::string_list(lua, &names)
         })?,
     )?;

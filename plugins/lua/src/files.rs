@@ -453,17 +453,20 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&temporary, path)
 }
 
-/// The nearest `.uji/<folder>` from the working directory up.
+/// The nearest `.uji/<folder>` from the working directory up to the
+/// repository root (the nearest directory holding `.git`); outside a
+/// repository, in the working directory alone (docs/context.md: a home
+/// directory's folders are not a project's).
 fn project_folder(folder: &str) -> Option<PathBuf> {
-    let mut dir = std::env::current_dir().ok();
-    while let Some(here) = dir {
-        let candidate = here.join(".uji").join(folder);
-        if candidate.is_dir() {
-            return Some(candidate);
-        }
-        dir = here.parent().map(Path::to_path_buf);
-    }
-    None
+    let cwd = std::env::current_dir().ok()?;
+    let root = cwd
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(&cwd);
+    cwd.ancestors()
+        .take_while(|dir| dir.starts_with(root))
+        .map(|dir| dir.join(".uji").join(folder))
+        .find(|candidate| candidate.is_dir())
 }
 
 /// `uji.config.files(folder, {project = true})` → `{name, path, text,

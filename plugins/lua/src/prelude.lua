@@ -58,6 +58,7 @@ uji.command = {
   add = wrap(raw.command_add),
   remove = wrap(raw.command_remove),
   list = wrap(raw.command_list),
+  builtins = wrap(raw.command_builtins),
 }
 
 uji.keymap = {

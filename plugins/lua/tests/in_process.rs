@@ -31,6 +31,9 @@ fn boot_with(init: &str, install: impl FnOnce(&Registry)) -> Env {
     registry.install_services();
     let gate = Gate::new(registry.clone());
     gate.install_services();
+    // As uji's boot does: the defaults' command files keep clear of the
+    // names core answers.
+    uji_core::session::service::install_builtin_names(&registry);
     install(&registry);
     load_module(
         uji_sdk::in_process_module::<uji_plugin_lua::LuaPlugin>(),

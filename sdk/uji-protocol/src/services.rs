@@ -108,6 +108,13 @@ service!(SessionReload, "session.reload", "{}", ());
 pub struct CommandList {}
 service!(CommandList, "command.list", "{}", Vec<String>);
 
+/// `command.builtins`: the names of the commands uji itself answers
+/// (`undo`, `model`, … and other names for them, such as `models`), sorted:
+/// those a command from a Markdown file may not take (docs/context.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandBuiltins {}
+service!(CommandBuiltins, "command.builtins", "{}", Vec<String>);
+
 /// `wire.remove`: removes a wire; answers whether it existed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireRemove {

@@ -156,6 +156,7 @@ fn boot_loading(
     providers.install_services(&registry);
     crate::auth::search::install_services(&providers, &registry);
     crate::gate::child_env::install_service(&registry, &providers);
+    crate::session::service::install_builtin_names(&registry);
     let mut builtin_failures: Vec<LoadFailure> = Vec::new();
     let mut builtin_loaded = Vec::new();
     for (module, label) in builtins {

@@ -7,7 +7,7 @@ use uji_protocol::frontend::answers::CommandOutput;
 use uji_protocol::frontend::{Delivery, Op};
 
 use super::{EFFORTS, Reply, Shared, Work, answered};
-use crate::session::service::{Start, is_builtin_command};
+use crate::session::service::{Start, builtin_command};
 use crate::turn::agent::RestoreRequest;
 
 /// What `/init` asks the model.
@@ -47,14 +47,12 @@ impl Shared {
             });
             return Ok(Reply::Later);
         }
-        // `/models` is the public uji's name for `/model`.
-        let name = if name == "models" { "model" } else { name };
-        if !is_builtin_command(name) {
+        let Some(builtin) = builtin_command(name) else {
             return Err(format!(
                 "no command named /{name}; /help lists the commands"
             ));
-        }
-        self.builtin(op_id, name, args.trim())
+        };
+        self.builtin(op_id, builtin, args.trim())
     }
 
     fn builtin(

@@ -181,9 +181,36 @@ const BUILTINS: &[Builtin] = &[
     },
 ];
 
-/// Whether `name` is a command core answers itself.
-pub fn is_builtin_command(name: &str) -> bool {
-    BUILTINS.iter().any(|b| b.name == name)
+/// Other names of built-in commands: `/models` is the public uji's name
+/// for `/model`.
+const ALIASES: &[(&str, &str)] = &[("models", "model")];
+
+/// The built-in command `name` stands for (itself, or the one it is another
+/// name of); `None` when core does not answer it.
+pub fn builtin_command(name: &str) -> Option<&'static str> {
+    let name = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, builtin)| *builtin);
+    BUILTINS.iter().find(|b| b.name == name).map(|b| b.name)
+}
+
+/// Every name core answers as a command (its built-ins and their other
+/// names), sorted.
+pub fn builtin_command_names() -> Vec<String> {
+    let names = BUILTINS.iter().map(|b| b.name);
+    let mut names: Vec<String> = names
+        .chain(ALIASES.iter().map(|(alias, _)| *alias))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names
+}
+
+/// Serves `command.builtins`: the names of [`builtin_command_names`], so a
+/// plugin (the Lua modules' command files) can keep clear of them.
+pub fn install_builtin_names(registry: &Registry) {
+    registry.serve(|_: uji_protocol::services::CommandBuiltins| Ok(builtin_command_names()));
 }
 
 impl Sessions {

@@ -85,11 +85,22 @@ impl Agent {
         if result.decision == Decision::Deny || output.is_error || !result.ran {
             return Attached::Refused(output.text);
         }
-        if output.images.is_empty() {
-            Attached::File(output.text)
-        } else {
+        if !output.images.is_empty() {
             images.extend(output.images);
-            Attached::Image
+            return Attached::Image;
+        }
+        // read_file leaves out an image over 5 MB; the policy let it be
+        // read, so a mentioned one is fitted as an attached image is
+        // (scaled, encoded again smaller) instead of being left out.
+        let path = absolute(&self.settings.cwd, &mention.path);
+        match tokio::task::spawn_blocking(move || crate::images::fit_file(&path)).await {
+            Ok(Ok(None)) => Attached::File(output.text),
+            Ok(Ok(Some(image))) => {
+                images.push(image);
+                Attached::Image
+            }
+            Ok(Err(e)) => Attached::Refused(e.to_string()),
+            Err(e) => Attached::Refused(format!("the image could not be prepared ({e})")),
         }
     }
 
