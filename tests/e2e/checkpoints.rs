@@ -357,3 +357,37 @@ fn checkpoint_limits_are_set_in_lua_and_a_workspace_too_large_is_said_once() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_command_that_only_changes_a_mode_is_undone_to_the_old_mode() {
+    let sandbox = Sandbox::new();
+    let script = sandbox.work().join("build.sh");
+    std::fs::write(&script, "#!/bin/sh\necho build\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // Long settled: only its mode can tell the checkpoint it changed.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&script)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    let model = FakeModel::start();
+    run_with_init(
+        &sandbox,
+        &model,
+        "uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[("run_command", json!({"command": "chmod +x build.sh"}))],
+    );
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&script), 0o755, "the command ran");
+    let undone = uji(&sandbox, &["undo"]);
+    let (stdout, stderr) = text(&undone);
+    assert!(undone.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("build.sh"), "{stdout}");
+    assert_eq!(mode(&script), 0o644, "the old mode is back");
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        "#!/bin/sh\necho build\n"
+    );
+}

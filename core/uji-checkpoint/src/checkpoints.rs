@@ -859,6 +859,32 @@ mod tests {
     }
 
     #[test]
+    fn a_mode_change_alone_is_recorded_and_undo_puts_the_old_mode_back() {
+        let f = fixture();
+        // Long settled, so only its stats can tell it changed.
+        let script = f.root.join("b.txt");
+        let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&script)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+        let mut checkpoints = open(&f);
+        checkpoints
+            .checkpoint(1, "run_command chmod +x b.txt")
+            .unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        let set = checkpoints.end_turn(1).unwrap().expect("the mode changed");
+        assert_eq!(set.paths, ["b.txt"]);
+        let plan = checkpoints.plan_undo().unwrap();
+        checkpoints.apply(&plan, 1, false).unwrap();
+        let mode = fs::metadata(&script).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        assert_eq!(read(&f, "b.txt").as_deref(), Some("bee\n"));
+    }
+
+    #[test]
     fn a_file_changed_since_the_turn_is_a_conflict_left_alone_unless_overwritten() {
         let f = fixture();
         let mut checkpoints = open(&f);
