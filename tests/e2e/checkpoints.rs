@@ -283,20 +283,65 @@ fn a_file_changed_after_the_turn_is_not_overwritten_without_force() {
     );
 }
 
-#[test]
-fn undo_in_another_directory_is_refused() {
-    let sandbox = Sandbox::new();
-    workspace(&sandbox);
-    let model = FakeModel::start();
-    the_turn(&sandbox, &model);
-    let id = std::fs::read_dir(sandbox.data().join("sessions"))
+/// The id of the one session in the sandbox.
+fn session_id(sandbox: &Sandbox) -> String {
+    std::fs::read_dir(sandbox.data().join("sessions"))
         .unwrap()
         .flatten()
         .find_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             name.strip_suffix(".jsonl").map(str::to_string)
         })
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn uji_checkpoints_lists_turn_date_and_time_files_and_bytes_stored_and_why() {
+    let sandbox = Sandbox::new();
+    workspace(&sandbox);
+    let model = FakeModel::start();
+    the_turn(&sandbox, &model);
+    let id = session_id(&sandbox);
+    let listed = uji(&sandbox, &["checkpoints", "--id", &id]);
+    let (stdout, stderr) = text(&listed);
+    assert!(listed.status.success(), "{stderr}");
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "TURN  TIME (UTC)           FILES      STORED  REASON"
+    );
+    let today = uji_protocol::time::utc(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64,
+    );
+    let first: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    // 1  2026-12-06 14:03:05  5  1.2 KiB  edit_file src/lib.rs
+    assert_eq!(first[0], "1", "{stdout}");
+    assert_eq!(first[1], &today[..10], "the date (retention is in days)");
+    assert!(
+        first[2].len() == 8 && first[2].chars().filter(|c| *c == ':').count() == 2,
+        "{stdout}"
+    );
+    assert_eq!(first[3], "5", "the first lists every file: {stdout}");
+    assert!(first[4].parse::<f64>().is_ok(), "{stdout}");
+    assert!(["B", "KiB", "MiB"].contains(&first[5]), "{stdout}");
+    assert_eq!(first[6..].join(" "), "edit_file src/lib.rs");
+    assert!(
+        stdout.contains("turn 1 changed: config.toml, notes.md, old.txt, run.sh, src/lib.rs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("stored in all: "), "{stdout}");
+}
+
+#[test]
+fn undo_in_another_directory_is_refused() {
+    let sandbox = Sandbox::new();
+    workspace(&sandbox);
+    let model = FakeModel::start();
+    the_turn(&sandbox, &model);
+    let id = session_id(&sandbox);
     let elsewhere = sandbox.work().join("src");
     let output = sandbox
         .uji()

@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_tests::chat::call;
-use uji_tests::scripted::{answer, assert_ok, drive, drive_as_configured, of_type, plugin_path};
+use uji_tests::scripted::{
+    ack_of, answer, assert_ok, drive, drive_as_configured, of_type, plugin_path,
+};
 use uji_tests::{Sandbox, names, text, uji_bin};
 
 fn command_call(id: &str, command: &str) -> Script {
@@ -52,6 +54,14 @@ end)
         model.base_url()
     );
     std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
+    sandbox
+}
+
+/// [`sandbox`] with `more` appended to its init.lua.
+fn sandbox_with(model: &FakeModel, more: &str) -> Sandbox {
+    let sandbox = sandbox(model);
+    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
+    sandbox.write_init(&format!("{init}\n{more}\n"));
     sandbox
 }
 
@@ -942,10 +952,7 @@ fn rewind_drops_the_conversation_from_a_user_message_on_and_a_resume_keeps_it_dr
     assert_ok(&output, &events);
     let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
     assert!(error.contains("not one of your messages"), "{error}");
-    let ack = events
-        .iter()
-        .find(|e| e["type"] == "ack" && e["op_id"] == "r")
-        .unwrap();
+    let ack = ack_of(&events, "r");
     assert_eq!(ack["result"], json!({"dropped": 2, "text": "two"}));
     // The frontend got the shortened history before the answer.
     let configured = of_type(&events, "session_configured");
@@ -1000,11 +1007,10 @@ fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
             json!({"path": "n.txt", "content": "two\n"}),
         ))
         .push(answer("second answer"));
-    let sandbox = sandbox(&model);
-    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
-    sandbox.write_init(&format!(
-        "{init}\nuji.tool.policy({{ write_file = {{ default = 'allow' }} }})\n"
-    ));
+    let sandbox = sandbox_with(
+        &model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })",
+    );
     let script = json!([
         say("one", "a"),
         wait("turn_finished"),
@@ -1015,10 +1021,7 @@ fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
-    let ack = events
-        .iter()
-        .find(|e| e["type"] == "ack" && e["op_id"] == "r")
-        .unwrap();
+    let ack = ack_of(&events, "r");
     assert_eq!(ack["result"]["dropped"], 0, "{ack}");
     let restored = ack["result"]["restored"].as_str().unwrap();
     assert!(restored.contains("restored n.txt"), "{restored}");
@@ -1034,6 +1037,74 @@ fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
     );
 }
 
+/// Issue 31: turn numbers are never given twice. After a rewind of the
+/// conversation only (the files stay), the next message is a new turn, so
+/// taking the code back to before it reverts that turn alone, not the
+/// turns the rewind took out of the conversation.
+#[test]
+fn a_code_rewind_after_a_conversation_rewind_reverts_only_the_turns_after_its_message() {
+    let model = FakeModel::start();
+    for (i, file) in ["a.txt", "b.txt", "c.txt", "d.txt"].iter().enumerate() {
+        model
+            .push(call(
+                &format!("w{i}"),
+                "write_file",
+                json!({"path": file, "content": format!("{file}\n")}),
+            ))
+            .push(answer(&format!("wrote {file}")));
+    }
+    let sandbox = sandbox_with(
+        &model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })",
+    );
+    // Messages 1, 5 and 9 are the user's (each turn: the message, a call,
+    // its result, the answer); the one after the rewind is 13.
+    let script = json!([
+        say("one", "a"),
+        wait("turn_finished"),
+        say("two", "b"),
+        wait("turn_finished"),
+        say("three", "c"),
+        wait("turn_finished"),
+        {"send": {"id": "r1", "type": "rewind", "to_seq": 5, "code": false, "conversation": true}},
+        {"wait": "ack", "where": {"op_id": "r1"}},
+        say("two, again", "d"),
+        wait("turn_finished"),
+        {"send": {"id": "r2", "type": "rewind", "to_seq": 13, "code": true, "conversation": false}},
+        {"wait": "ack", "where": {"op_id": "r2"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = ack_of(&events, "r2");
+    let restored = ack["result"]["restored"].as_str().unwrap();
+    assert!(
+        restored.starts_with("code back to before turn 4"),
+        "{restored}"
+    );
+    let work = sandbox.work();
+    assert!(!work.join("d.txt").exists(), "the new turn's file went");
+    for kept in ["a.txt", "b.txt", "c.txt"] {
+        assert!(work.join(kept).exists(), "{kept} stays: {restored}");
+    }
+    // Each turn has a number of its own in the listing.
+    let listed = sandbox
+        .uji()
+        .arg("checkpoints")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&listed);
+    assert!(listed.status.success(), "{stderr}");
+    for turn in [
+        "turn 1 changed: a.txt",
+        "turn 2 (its message was rewound out of the conversation) changed: b.txt",
+        "turn 3 (its message was rewound out of the conversation) changed: c.txt",
+        "turn 4 changed: d.txt",
+    ] {
+        assert!(stdout.contains(turn), "{turn:?} in {stdout}");
+    }
+}
+
 #[test]
 fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
     let model = FakeModel::start();
@@ -1044,22 +1115,21 @@ fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
             json!({"path": "n.txt", "content": "new\n"}),
         ))
         .push(answer("wrote it"));
-    let sandbox = sandbox(&model);
-    std::fs::write(sandbox.work().join("n.txt"), "old\n").unwrap();
-    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
-    sandbox.write_init(&format!(
-        "{init}\nuji.tool.policy({{ write_file = {{ default = 'allow' }} }})\n\
+    let sandbox = sandbox_with(
+        &model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })\n\
          uji.command.add('cps', function()\n\
-           local out = {{}}\n\
+           local out = {}\n\
            for _, c in ipairs(uji.checkpoint.list()) do out[#out + 1] = c.turn .. ':' .. c.reason end\n\
            return table.concat(out, ';')\n\
          end)\n\
          uji.command.add('lundo', function(args)\n\
-           local r = uji.checkpoint.restore({{ undo = true, dry_run = args == 'dry' }})\n\
+           local r = uji.checkpoint.restore({ undo = true, dry_run = args == 'dry' })\n\
            return r.title .. ' ' .. r.files[1].action .. ' ' .. r.files[1].path .. ' ' .. tostring(r.applied)\n\
          end)\n\
-         uji.command.add('lbad', function() return uji.checkpoint.restore({{ undo = true, redo = true }}) end)\n"
-    ));
+         uji.command.add('lbad', function() return uji.checkpoint.restore({ undo = true, redo = true }) end)",
+    );
+    std::fs::write(sandbox.work().join("n.txt"), "old\n").unwrap();
     let command = |id: &str, name: &str, args: &str| json!({"send": {"id": id, "type": "run_command", "name": name, "args": args}});
     let script = json!([
         say("write it", "a"),
@@ -1076,16 +1146,10 @@ fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
     let output_of = |id: &str| {
-        events
-            .iter()
-            .find(|e| e["type"] == "ack" && e["op_id"] == id)
-            .map(|e| {
-                e["result"]["output"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string()
-            })
-            .unwrap()
+        ack_of(&events, id)["result"]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     };
     let listed = output_of("l");
     assert!(listed.starts_with("1:write_file n.txt"), "{listed}");
@@ -1122,10 +1186,7 @@ fn unqueue_takes_back_the_newest_waiting_message() {
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
-    let ack = events
-        .iter()
-        .find(|e| e["type"] == "ack" && e["op_id"] == "u")
-        .unwrap();
+    let ack = ack_of(&events, "u");
     assert_eq!(ack["result"], json!({"text": "take this back"}));
     let sent = model.requests()[1].body_text();
     assert!(

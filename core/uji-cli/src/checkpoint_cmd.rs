@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Limits, Plan, RestoreError};
 use uji_core::session::store::{SessionFile, Store};
-use uji_core::turn::agent::{RestoreRequest, user_turns};
+use uji_core::turn::agent::RestoreRequest;
 
 use crate::out::say;
 use crate::run_cmd::fail;
@@ -71,23 +71,28 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: Option<&
         );
         return ExitCode::SUCCESS;
     }
-    let mut out = String::from("TURN  TIME (UTC)  FILES  STORED      REASON\n");
+    let mut out = format!(
+        "{:>4}  {:<19}  {:>5}  {:>10}  REASON\n",
+        "TURN", "TIME (UTC)", "FILES", "STORED"
+    );
     for c in list {
         out.push_str(&format!(
-            "{:>4}  {}    {:>5}  {:>10}  {}\n",
+            "{:>4}  {}  {:>5}  {:>10}  {}\n",
             c.turn,
-            clock(c.at_ms),
+            uji_protocol::time::utc(c.at_ms),
             c.changed,
             size(c.stored),
             c.reason
         ));
     }
     for set in checkpoints.change_sets() {
-        out.push_str(&format!(
-            "{}: {}\n",
-            describe(&set.kind),
-            set.paths.join(", ")
-        ));
+        let what = match set.kind {
+            ChangeSetKind::Turn { turn } if !session.in_conversation(turn) => {
+                format!("turn {turn} (its message was rewound out of the conversation) changed")
+            }
+            ref kind => describe(kind),
+        };
+        out.push_str(&format!("{what}: {}\n", set.paths.join(", ")));
     }
     out.push_str(&format!("stored in all: {}\n", size(checkpoints.stored())));
     print(&out)
@@ -136,7 +141,7 @@ pub fn undo(
     if options.dry_run || plan.files.is_empty() {
         return print(&shown);
     }
-    match checkpoints.apply(&plan, user_turns(&session.messages), options.force) {
+    match checkpoints.apply(&plan, session.last_turn(), options.force) {
         Ok(applied) => {
             let (text, code) = report(&applied);
             let printed = print(&format!("{shown}{text}"));
@@ -186,20 +191,10 @@ fn report(applied: &Applied) -> (String, ExitCode) {
     (out, code)
 }
 
-fn clock(at_ms: u64) -> String {
-    let seconds = at_ms / 1000 % 86_400;
-    format!(
-        "{:02}:{:02}:{:02}",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
-}
-
 fn size(bytes: u64) -> String {
     match bytes {
-        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1 << 20) as f64),
-        b if b >= 1 << 10 => format!("{:.1} KB", b as f64 / 1024.0),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
         b => format!("{b} B"),
     }
 }

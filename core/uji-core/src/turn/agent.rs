@@ -31,7 +31,7 @@ mod delegating;
 mod mentioned;
 mod spending;
 
-pub use checkpointing::{Checkpointing, RestoreRequest, user_turns};
+pub use checkpointing::{Checkpointing, RestoreRequest};
 
 /// What a turn is run with.
 #[derive(Clone)]

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use uji_checkpoint::{Applied, Checkpoints, Created, Limits, Plan, RestoreError, ScanError};
 use uji_protocol::frontend::{Event, NoticeLevel};
-use uji_protocol::session::{MessageBody, StoredMessage};
+use uji_protocol::session::MessageBody;
 
 use super::Agent;
 
@@ -184,33 +184,21 @@ impl RestoreRequest {
     }
 }
 
-/// The turns of a conversation: the user's visible messages (a turn's
-/// number is its message's place among them, from 1).
-pub fn user_turns(messages: &[StoredMessage]) -> u64 {
-    messages
-        .iter()
-        .filter(|m| matches!(m.body, MessageBody::User { hidden: false, .. }))
-        .count() as u64
-}
-
 impl Agent {
-    /// The turn now running (or the last one): the user's messages so far.
+    /// The turn now running (or the last one). Turns are numbered by the
+    /// session file ([`SessionFile::turn_of`]): a number is never given
+    /// twice, so a turn after a rewind is not confused with the one the
+    /// rewind took out of the conversation.
+    ///
+    /// [`SessionFile::turn_of`]: crate::session::store::SessionFile::turn_of
     pub(crate) fn turn_number(&self) -> u64 {
-        user_turns(self.messages())
+        self.session.last_turn()
     }
 
-    /// The turn the user's message `seq` started (1 for the first).
+    /// The turn the user's message `seq` in the conversation started.
     pub(crate) fn turn_of(&self, seq: u64) -> Option<u64> {
-        let mut turn = 0;
-        for message in self.messages() {
-            if matches!(message.body, MessageBody::User { hidden: false, .. }) {
-                turn += 1;
-                if message.seq == seq {
-                    return Some(turn);
-                }
-            }
-        }
-        None
+        self.user_text(seq)?;
+        self.session.turn_of(seq)
     }
 
     /// The text of the user's message `seq`.
