@@ -193,7 +193,7 @@ fn a_read_only_lua_tool_takes_no_checkpoint_and_others_do_and_plugins_hear_of_ea
         "uji.tool.add('peek', {{ read_only = true, policy = 'allow', run = function() return 'seen' end }})\n\
          uji.tool.add('poke', {{ policy = 'allow', run = function() return 'poked' end }})\n\
          uji.on('checkpoint_created', function(e) \n\
-           local f = io.open('{}', 'a'); f:write(e.turn, ' ', e.session ~= nil and 'session' or '', '\\n'); f:close() end)\n",
+           local f = io.open('{}', 'a'); f:write(e.turn, ' ', e.reason, ' ', e.session ~= nil and 'session' or '', '\\n'); f:close() end)\n",
         heard.display()
     );
     let model = FakeModel::start();
@@ -211,7 +211,11 @@ fn a_read_only_lua_tool_takes_no_checkpoint_and_others_do_and_plugins_hear_of_ea
     let listed = uji(&sandbox, &["checkpoints"]);
     let (stdout, _) = text(&listed);
     assert!(stdout.contains("poke"), "{stdout}");
-    assert_eq!(std::fs::read_to_string(&heard).unwrap(), "1 session\n");
+    assert_eq!(
+        std::fs::read_to_string(&heard).unwrap(),
+        "1 poke poke session\n1 turn end session\n",
+        "the checkpoint before the call and the turn's last one"
+    );
 }
 
 #[test]
@@ -236,7 +240,7 @@ fn a_file_over_10_mb_is_reported_once_and_left_alone_by_undo() {
         1,
         "one notice: {stderr}"
     );
-    assert!(stderr.contains("over the 10 MB"), "{stderr}");
+    assert!(stderr.contains("50 MiB, over the 10 MiB"), "{stderr}");
     let undone = uji(&sandbox, &["undo"]);
     let (stdout, _) = text(&undone);
     assert!(
@@ -434,5 +438,108 @@ fn a_command_that_only_changes_a_mode_is_undone_to_the_old_mode() {
     assert_eq!(
         std::fs::read_to_string(&script).unwrap(),
         "#!/bin/sh\necho build\n"
+    );
+}
+
+/// Bytes that do not compress, so the session limit counts them all.
+fn noise(len: usize) -> Vec<u8> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}
+
+#[test]
+fn past_the_session_limit_a_file_is_reported_and_never_thrown_away_by_undo() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::write(work.join("notes.txt"), "before\n").unwrap();
+    std::fs::write(work.join("data.bin"), noise(700 << 10)).unwrap();
+    let model = FakeModel::start();
+    let stderr = run_with_init(
+        &sandbox,
+        &model,
+        "uji.checkpoint.configure({ max_session_mb = 1 })\n\
+         uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[(
+            "run_command",
+            json!({"command": "cp data.bin more.bin && echo more >> more.bin && echo after > notes.txt"}),
+        )],
+    );
+    // The first checkpoint kept data.bin (700 KiB); the turn's last one
+    // could not keep more.bin too, and said so.
+    assert_eq!(
+        stderr
+            .matches("checkpoint: more.bin is not kept (this session's checkpoints reached their 1 MiB); /undo cannot put it back")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let undone = uji(&sandbox, &["undo"]);
+    let (stdout, _) = text(&undone);
+    assert!(
+        stdout.contains("more.bin was not changed: what it holds now was not kept"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "before\n",
+        "what was kept came back"
+    );
+    assert_eq!(
+        std::fs::metadata(work.join("more.bin")).unwrap().len(),
+        (700 << 10) + 5,
+        "what was not kept is still there"
+    );
+}
+
+#[test]
+fn uji_undo_and_uji_checkpoints_follow_init_lua_and_its_handlers_hear_the_undo() {
+    let sandbox = Sandbox::new();
+    workspace(&sandbox);
+    let model = FakeModel::start();
+    the_turn(&sandbox, &model);
+    let after = snapshot(&sandbox.work());
+
+    // Limits: a workspace over max_files is not checkpointed, so no undo
+    // (which checkpoints before and after) runs in it.
+    sandbox.write_init("uji.checkpoint.configure({ max_files = 3 })\n");
+    let refused = uji(&sandbox, &["undo"]);
+    let (_, stderr) = text(&refused);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("more than 3 files"), "{stderr}");
+    assert_eq!(snapshot(&sandbox.work()), after, "nothing changed");
+
+    // Off: nothing to list or undo, and the message says why.
+    sandbox.write_init("uji.checkpoint.configure({ enabled = false })\n");
+    for command in [&["undo"][..], &["checkpoints"]] {
+        let off = uji(&sandbox, command);
+        let (_, stderr) = text(&off);
+        assert!(!off.status.success(), "{command:?}");
+        assert!(
+            stderr.contains(
+                "checkpoints are off: init.lua calls uji.checkpoint.configure({ enabled = false })"
+            ),
+            "{stderr}"
+        );
+    }
+
+    // Handlers hear of the checkpoints uji undo takes.
+    let heard = sandbox.root.path().join("heard.log");
+    sandbox.write_init(&format!(
+        "uji.on('checkpoint_created', function(e)\n\
+           local f = io.open('{}', 'a'); f:write(e.turn, ' ', e.reason, '\\n'); f:close() end)\n",
+        heard.display()
+    ));
+    let undone = uji(&sandbox, &["undo"]);
+    assert!(undone.status.success(), "{:?}", text(&undone));
+    assert_eq!(
+        std::fs::read_to_string(&heard).unwrap(),
+        "1 before undo of turn 1\n1 after undo of turn 1\n"
     );
 }

@@ -1,14 +1,20 @@
 //! `uji checkpoints` and `uji undo`: a session's checkpoints without a
 //! screen (docs/checkpoints.md). The session is opened with its lock, so
 //! nothing else changes it meanwhile (a session open in a running uji is
-//! refused: undo there with /undo).
+//! refused: undo there with /undo). init.lua runs first, as for a
+//! session: its `uji.checkpoint.configure` (limits, `enabled`) holds here
+//! too, and its `checkpoint_created` handlers hear of the checkpoints an
+//! undo takes.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Limits, Plan, RestoreError};
+use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Plan, RestoreError};
 use uji_core::session::store::{SessionFile, Store};
-use uji_core::turn::agent::RestoreRequest;
+use uji_core::turn::agent::{
+    CHECKPOINTS_DISABLED, CheckpointSettings, RestoreRequest, announce_checkpoints,
+};
+use uji_host::Registry;
 
 use crate::out::say;
 use crate::run_cmd::fail;
@@ -23,15 +29,34 @@ pub struct UndoOptions {
     pub force: bool,
 }
 
+/// A session opened with its checkpoints, and the configuration init.lua
+/// set up.
+struct Opened {
+    session: SessionFile,
+    checkpoints: Checkpoints,
+    registry: Registry,
+}
+
 /// The session (`--id`, else the latest in this directory), opened, and
-/// its checkpoints; refused when this is not the session's directory.
+/// its checkpoints with init.lua's limits; refused when this is not the
+/// session's directory, or when init.lua turned checkpoints off.
 fn open(
     config_dir: Option<PathBuf>,
     data_dir: Option<PathBuf>,
     id: Option<&str>,
-) -> Result<(SessionFile, Checkpoints), String> {
+) -> Result<Opened, String> {
     let dirs = crate::run_cmd::dirs(config_dir, data_dir)?;
     let cwd = crate::run_cmd::cwd()?;
+    // Only init.lua (and plugins not shipped with uji): no wire, tool or
+    // frontend is needed to restore files.
+    let booted =
+        uji_core::boot(uji_core::BootOptions::new(dirs, &cwd).load(uji_core::Load::Providers));
+    crate::print_notices(&booted.registry);
+    let settings = CheckpointSettings::configured(&booted.registry);
+    if !settings.enabled() {
+        return Err(CHECKPOINTS_DISABLED.to_string());
+    }
+    let dirs = booted.dirs;
     let store = Store::new(&dirs.data);
     let id = match id {
         Some(id) => id.to_string(),
@@ -53,13 +78,21 @@ fn open(
         .to_string());
     }
     let checkpoints =
-        Checkpoints::open(&dirs.data, &id, &root, Limits::default()).map_err(|e| e.to_string())?;
-    Ok((session, checkpoints))
+        Checkpoints::open(&dirs.data, &id, &root, settings.limits()).map_err(|e| e.to_string())?;
+    Ok(Opened {
+        session,
+        checkpoints,
+        registry: booted.registry,
+    })
 }
 
 /// `uji checkpoints`: one line per checkpoint, then the change sets.
 pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: Option<&str>) -> ExitCode {
-    let (session, checkpoints) = match open(config_dir, data_dir, id) {
+    let Opened {
+        session,
+        checkpoints,
+        ..
+    } = match open(config_dir, data_dir, id) {
         Ok(opened) => opened,
         Err(e) => return fail(e),
     };
@@ -123,7 +156,11 @@ pub fn undo(
     data_dir: Option<PathBuf>,
     options: UndoOptions,
 ) -> ExitCode {
-    let (session, mut checkpoints) = match open(config_dir, data_dir, options.id.as_deref()) {
+    let Opened {
+        session,
+        mut checkpoints,
+        registry,
+    } = match open(config_dir, data_dir, options.id.as_deref()) {
         Ok(opened) => opened,
         Err(e) => return fail(e),
     };
@@ -141,7 +178,14 @@ pub fn undo(
     if options.dry_run || plan.files.is_empty() {
         return print(&shown);
     }
-    match checkpoints.apply(&plan, session.last_turn(), options.force) {
+    let applied = checkpoints.apply(&plan, session.last_turn(), options.force);
+    announce_checkpoints(
+        &registry,
+        session.id(),
+        &checkpoints.take_created(),
+        &|notice| say!("uji: {notice}"),
+    );
+    match applied {
         Ok(applied) => {
             let (text, code) = report(&applied);
             let printed = print(&format!("{shown}{text}"));

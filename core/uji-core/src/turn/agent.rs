@@ -31,7 +31,10 @@ mod delegating;
 mod mentioned;
 mod spending;
 
-pub use checkpointing::{Checkpointing, RestoreRequest};
+pub use checkpointing::{
+    Checkpointing, DISABLED as CHECKPOINTS_DISABLED, RestoreRequest,
+    Settings as CheckpointSettings, announce as announce_checkpoints,
+};
 
 /// What a turn is run with.
 #[derive(Clone)]
@@ -379,12 +382,8 @@ impl Agent {
         let data_dir = registry
             .config(crate::boot::DATA_DIR_KEY)
             .and_then(|dir| dir.as_str().map(PathBuf::from));
-        let checkpointing = checkpointing::Checkpointing::new(
-            data_dir,
-            session.id(),
-            &settings.cwd,
-            registry.config("checkpoints"),
-        );
+        let checkpointing =
+            checkpointing::Checkpointing::new(data_dir, session.id(), &settings.cwd, &registry);
         Agent {
             gate,
             registry,
@@ -417,6 +416,7 @@ impl Agent {
             self.approver = approver;
         }
         self.published = to.snapshot;
+        self.checkpointing.connect(self.events.clone());
         self.publish();
         self.link_subagents();
     }
