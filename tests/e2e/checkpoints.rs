@@ -136,7 +136,19 @@ fn uji_undo_puts_back_what_edits_writes_and_commands_changed_and_redo_brings_it_
     assert_eq!(snapshot(&work), after, "a dry run changes nothing");
 
     let undone = uji(&sandbox, &["undo"]);
-    assert!(undone.status.success(), "{:?}", text(&undone));
+    let (stdout, stderr) = text(&undone);
+    assert!(undone.status.success(), "{stdout}{stderr}");
+    // What it did, file by file.
+    for line in [
+        "undo of turn 1:",
+        "  restored src/lib.rs",
+        "  removed notes.md",
+        "  recreated old.txt",
+        "  restored run.sh",
+        "`uji undo --redo` takes this back",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in {stdout}");
+    }
     assert_eq!(
         snapshot(&work),
         before,
@@ -244,9 +256,10 @@ fn a_file_over_10_mb_is_reported_once_and_left_alone_by_undo() {
     let undone = uji(&sandbox, &["undo"]);
     let (stdout, _) = text(&undone);
     assert!(
-        stdout.contains("cannot restore (its content was not kept"),
+        stdout.contains("left big.bin: its content was not kept"),
         "{stdout}"
     );
+    assert!(stdout.contains("removed small.txt"), "{stdout}");
     assert!(!work.join("small.txt").exists(), "the rest was undone");
     assert_eq!(
         std::fs::metadata(work.join("big.bin")).unwrap().len(),
@@ -267,7 +280,11 @@ fn a_file_changed_after_the_turn_is_not_overwritten_without_force() {
     let (stdout, _) = text(&undone);
     assert!(!undone.status.success(), "a file was left: {stdout}");
     assert!(
-        stdout.contains("src/lib.rs was not changed: it was changed since"),
+        stdout.contains("left src/lib.rs: it was changed since"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`uji undo --turn 1 --force` overwrites them too"),
         "{stdout}"
     );
     assert_eq!(
@@ -483,7 +500,7 @@ fn past_the_session_limit_a_file_is_reported_and_never_thrown_away_by_undo() {
     let undone = uji(&sandbox, &["undo"]);
     let (stdout, _) = text(&undone);
     assert!(
-        stdout.contains("more.bin was not changed: what it holds now was not kept"),
+        stdout.contains("left more.bin: what it holds now was not kept"),
         "{stdout}"
     );
     assert_eq!(

@@ -13,6 +13,7 @@ use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Plan, Rest
 use uji_core::session::store::{SessionFile, Store};
 use uji_core::turn::agent::{
     CHECKPOINTS_DISABLED, CheckpointSettings, RestoreRequest, announce_checkpoints,
+    describe_restore,
 };
 use uji_host::Registry;
 
@@ -174,10 +175,11 @@ pub fn undo(
         Ok(plan) => plan,
         Err(e) => return fail(e),
     };
-    let shown = show_plan(&plan, options.force);
     if options.dry_run || plan.files.is_empty() {
-        return print(&shown);
+        return print(&show_plan(&plan, options.force));
     }
+    // No question: a script runs this (--dry-run shows the plan first);
+    // what was done, file by file, is printed after.
     let applied = checkpoints.apply(&plan, session.last_turn(), options.force);
     announce_checkpoints(
         &registry,
@@ -187,8 +189,8 @@ pub fn undo(
     );
     match applied {
         Ok(applied) => {
-            let (text, code) = report(&applied);
-            let printed = print(&format!("{shown}{text}"));
+            let (text, code) = report(&plan, &applied, &checkpoints);
+            let printed = print(&text);
             if printed == ExitCode::SUCCESS {
                 code
             } else {
@@ -221,11 +223,29 @@ fn show_plan(plan: &Plan, force: bool) -> String {
     out
 }
 
-fn report(applied: &Applied) -> (String, ExitCode) {
-    let done = applied.restored.len() + applied.removed.len();
-    let mut out = format!("{done} files put back; `uji undo --redo` takes this back\n");
-    for (path, why) in applied.left.iter().chain(&applied.failed) {
-        out.push_str(&format!("{path} was not changed: {why}\n"));
+/// What the undo did, file by file, and how to finish it when it left
+/// files changed since; failure when it left or could not change any.
+fn report(plan: &Plan, applied: &Applied, checkpoints: &Checkpoints) -> (String, ExitCode) {
+    let mut out = describe_restore(plan, applied, "`uji undo`", "`uji undo --redo`");
+    out.push('\n');
+    let changed_since = plan
+        .conflicts()
+        .any(|f| applied.left.iter().any(|(path, _)| *path == f.path));
+    let turn = match plan.kind() {
+        ChangeSetKind::Undo { of } => checkpoints
+            .change_sets()
+            .iter()
+            .find(|set| set.id == *of)
+            .and_then(|set| match set.kind {
+                ChangeSetKind::Turn { turn } => Some(turn),
+                _ => None,
+            }),
+        _ => None,
+    };
+    if let (true, Some(turn)) = (changed_since, turn) {
+        out.push_str(&format!(
+            "files changed since the turn were left; `uji undo --turn {turn} --force` overwrites them too\n"
+        ));
     }
     let code = if applied.failed.is_empty() && applied.left.is_empty() {
         ExitCode::SUCCESS

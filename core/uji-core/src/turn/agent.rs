@@ -33,7 +33,7 @@ mod spending;
 
 pub use checkpointing::{
     Checkpointing, DISABLED as CHECKPOINTS_DISABLED, RestoreRequest,
-    Settings as CheckpointSettings, announce as announce_checkpoints,
+    Settings as CheckpointSettings, announce as announce_checkpoints, describe_restore,
 };
 
 /// What a turn is run with.

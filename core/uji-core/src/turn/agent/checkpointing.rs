@@ -15,7 +15,9 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use serde_json::json;
-use uji_checkpoint::{Applied, Checkpoints, Created, Limits, Plan, RestoreError, ScanError};
+use uji_checkpoint::{
+    Applied, ChangeSetKind, Checkpoints, Created, FileAction, Limits, Plan, RestoreError, ScanError,
+};
 use uji_host::Registry;
 use uji_protocol::frontend::{Event, NoticeLevel};
 use uji_protocol::session::MessageBody;
@@ -385,4 +387,35 @@ pub fn announce(registry: &Registry, session: &str, created: &[Created], notice:
             );
         }
     }
+}
+
+/// What a restore did, as its command prints it: the plan's title, each
+/// file and what happened to it, and the command that takes it back
+/// (`undo` after a redo, else `redo`).
+pub fn describe_restore(plan: &Plan, applied: &Applied, undo: &str, redo: &str) -> String {
+    let mut out = format!("{}:", plan.title);
+    for path in &applied.restored {
+        let verb = match plan
+            .files
+            .iter()
+            .find(|f| &f.path == path)
+            .map(|f| &f.action)
+        {
+            Some(FileAction::Recreate) => "recreated",
+            _ => "restored",
+        };
+        out.push_str(&format!("\n  {verb} {path}"));
+    }
+    for path in &applied.removed {
+        out.push_str(&format!("\n  removed {path}"));
+    }
+    for (path, why) in applied.left.iter().chain(&applied.failed) {
+        out.push_str(&format!("\n  left {path}: {why}"));
+    }
+    let back = match plan.kind() {
+        ChangeSetKind::Redo { .. } => undo,
+        _ => redo,
+    };
+    out.push_str(&format!("\n{back} takes this back"));
+    out
 }
