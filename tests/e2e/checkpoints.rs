@@ -560,3 +560,269 @@ fn uji_undo_and_uji_checkpoints_follow_init_lua_and_its_handlers_hear_the_undo()
         "1 before undo of turn 1\n1 after undo of turn 1\n"
     );
 }
+
+/// Every session's checkpoint log under the data directory.
+fn checkpoint_logs(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
+    let Ok(workspaces) = std::fs::read_dir(sandbox.data().join("checkpoints")) else {
+        return Vec::new();
+    };
+    workspaces
+        .flatten()
+        .filter_map(|w| std::fs::read_dir(w.path().join("sessions")).ok())
+        .flat_map(|logs| logs.flatten().map(|l| l.path()))
+        .collect()
+}
+
+/// Why each checkpoint in the store was taken, oldest first.
+fn checkpoint_reasons(sandbox: &Sandbox) -> Vec<String> {
+    checkpoint_logs(sandbox)
+        .iter()
+        .flat_map(|log| {
+            std::fs::read_to_string(log)
+                .unwrap()
+                .lines()
+                .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+                .filter(|record| record["type"] == "checkpoint")
+                .map(|record| record["reason"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn a_plain_reading_command_takes_no_checkpoint_and_a_background_job_does() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work().join("a.txt"), "a\n").unwrap();
+    let model = FakeModel::start();
+    run_with_init(
+        &sandbox,
+        &model,
+        "uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[("run_command", json!({"command": "cat a.txt"}))],
+    );
+    assert!(
+        checkpoint_logs(&sandbox).is_empty(),
+        "nothing was checkpointed: {:?}",
+        checkpoint_reasons(&sandbox)
+    );
+    run_with_init(
+        &sandbox,
+        &model,
+        "uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[
+            ("run_command", json!({"command": "cat a.txt"})),
+            (
+                "run_command",
+                json!({"command": "sleep 1; echo job > out.txt", "run_in_background": true}),
+            ),
+        ],
+    );
+    assert_eq!(
+        checkpoint_reasons(&sandbox),
+        ["run_command sleep 1; echo job > out.txt", "turn end"]
+    );
+}
+
+#[test]
+fn an_mcp_tool_call_is_checkpointed_whatever_its_read_only_hint() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    let server = uji_tests::uji_bin().with_file_name("uji-test-mcp-server");
+    run_with_init(
+        &sandbox,
+        &model,
+        &format!(
+            "uji.mcp.add('t', {{ command = {:?} }})\nuji.mcp.list({{ wait = 10 }})\n",
+            server.display().to_string()
+        ),
+        &[("t__echo", json!({"text": "hi"}))],
+    );
+    let reasons = checkpoint_reasons(&sandbox);
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(reasons[0].starts_with("t__echo"), "{reasons:?}");
+}
+
+#[test]
+fn a_denied_call_takes_no_checkpoint_the_checkpoint_comes_after_the_question() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    sandbox.write_init("");
+    model.push(call(
+        "c1",
+        "write_file",
+        json!({"path": "new.txt", "content": "x\n"}),
+    ));
+    model.push(answer("could not"));
+    // Without --yes nobody answers the question, so the call is denied.
+    let output = uji_with_model(&sandbox, &model, "sk-checkpoints")
+        .args(["run", "--model", MODEL, "write it"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(
+        format!("{stdout}{stderr}").contains("needs approval"),
+        "{stdout}{stderr}"
+    );
+    assert!(!sandbox.work().join("new.txt").exists());
+    assert!(
+        checkpoint_logs(&sandbox).is_empty(),
+        "{:?}",
+        checkpoint_reasons(&sandbox)
+    );
+}
+
+/// Sets `path`'s modification time `age` in the past.
+fn age(path: &Path, age: std::time::Duration) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - age)
+        .unwrap();
+}
+
+#[test]
+fn uji_delete_removes_the_sessions_checkpoints_and_old_ones_are_pruned_as_uji_starts() {
+    const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+    let sandbox = Sandbox::new();
+    workspace(&sandbox);
+    let model = FakeModel::start();
+    the_turn(&sandbox, &model);
+    let id = session_id(&sandbox);
+    let logs = checkpoint_logs(&sandbox);
+    assert_eq!(logs.len(), 1);
+    let deleted = uji(&sandbox, &["delete", &id]);
+    assert!(deleted.status.success(), "{:?}", text(&deleted));
+    assert!(!logs[0].exists(), "uji delete removed the checkpoint log");
+
+    // A session's checkpoints untouched for 8 days go the next time uji
+    // starts (at most once a day), with the contents only they held.
+    the_turn(&sandbox, &model);
+    let logs = checkpoint_logs(&sandbox);
+    assert_eq!(logs.len(), 1);
+    let base = logs[0].parent().unwrap().parent().unwrap().to_path_buf();
+    let objects = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(base.join("objects"))
+            .unwrap()
+            .flatten()
+            .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+            .map(|o| o.path())
+            .collect()
+    };
+    assert!(!objects().is_empty());
+    age(&logs[0], 8 * DAY);
+    for object in objects() {
+        age(&object, DAY);
+    }
+    age(&sandbox.data().join("checkpoints/pruned"), 2 * DAY);
+    model.push(answer("nothing to change"));
+    let output = uji_with_model(&sandbox, &model, "sk-checkpoints")
+        .args(["run", "--model", MODEL, "--yes", "hello"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    assert!(!logs[0].exists(), "the old log was pruned");
+    assert!(objects().is_empty(), "and the contents only it held");
+}
+
+/// Every file under `dir` with its bytes, sorted.
+fn tree(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut all = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(path);
+            } else {
+                all.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    all.sort();
+    all
+}
+
+fn git(work: &Path, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(work)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {:?}", text(&output));
+}
+
+#[test]
+fn in_a_git_repository_the_git_folder_is_untouched_and_ignored_files_are_never_read() {
+    let sandbox = Sandbox::new();
+    workspace(&sandbox);
+    let work = sandbox.work();
+    std::fs::write(work.join("secret.env"), "TOKEN=never-read\n").unwrap();
+    std::fs::write(work.join(".gitignore"), "target/\nsecret.env\n").unwrap();
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    let before = snapshot(&work);
+    let git_before = tree(&work.join(".git"));
+    let model = FakeModel::start();
+    the_turn(&sandbox, &model);
+    let undone = uji(&sandbox, &["undo"]);
+    assert!(undone.status.success(), "{:?}", text(&undone));
+    assert_eq!(snapshot(&work), before, "the undo worked in a repository");
+    assert!(
+        tree(&work.join(".git")) == git_before,
+        "the project's .git is byte for byte as it was"
+    );
+    let kept = checkpoint_files(&sandbox);
+    assert!(!kept.contains(".git/"), "the .git folder was read");
+    assert!(!kept.contains("secret.env"), "an ignored file was read");
+    assert_eq!(
+        std::fs::read_to_string(work.join("secret.env")).unwrap(),
+        "TOKEN=never-read\n"
+    );
+}
+
+#[test]
+fn a_symbolic_link_a_command_replaced_comes_back_as_a_link() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    std::fs::write(work.join("target.txt"), "pointed at\n").unwrap();
+    std::os::unix::fs::symlink("target.txt", work.join("link")).unwrap();
+    let model = FakeModel::start();
+    run_with_init(
+        &sandbox,
+        &model,
+        "uji.tool.policy({ run_command = { default = 'allow' } })\n",
+        &[(
+            "run_command",
+            json!({"command": "rm link && echo plain > link && ln -s nowhere other"}),
+        )],
+    );
+    assert!(
+        !std::fs::symlink_metadata(work.join("link"))
+            .unwrap()
+            .is_symlink()
+    );
+    let undone = uji(&sandbox, &["undo"]);
+    assert!(undone.status.success(), "{:?}", text(&undone));
+    let link = std::fs::symlink_metadata(work.join("link")).unwrap();
+    assert!(link.is_symlink(), "a link again, not a file");
+    assert_eq!(
+        std::fs::read_link(work.join("link")).unwrap(),
+        Path::new("target.txt")
+    );
+    assert!(
+        std::fs::symlink_metadata(work.join("other")).is_err(),
+        "the link the command made is gone"
+    );
+}

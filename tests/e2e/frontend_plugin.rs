@@ -65,6 +65,20 @@ fn sandbox_with(model: &FakeModel, more: &str) -> Sandbox {
     sandbox
 }
 
+/// One turn per file: the model writes it (`path`, `content`), then
+/// answers `wrote PATH`.
+fn push_writes(model: &FakeModel, files: &[(&str, &str)]) {
+    for (i, (path, content)) in files.iter().enumerate() {
+        model
+            .push(call(
+                &format!("w{i}"),
+                "write_file",
+                json!({"path": path, "content": content}),
+            ))
+            .push(answer(&format!("wrote {path}")));
+    }
+}
+
 fn say(text: &str, id: &str) -> Value {
     json!({"send": {"id": id, "type": "user_message", "text": text}})
 }
@@ -994,19 +1008,7 @@ fn rewind_drops_the_conversation_from_a_user_message_on_and_a_resume_keeps_it_dr
 #[test]
 fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
     let model = FakeModel::start();
-    model
-        .push(call(
-            "w1",
-            "write_file",
-            json!({"path": "n.txt", "content": "one\n"}),
-        ))
-        .push(answer("first answer"))
-        .push(call(
-            "w2",
-            "write_file",
-            json!({"path": "n.txt", "content": "two\n"}),
-        ))
-        .push(answer("second answer"));
+    push_writes(&model, &[("n.txt", "one\n"), ("n.txt", "two\n")]);
     let sandbox = sandbox_with(
         &model,
         "uji.tool.policy({ write_file = { default = 'allow' } })",
@@ -1044,15 +1046,15 @@ fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
 #[test]
 fn a_code_rewind_after_a_conversation_rewind_reverts_only_the_turns_after_its_message() {
     let model = FakeModel::start();
-    for (i, file) in ["a.txt", "b.txt", "c.txt", "d.txt"].iter().enumerate() {
-        model
-            .push(call(
-                &format!("w{i}"),
-                "write_file",
-                json!({"path": file, "content": format!("{file}\n")}),
-            ))
-            .push(answer(&format!("wrote {file}")));
-    }
+    push_writes(
+        &model,
+        &[
+            ("a.txt", "a\n"),
+            ("b.txt", "b\n"),
+            ("c.txt", "c\n"),
+            ("d.txt", "d\n"),
+        ],
+    );
     let sandbox = sandbox_with(
         &model,
         "uji.tool.policy({ write_file = { default = 'allow' } })",
@@ -1108,13 +1110,7 @@ fn a_code_rewind_after_a_conversation_rewind_reverts_only_the_turns_after_its_me
 #[test]
 fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
     let model = FakeModel::start();
-    model
-        .push(call(
-            "w1",
-            "write_file",
-            json!({"path": "n.txt", "content": "new\n"}),
-        ))
-        .push(answer("wrote it"));
+    push_writes(&model, &[("n.txt", "new\n")]);
     let sandbox = sandbox_with(
         &model,
         "uji.tool.policy({ write_file = { default = 'allow' } })\n\
@@ -1130,27 +1126,21 @@ fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
          uji.command.add('lbad', function() return uji.checkpoint.restore({ undo = true, redo = true }) end)",
     );
     std::fs::write(sandbox.work().join("n.txt"), "old\n").unwrap();
-    let command = |id: &str, name: &str, args: &str| json!({"send": {"id": id, "type": "run_command", "name": name, "args": args}});
     let script = json!([
         say("write it", "a"),
         wait("turn_finished"),
-        command("l", "cps", ""),
-        {"wait": "ack", "where": {"op_id": "l"}},
-        command("d", "lundo", "dry"),
-        {"wait": "ack", "where": {"op_id": "d"}},
-        command("u", "lundo", ""),
-        {"wait": "ack", "where": {"op_id": "u"}},
-        command("b", "lbad", ""),
+        run("cps", "", "l"),
+        acked("l"),
+        run("lundo", "dry", "d"),
+        acked("d"),
+        run("lundo", "", "u"),
+        acked("u"),
+        run("lbad", "", "b"),
         {"wait": "error", "where": {"op_id": "b"}},
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
-    let output_of = |id: &str| {
-        ack_of(&events, id)["result"]["output"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    };
+    let output_of = |id: &str| command_output(&events, id).to_string();
     let listed = output_of("l");
     assert!(listed.starts_with("1:write_file n.txt"), "{listed}");
     assert!(listed.contains("1:turn end"), "{listed}");
@@ -1162,6 +1152,76 @@ fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
     );
     let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
     assert!(error.contains("exactly one of undo"), "{error}");
+}
+
+/// `uji.checkpoint.restore` with `turn`, `overwrite` and `rewind`
+/// (docs/lua.md), and refused while a turn runs.
+#[test]
+fn lua_restores_a_turn_overwrites_only_when_told_rewinds_and_waits_for_the_turn() {
+    let model = FakeModel::start();
+    push_writes(&model, &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    model
+        .push(call("t1", "busy", json!({})))
+        .push(answer("tried"));
+    let sandbox = sandbox_with(
+        &model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })\n\
+         uji.tool.add('busy', { read_only = true, policy = 'allow', run = function()\n\
+           local ok, err = pcall(uji.checkpoint.restore, { undo = true })\n\
+           return tostring(ok) .. ' ' .. tostring(err)\n\
+         end })\n\
+         uji.command.add('lr', function(args)\n\
+           local kind, n, flag = args:match('^(%a+) (%d+) ?(%a*)$')\n\
+           local r = uji.checkpoint.restore({ [kind] = tonumber(n), overwrite = flag == 'overwrite' })\n\
+           local out = { r.title, tostring(r.applied) }\n\
+           for _, f in ipairs(r.files) do\n\
+             out[#out + 1] = f.action .. ' ' .. f.path .. ' done=' .. tostring(f.done)\n\
+               .. (f.conflict and (' (' .. f.conflict .. ')') or '')\n\
+           end\n\
+           return table.concat(out, '; ')\n\
+         end)",
+    );
+    let script = json!([
+        say("one", "a"),
+        wait("turn_finished"),
+        say("two", "b"),
+        wait("turn_finished"),
+        say("three", "c"),
+        wait("turn_finished"),
+        // The user changes what turn 2 wrote.
+        {"send": {"id": "s", "type": "shell", "command": "echo mine > b.txt"}},
+        {"wait": "ack", "where": {"op_id": "s"}},
+        run("lr", "turn 2", "t"),
+        acked("t"),
+        run("lr", "turn 2 overwrite", "o"),
+        acked("o"),
+        run("lr", "rewind 1", "r"),
+        acked("r"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let output_of = |id: &str| command_output(&events, id).to_string();
+    // A restore from a tool, while its turn runs, is refused.
+    let tried = model.requests()[5].body_text();
+    assert!(
+        tried.contains("false") && tried.contains("a turn is running; restore when it has ended"),
+        "{tried}"
+    );
+    assert_eq!(
+        output_of("t"),
+        "undo of turn 2; true; remove b.txt done=false (it was changed since)"
+    );
+    // Left by the first: the second still finds it changed, and overwrites.
+    assert_eq!(
+        output_of("o"),
+        "undo of turn 2; true; remove b.txt done=true (it was changed since)"
+    );
+    assert!(!sandbox.work().join("b.txt").exists());
+    assert_eq!(
+        output_of("r"),
+        "code back to before turn 1; true; remove a.txt done=true"
+    );
+    assert!(!sandbox.work().join("a.txt").exists());
 }
 
 #[test]

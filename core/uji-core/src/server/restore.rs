@@ -245,12 +245,15 @@ pub(super) fn service(
             );
         }
     };
-    if shared.busy() {
-        return Err("a turn is running; restore when it has ended".to_string());
-    }
     let checkpointing = shared.checkpointing.lock().clone().ok_or(NO_SESSION)?;
     let turn = checkpointing.turn();
-    checkpointing.blocking(|c| {
+    // Held while restoring: the worker marks a turn as running under this
+    // lock, so none starts between the check and the last file put back.
+    let current = shared.current.lock();
+    if current.is_some() {
+        return Err("a turn is running; restore when it has ended".to_string());
+    }
+    let (result, created) = checkpointing.blocking_unannounced(|c| {
         let plan = what.plan(c).map_err(|e| e.to_string())?;
         let applied = if request.dry_run || plan.files.is_empty() {
             None
@@ -261,7 +264,12 @@ pub(super) fn service(
             )
         };
         Ok(restored(&plan, applied.as_ref()))
-    })
+    });
+    // Handlers hear of the checkpoints once the lock is let go: one may
+    // ask whether a turn runs.
+    drop(current);
+    checkpointing.announce(&created);
+    result
 }
 
 fn restored(plan: &Plan, applied: Option<&Applied>) -> CheckpointRestored {

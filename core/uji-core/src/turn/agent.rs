@@ -1217,10 +1217,10 @@ impl Agent {
     /// send again.
     pub(crate) fn rewind(&mut self, to: u64) -> Result<(usize, String), String> {
         let text = self.user_text(to).ok_or_else(|| {
-                format!(
-                    "message {to} is not one of your messages in this conversation;                      pick one from the session's history"
-                )
-            })?;
+            format!(
+                "message {to} is not one of your messages in this conversation; pick one from the session's history"
+            )
+        })?;
         let dropped = self.session.rewind(to).map_err(|e| {
             format!(
                 "could not save the rewind to {}: {e}; the conversation is unchanged",
