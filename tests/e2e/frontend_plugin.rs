@@ -67,6 +67,27 @@ fn sandbox_with(model: &FakeModel, more: &str) -> Sandbox {
 
 /// One turn per file: the model writes it (`path`, `content`), then
 /// answers `wrote PATH`.
+/// [`sandbox`] where `write_file` runs without a question.
+fn allowing_writes(model: &FakeModel) -> Sandbox {
+    sandbox_with(
+        model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })",
+    )
+}
+
+/// What `uji checkpoints` lists for the sandbox's latest session.
+fn listed_checkpoints(sandbox: &Sandbox) -> String {
+    let listed = sandbox
+        .uji()
+        .arg("checkpoints")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&listed);
+    assert!(listed.status.success(), "{stderr}");
+    stdout
+}
+
 fn push_writes(model: &FakeModel, files: &[(&str, &str)]) {
     for (i, (path, content)) in files.iter().enumerate() {
         model
@@ -1009,10 +1030,7 @@ fn rewind_drops_the_conversation_from_a_user_message_on_and_a_resume_keeps_it_dr
 fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
     let model = FakeModel::start();
     push_writes(&model, &[("n.txt", "one\n"), ("n.txt", "two\n")]);
-    let sandbox = sandbox_with(
-        &model,
-        "uji.tool.policy({ write_file = { default = 'allow' } })",
-    );
+    let sandbox = allowing_writes(&model);
     let script = json!([
         say("one", "a"),
         wait("turn_finished"),
@@ -1055,10 +1073,7 @@ fn a_code_rewind_after_a_conversation_rewind_reverts_only_the_turns_after_its_me
             ("d.txt", "d\n"),
         ],
     );
-    let sandbox = sandbox_with(
-        &model,
-        "uji.tool.policy({ write_file = { default = 'allow' } })",
-    );
+    let sandbox = allowing_writes(&model);
     // Messages 1, 5 and 9 are the user's (each turn: the message, a call,
     // its result, the answer); the one after the rewind is 13.
     let script = json!([
@@ -1089,14 +1104,7 @@ fn a_code_rewind_after_a_conversation_rewind_reverts_only_the_turns_after_its_me
         assert!(work.join(kept).exists(), "{kept} stays: {restored}");
     }
     // Each turn has a number of its own in the listing.
-    let listed = sandbox
-        .uji()
-        .arg("checkpoints")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let (stdout, stderr) = text(&listed);
-    assert!(listed.status.success(), "{stderr}");
+    let stdout = listed_checkpoints(&sandbox);
     for turn in [
         "turn 1 changed: a.txt",
         "turn 2 (its message was rewound out of the conversation) changed: b.txt",
@@ -1181,6 +1189,15 @@ fn lua_restores_a_turn_overwrites_only_when_told_rewinds_and_waits_for_the_turn(
            return table.concat(out, '; ')\n\
          end)",
     );
+    // Every checkpoint is heard, whatever took it (outside the workspace,
+    // which the log would otherwise change).
+    let heard = sandbox.root.path().join("heard.log");
+    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
+    sandbox.write_init(&format!(
+        "{init}\nuji.on('checkpoint_created', function(e)\n\
+           local f = io.open({:?}, 'a'); f:write(e.turn, ' ', e.reason, '\\n'); f:close() end)\n",
+        heard.display().to_string()
+    ));
     let script = json!([
         say("one", "a"),
         wait("turn_finished"),
@@ -1222,6 +1239,71 @@ fn lua_restores_a_turn_overwrites_only_when_told_rewinds_and_waits_for_the_turn(
         "code back to before turn 1; true; remove a.txt done=true"
     );
     assert!(!sandbox.work().join("a.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(&heard).unwrap(),
+        "1 write_file a.txt\n1 turn end\n\
+         2 write_file b.txt\n2 turn end\n\
+         3 !echo mine > b.txt\n3 after !echo mine > b.txt\n\
+         3 before undo of turn 2\n3 after undo of turn 2\n\
+         3 before undo of turn 2\n3 after undo of turn 2\n\
+         3 before code back to before turn 1\n3 after code back to before turn 1\n"
+    );
+}
+
+/// A message that steers a running turn is part of it: the turn's
+/// changes before and after it are one change set, undone together.
+#[test]
+fn a_message_that_steers_a_turn_is_part_of_its_changes() {
+    let model = FakeModel::start();
+    model
+        .push(
+            call(
+                "w1",
+                "write_file",
+                json!({"path": "a.txt", "content": "a\n"}),
+            )
+            .delay(std::time::Duration::from_millis(800)),
+        )
+        .push(call(
+            "w2",
+            "write_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+        ))
+        .push(answer("wrote both"));
+    let sandbox = allowing_writes(&model);
+    let script = json!([
+        say("write a", "a"),
+        wait("turn_started"),
+        say("and b too", "b"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    assert!(
+        model.requests()[1].body_text().contains("and b too"),
+        "the message steered the turn"
+    );
+    let stdout = listed_checkpoints(&sandbox);
+    assert!(stdout.contains("turn 1 changed: a.txt, b.txt"), "{stdout}");
+}
+
+#[test]
+fn with_checkpoints_off_undo_says_so() {
+    let model = FakeModel::start();
+    let sandbox = sandbox_with(&model, "uji.checkpoint.configure({ enabled = false })");
+    let script = json!([
+        run("undo", "", "u"),
+        {"wait": "error", "where": {"op_id": "u"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
+    assert!(
+        error.starts_with(
+            "checkpoints are off: init.lua calls uji.checkpoint.configure({ enabled = false })"
+        ),
+        "{error}"
+    );
 }
 
 #[test]

@@ -384,6 +384,9 @@ impl Agent {
             .and_then(|dir| dir.as_str().map(PathBuf::from));
         let checkpointing =
             checkpointing::Checkpointing::new(data_dir, session.id(), &settings.cwd, &registry);
+        // The last turn run, for what is checkpointed before the next one
+        // (a `!cmd`, an undo).
+        checkpointing.set_turn(session.last_turn());
         Agent {
             gate,
             registry,
@@ -925,6 +928,7 @@ impl Agent {
         }
         let context = (!self.registry.hooks(TURN_CONTEXT).is_empty()).then(|| text.clone());
         self.save_user_message(text, images, interrupt).await;
+        self.mark_turn();
         if let Some(text) = context {
             self.turn_context(&text);
         }
@@ -1117,6 +1121,7 @@ impl Agent {
     pub async fn wake(&mut self, interrupt: &mut Interrupt) -> TurnOutcome {
         self.apply_changes();
         self.begin_turn();
+        self.mark_turn();
         self.emit(Event::TurnStarted {
             text: String::new(),
         });

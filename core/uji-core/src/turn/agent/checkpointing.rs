@@ -208,6 +208,10 @@ impl Checkpointing {
         self.turn.load(Ordering::Relaxed)
     }
 
+    pub(crate) fn set_turn(&self, turn: u64) {
+        self.turn.store(turn, Ordering::Relaxed);
+    }
+
     /// Before a `!cmd` that may change files: the checkpoint's id.
     pub async fn before_shell(&self, command: &str) -> Result<Option<u64>, String> {
         if self.is_off() {
@@ -259,14 +263,17 @@ impl RestoreRequest {
 }
 
 impl Agent {
-    /// The turn now running (or the last one). Turns are numbered by the
-    /// session file ([`SessionFile::turn_of`]): a number is never given
-    /// twice, so a turn after a rewind is not confused with the one the
-    /// rewind took out of the conversation.
+    /// Marks the turn that starts now (once its message is saved): every
+    /// checkpoint until the next one belongs to it, a message the user
+    /// steers it with included. Turns are numbered by the session file
+    /// ([`SessionFile::turn_of`]): a number is never given twice, so a
+    /// turn after a rewind is not confused with the one the rewind took
+    /// out of the conversation. A turn a job's report starts continues the
+    /// turn of the conversation's last message.
     ///
     /// [`SessionFile::turn_of`]: crate::session::store::SessionFile::turn_of
-    pub(crate) fn turn_number(&self) -> u64 {
-        self.session.last_turn()
+    pub(crate) fn mark_turn(&self) {
+        self.checkpointing.set_turn(self.session.last_turn());
     }
 
     /// The turn the user's message `seq` in the conversation started.
@@ -296,8 +303,7 @@ impl Agent {
     /// it). A failure is a notice: the call still runs, and the user knows
     /// an undo will not cover it.
     pub(crate) async fn checkpoint_before(&self, reason: String) {
-        let turn = self.turn_number();
-        self.checkpointing.turn.store(turn, Ordering::Relaxed);
+        let turn = self.checkpointing.turn();
         if self.checkpointing.is_off() {
             return;
         }
@@ -321,7 +327,7 @@ impl Agent {
         let Some(Ok(checkpoints)) = self.checkpointing.opened.get() else {
             return;
         };
-        let turn = self.turn_number();
+        let turn = self.checkpointing.turn();
         let (ended, created) =
             unannounced(checkpoints, |c| c.end_turn(turn).map_err(|e| e.to_string()));
         self.checkpointing.announce(&created);
@@ -345,7 +351,7 @@ impl Agent {
         plan: Plan,
         overwrite: bool,
     ) -> Result<Applied, String> {
-        let turn = self.turn_number();
+        let turn = self.checkpointing.turn();
         self.checkpointing
             .with(move |c| c.apply(&plan, turn, overwrite).map_err(|e| e.to_string()))
             .await
