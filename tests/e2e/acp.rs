@@ -1020,3 +1020,66 @@ fn when_the_editor_refuses_a_write_the_disk_keeps_the_edit() {
         "{log}"
     );
 }
+
+/// Issue 31: `/undo` and `/redo` are among the editor's commands, and
+/// their question (the plan, put back or change nothing) is the editor's
+/// permission question in their own words.
+#[test]
+fn undo_and_redo_are_offered_to_the_editor_and_ask_with_the_plan_first() {
+    let (client, session, _model, sandbox) = open(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "from the model\n"}),
+        ),
+        answer("Wrote it."),
+    ]);
+    let notes = sandbox.work().join("notes.txt");
+    std::fs::write(&notes, "mine\n").unwrap();
+    let offered = client.update("available commands", |u| {
+        u["sessionUpdate"] == "available_commands_update"
+    });
+    let commands = names(&offered["availableCommands"]);
+    assert!(
+        commands.contains(&"undo") && commands.contains(&"redo"),
+        "{commands:?}"
+    );
+    client.prompt(&session, "write the notes").answer().unwrap();
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "from the model\n");
+
+    // Refused: nothing changes.
+    client.choose(|_| selected("deny"));
+    client.prompt(&session, "/undo").answer().unwrap();
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "from the model\n");
+    let questions = client.questions();
+    let asked = questions.last().unwrap();
+    assert_eq!(
+        asked["toolCall"]["title"],
+        "undo of turn 1: put these files back as listed?"
+    );
+    assert_eq!(asked["toolCall"]["rawInput"]["restores"], "notes.txt");
+    let options: Vec<(&str, &str)> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["optionId"].as_str().unwrap(), o["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        options,
+        [("allow_once", "put them back"), ("deny", "change nothing")]
+    );
+
+    client.choose(|_| selected("allow_once"));
+    client.prompt(&session, "/undo").answer().unwrap();
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
+    let said: String = client
+        .updates_of("agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(said.contains("restored notes.txt"), "{said}");
+
+    client.prompt(&session, "/redo").answer().unwrap();
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "from the model\n");
+    assert!(client.finish().success());
+}

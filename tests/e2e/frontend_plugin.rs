@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use uji_fake_model::chat::ChatEvents;
 use uji_fake_model::{FakeModel, Script};
 use uji_tests::chat::call;
-use uji_tests::scripted::{answer, assert_ok, drive, drive_as_configured, of_type, plugin_path};
+use uji_tests::scripted::{
+    ack_of, answer, assert_ok, drive, drive_as_configured, of_type, plugin_path,
+};
 use uji_tests::{Sandbox, names, text, uji_bin};
 
 fn command_call(id: &str, command: &str) -> Script {
@@ -53,6 +55,49 @@ end)
     );
     std::fs::write(sandbox.config().join("init.lua"), init).unwrap();
     sandbox
+}
+
+/// [`sandbox`] with `more` appended to its init.lua.
+fn sandbox_with(model: &FakeModel, more: &str) -> Sandbox {
+    let sandbox = sandbox(model);
+    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
+    sandbox.write_init(&format!("{init}\n{more}\n"));
+    sandbox
+}
+
+/// One turn per file: the model writes it (`path`, `content`), then
+/// answers `wrote PATH`.
+/// [`sandbox`] where `write_file` runs without a question.
+fn allowing_writes(model: &FakeModel) -> Sandbox {
+    sandbox_with(
+        model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })",
+    )
+}
+
+/// What `uji checkpoints` lists for the sandbox's latest session.
+fn listed_checkpoints(sandbox: &Sandbox) -> String {
+    let listed = sandbox
+        .uji()
+        .arg("checkpoints")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&listed);
+    assert!(listed.status.success(), "{stderr}");
+    stdout
+}
+
+fn push_writes(model: &FakeModel, files: &[(&str, &str)]) {
+    for (i, (path, content)) in files.iter().enumerate() {
+        model
+            .push(call(
+                &format!("w{i}"),
+                "write_file",
+                json!({"path": path, "content": content}),
+            ))
+            .push(answer(&format!("wrote {path}")));
+    }
 }
 
 fn say(text: &str, id: &str) -> Value {
@@ -942,10 +987,7 @@ fn rewind_drops_the_conversation_from_a_user_message_on_and_a_resume_keeps_it_dr
     assert_ok(&output, &events);
     let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
     assert!(error.contains("not one of your messages"), "{error}");
-    let ack = events
-        .iter()
-        .find(|e| e["type"] == "ack" && e["op_id"] == "r")
-        .unwrap();
+    let ack = ack_of(&events, "r");
     assert_eq!(ack["result"], json!({"dropped": 2, "text": "two"}));
     // The frontend got the shortened history before the answer.
     let configured = of_type(&events, "session_configured");
@@ -987,24 +1029,8 @@ fn rewind_drops_the_conversation_from_a_user_message_on_and_a_resume_keeps_it_dr
 #[test]
 fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
     let model = FakeModel::start();
-    model
-        .push(call(
-            "w1",
-            "write_file",
-            json!({"path": "n.txt", "content": "one\n"}),
-        ))
-        .push(answer("first answer"))
-        .push(call(
-            "w2",
-            "write_file",
-            json!({"path": "n.txt", "content": "two\n"}),
-        ))
-        .push(answer("second answer"));
-    let sandbox = sandbox(&model);
-    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
-    sandbox.write_init(&format!(
-        "{init}\nuji.tool.policy({{ write_file = {{ default = 'allow' }} }})\n"
-    ));
+    push_writes(&model, &[("n.txt", "one\n"), ("n.txt", "two\n")]);
+    let sandbox = allowing_writes(&model);
     let script = json!([
         say("one", "a"),
         wait("turn_finished"),
@@ -1015,10 +1041,7 @@ fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
-    let ack = events
-        .iter()
-        .find(|e| e["type"] == "ack" && e["op_id"] == "r")
-        .unwrap();
+    let ack = ack_of(&events, "r");
     assert_eq!(ack["result"]["dropped"], 0, "{ack}");
     let restored = ack["result"]["restored"].as_str().unwrap();
     assert!(restored.contains("restored n.txt"), "{restored}");
@@ -1034,59 +1057,98 @@ fn rewind_with_code_only_puts_the_files_back_and_keeps_the_conversation() {
     );
 }
 
+/// Issue 31: turn numbers are never given twice. After a rewind of the
+/// conversation only (the files stay), the next message is a new turn, so
+/// taking the code back to before it reverts that turn alone, not the
+/// turns the rewind took out of the conversation.
+#[test]
+fn a_code_rewind_after_a_conversation_rewind_reverts_only_the_turns_after_its_message() {
+    let model = FakeModel::start();
+    push_writes(
+        &model,
+        &[
+            ("a.txt", "a\n"),
+            ("b.txt", "b\n"),
+            ("c.txt", "c\n"),
+            ("d.txt", "d\n"),
+        ],
+    );
+    let sandbox = allowing_writes(&model);
+    // Messages 1, 5 and 9 are the user's (each turn: the message, a call,
+    // its result, the answer); the one after the rewind is 13.
+    let script = json!([
+        say("one", "a"),
+        wait("turn_finished"),
+        say("two", "b"),
+        wait("turn_finished"),
+        say("three", "c"),
+        wait("turn_finished"),
+        {"send": {"id": "r1", "type": "rewind", "to_seq": 5, "code": false, "conversation": true}},
+        {"wait": "ack", "where": {"op_id": "r1"}},
+        say("two, again", "d"),
+        wait("turn_finished"),
+        {"send": {"id": "r2", "type": "rewind", "to_seq": 13, "code": true, "conversation": false}},
+        {"wait": "ack", "where": {"op_id": "r2"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let ack = ack_of(&events, "r2");
+    let restored = ack["result"]["restored"].as_str().unwrap();
+    assert!(
+        restored.starts_with("code back to before turn 4"),
+        "{restored}"
+    );
+    let work = sandbox.work();
+    assert!(!work.join("d.txt").exists(), "the new turn's file went");
+    for kept in ["a.txt", "b.txt", "c.txt"] {
+        assert!(work.join(kept).exists(), "{kept} stays: {restored}");
+    }
+    // Each turn has a number of its own in the listing.
+    let stdout = listed_checkpoints(&sandbox);
+    for turn in [
+        "turn 1 changed: a.txt",
+        "turn 2 (its message was rewound out of the conversation) changed: b.txt",
+        "turn 3 (its message was rewound out of the conversation) changed: c.txt",
+        "turn 4 changed: d.txt",
+    ] {
+        assert!(stdout.contains(turn), "{turn:?} in {stdout}");
+    }
+}
+
 #[test]
 fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
     let model = FakeModel::start();
-    model
-        .push(call(
-            "w1",
-            "write_file",
-            json!({"path": "n.txt", "content": "new\n"}),
-        ))
-        .push(answer("wrote it"));
-    let sandbox = sandbox(&model);
-    std::fs::write(sandbox.work().join("n.txt"), "old\n").unwrap();
-    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
-    sandbox.write_init(&format!(
-        "{init}\nuji.tool.policy({{ write_file = {{ default = 'allow' }} }})\n\
+    push_writes(&model, &[("n.txt", "new\n")]);
+    let sandbox = sandbox_with(
+        &model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })\n\
          uji.command.add('cps', function()\n\
-           local out = {{}}\n\
+           local out = {}\n\
            for _, c in ipairs(uji.checkpoint.list()) do out[#out + 1] = c.turn .. ':' .. c.reason end\n\
            return table.concat(out, ';')\n\
          end)\n\
          uji.command.add('lundo', function(args)\n\
-           local r = uji.checkpoint.restore({{ undo = true, dry_run = args == 'dry' }})\n\
+           local r = uji.checkpoint.restore({ undo = true, dry_run = args == 'dry' })\n\
            return r.title .. ' ' .. r.files[1].action .. ' ' .. r.files[1].path .. ' ' .. tostring(r.applied)\n\
          end)\n\
-         uji.command.add('lbad', function() return uji.checkpoint.restore({{ undo = true, redo = true }}) end)\n"
-    ));
-    let command = |id: &str, name: &str, args: &str| json!({"send": {"id": id, "type": "run_command", "name": name, "args": args}});
+         uji.command.add('lbad', function() return uji.checkpoint.restore({ undo = true, redo = true }) end)",
+    );
+    std::fs::write(sandbox.work().join("n.txt"), "old\n").unwrap();
     let script = json!([
         say("write it", "a"),
         wait("turn_finished"),
-        command("l", "cps", ""),
-        {"wait": "ack", "where": {"op_id": "l"}},
-        command("d", "lundo", "dry"),
-        {"wait": "ack", "where": {"op_id": "d"}},
-        command("u", "lundo", ""),
-        {"wait": "ack", "where": {"op_id": "u"}},
-        command("b", "lbad", ""),
+        run("cps", "", "l"),
+        acked("l"),
+        run("lundo", "dry", "d"),
+        acked("d"),
+        run("lundo", "", "u"),
+        acked("u"),
+        run("lbad", "", "b"),
         {"wait": "error", "where": {"op_id": "b"}},
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
-    let output_of = |id: &str| {
-        events
-            .iter()
-            .find(|e| e["type"] == "ack" && e["op_id"] == id)
-            .map(|e| {
-                e["result"]["output"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string()
-            })
-            .unwrap()
-    };
+    let output_of = |id: &str| command_output(&events, id).to_string();
     let listed = output_of("l");
     assert!(listed.starts_with("1:write_file n.txt"), "{listed}");
     assert!(listed.contains("1:turn end"), "{listed}");
@@ -1098,6 +1160,150 @@ fn lua_lists_the_checkpoints_and_undoes_a_turn_through_uji_checkpoint() {
     );
     let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
     assert!(error.contains("exactly one of undo"), "{error}");
+}
+
+/// `uji.checkpoint.restore` with `turn`, `overwrite` and `rewind`
+/// (docs/lua.md), and refused while a turn runs.
+#[test]
+fn lua_restores_a_turn_overwrites_only_when_told_rewinds_and_waits_for_the_turn() {
+    let model = FakeModel::start();
+    push_writes(&model, &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    model
+        .push(call("t1", "busy", json!({})))
+        .push(answer("tried"));
+    let sandbox = sandbox_with(
+        &model,
+        "uji.tool.policy({ write_file = { default = 'allow' } })\n\
+         uji.tool.add('busy', { read_only = true, policy = 'allow', run = function()\n\
+           local ok, err = pcall(uji.checkpoint.restore, { undo = true })\n\
+           return tostring(ok) .. ' ' .. tostring(err)\n\
+         end })\n\
+         uji.command.add('lr', function(args)\n\
+           local kind, n, flag = args:match('^(%a+) (%d+) ?(%a*)$')\n\
+           local r = uji.checkpoint.restore({ [kind] = tonumber(n), overwrite = flag == 'overwrite' })\n\
+           local out = { r.title, tostring(r.applied) }\n\
+           for _, f in ipairs(r.files) do\n\
+             out[#out + 1] = f.action .. ' ' .. f.path .. ' done=' .. tostring(f.done)\n\
+               .. (f.conflict and (' (' .. f.conflict .. ')') or '')\n\
+           end\n\
+           return table.concat(out, '; ')\n\
+         end)",
+    );
+    // Every checkpoint is heard, whatever took it (outside the workspace,
+    // which the log would otherwise change).
+    let heard = sandbox.root.path().join("heard.log");
+    let init = std::fs::read_to_string(sandbox.config().join("init.lua")).unwrap();
+    sandbox.write_init(&format!(
+        "{init}\nuji.on('checkpoint_created', function(e)\n\
+           local f = io.open({:?}, 'a'); f:write(e.turn, ' ', e.reason, '\\n'); f:close() end)\n",
+        heard.display().to_string()
+    ));
+    let script = json!([
+        say("one", "a"),
+        wait("turn_finished"),
+        say("two", "b"),
+        wait("turn_finished"),
+        say("three", "c"),
+        wait("turn_finished"),
+        // The user changes what turn 2 wrote.
+        {"send": {"id": "s", "type": "shell", "command": "echo mine > b.txt"}},
+        {"wait": "ack", "where": {"op_id": "s"}},
+        run("lr", "turn 2", "t"),
+        acked("t"),
+        run("lr", "turn 2 overwrite", "o"),
+        acked("o"),
+        run("lr", "rewind 1", "r"),
+        acked("r"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let output_of = |id: &str| command_output(&events, id).to_string();
+    // A restore from a tool, while its turn runs, is refused.
+    let tried = model.requests()[5].body_text();
+    assert!(
+        tried.contains("false") && tried.contains("a turn is running; restore when it has ended"),
+        "{tried}"
+    );
+    assert_eq!(
+        output_of("t"),
+        "undo of turn 2; true; remove b.txt done=false (it was changed since)"
+    );
+    // Left by the first: the second still finds it changed, and overwrites.
+    assert_eq!(
+        output_of("o"),
+        "undo of turn 2; true; remove b.txt done=true (it was changed since)"
+    );
+    assert!(!sandbox.work().join("b.txt").exists());
+    assert_eq!(
+        output_of("r"),
+        "code back to before turn 1; true; remove a.txt done=true"
+    );
+    assert!(!sandbox.work().join("a.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(&heard).unwrap(),
+        "1 write_file a.txt\n1 turn end\n\
+         2 write_file b.txt\n2 turn end\n\
+         3 !echo mine > b.txt\n3 after !echo mine > b.txt\n\
+         3 before undo of turn 2\n3 after undo of turn 2\n\
+         3 before undo of turn 2\n3 after undo of turn 2\n\
+         3 before code back to before turn 1\n3 after code back to before turn 1\n"
+    );
+}
+
+/// A message that steers a running turn is part of it: the turn's
+/// changes before and after it are one change set, undone together.
+#[test]
+fn a_message_that_steers_a_turn_is_part_of_its_changes() {
+    let model = FakeModel::start();
+    model
+        .push(
+            call(
+                "w1",
+                "write_file",
+                json!({"path": "a.txt", "content": "a\n"}),
+            )
+            .delay(std::time::Duration::from_millis(800)),
+        )
+        .push(call(
+            "w2",
+            "write_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+        ))
+        .push(answer("wrote both"));
+    let sandbox = allowing_writes(&model);
+    let script = json!([
+        say("write a", "a"),
+        wait("turn_started"),
+        say("and b too", "b"),
+        wait("turn_finished"),
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    assert!(
+        model.requests()[1].body_text().contains("and b too"),
+        "the message steered the turn"
+    );
+    let stdout = listed_checkpoints(&sandbox);
+    assert!(stdout.contains("turn 1 changed: a.txt, b.txt"), "{stdout}");
+}
+
+#[test]
+fn with_checkpoints_off_undo_says_so() {
+    let model = FakeModel::start();
+    let sandbox = sandbox_with(&model, "uji.checkpoint.configure({ enabled = false })");
+    let script = json!([
+        run("undo", "", "u"),
+        {"wait": "error", "where": {"op_id": "u"}},
+    ]);
+    let (output, events) = drive(&sandbox, &[], script);
+    assert_ok(&output, &events);
+    let error = of_type(&events, "error")[0]["message"].as_str().unwrap();
+    assert!(
+        error.starts_with(
+            "checkpoints are off: init.lua calls uji.checkpoint.configure({ enabled = false })"
+        ),
+        "{error}"
+    );
 }
 
 #[test]
@@ -1122,10 +1328,7 @@ fn unqueue_takes_back_the_newest_waiting_message() {
     ]);
     let (output, events) = drive(&sandbox, &[], script);
     assert_ok(&output, &events);
-    let ack = events
-        .iter()
-        .find(|e| e["type"] == "ack" && e["op_id"] == "u")
-        .unwrap();
+    let ack = ack_of(&events, "u");
     assert_eq!(ack["result"], json!({"text": "take this back"}));
     let sent = model.requests()[1].body_text();
     assert!(

@@ -1,5 +1,6 @@
 //! `/undo` and `/redo` in the screen (issue 31, docs/checkpoints.md): the
-//! real binary in a pseudo-terminal against the fake model.
+//! real binary in a pseudo-terminal against the fake model. Each shows
+//! its plan in a question before it changes anything.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -82,7 +83,22 @@ fn undo_puts_back_what_edits_writes_and_commands_changed_and_redo_brings_it_back
 
     tty.type_keys("/undo");
     tty.press("<CR>");
-    tty.wait_for_text("undo of turn 1");
+    // The plan first, and nothing changed yet.
+    let asked = tty.wait_for_question("undo of turn 1: put these files back as listed?");
+    for row in [
+        "restores",
+        "a.txt, run.sh",
+        "recreates",
+        "gone.txt",
+        "removes",
+        "new.txt",
+        "put them back",
+        "change nothing",
+    ] {
+        assert!(asked.contains(row), "{row:?}: {asked}");
+    }
+    assert_eq!(files(&sandbox), after, "nothing changes before the answer");
+    tty.press("y");
     let screen = tty.wait_for_text("removed new.txt");
     for line in ["restored a.txt", "restored run.sh", "recreated gone.txt"] {
         assert!(screen.contains(line), "{line:?}: {screen}");
@@ -95,13 +111,16 @@ fn undo_puts_back_what_edits_writes_and_commands_changed_and_redo_brings_it_back
 
     tty.type_keys("/redo");
     tty.press("<CR>");
-    tty.wait_for_text("redo: taking back");
+    let asked = tty.wait_for_question("redo: taking back the undo of turn 1");
+    assert!(asked.contains("new.txt"), "{asked}");
+    assert_eq!(files(&sandbox), before, "nothing changes before the answer");
+    tty.press("y");
     tty.wait_for("the files changed again", |_| files(&sandbox) == after);
     tty.quit_with_ctrl_c();
 }
 
 #[test]
-fn undo_asks_before_overwriting_a_file_changed_after_the_turn() {
+fn undo_asks_before_overwriting_a_file_changed_after_the_turn_and_no_changes_nothing() {
     let model = FakeModel::start();
     model.push(call(
         "c1",
@@ -116,21 +135,34 @@ fn undo_asks_before_overwriting_a_file_changed_after_the_turn() {
     std::fs::write(sandbox.work().join("a.txt"), "my own edit\n").unwrap();
     tty.type_keys("/undo");
     tty.press("<CR>");
-    let screen = tty.wait_for_question("changed after the turn");
+    let screen = tty.wait_for_question("1 file was changed after the turn");
     // The whole plan is shown before anything changes.
-    assert!(
-        screen.contains("restores") && screen.contains("a.txt"),
-        "{screen}"
-    );
-    // Declining leaves the user's edit.
+    for row in [
+        "restores",
+        "changed since",
+        "a.txt",
+        "leave the changed ones",
+        "overwriting the changed ones",
+        "change nothing",
+    ] {
+        assert!(screen.contains(row), "{row:?}: {screen}");
+    }
+    // No: nothing changes.
     tty.press("n");
+    tty.wait_for_text("undo of turn 1: nothing was changed");
+    assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("my own edit\n"));
+    // Yes, leaving the changed file: the user's edit stays.
+    tty.type_keys("/undo");
+    tty.press("<CR>");
+    tty.wait_for_question("1 file was changed after the turn");
+    tty.press("y");
     tty.wait_for_text("left a.txt");
     assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("my own edit\n"));
     // Asked again, overwriting puts back what was there before the turn.
     tty.type_keys("/undo");
     tty.press("<CR>");
-    tty.wait_for_question("changed after the turn");
-    tty.press("y");
+    tty.wait_for_question("1 file was changed after the turn");
+    tty.press("a");
     tty.wait_for_text("restored a.txt");
     assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("alpha\n"));
     tty.quit_with_ctrl_c();
@@ -211,7 +243,12 @@ fn a_shell_command_the_user_runs_is_undone_on_its_own() {
     tty.wait_for_text("alpha");
     tty.type_keys("/undo");
     tty.press("<CR>");
-    tty.wait_for_text("undo of !rm b.txt && echo gone");
+    let asked = tty.wait_for_question("undo of !rm b.txt && echo gone");
+    assert!(
+        asked.contains("recreates") && asked.contains("b.txt"),
+        "{asked}"
+    );
+    tty.press("y");
     tty.wait_for_text("recreated b.txt");
     assert_eq!(read(&sandbox, "b.txt").as_deref(), Some("beta\n"));
     tty.quit_with_ctrl_c();

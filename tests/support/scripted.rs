@@ -89,6 +89,14 @@ pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
 
+/// The `ack` of operation `op_id`; panics when there is none.
+pub fn ack_of<'a>(events: &'a [Value], op_id: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "ack" && e["op_id"] == op_id)
+        .unwrap_or_else(|| panic!("no ack of {op_id}: {events:#?}"))
+}
+
 /// Asserts uji succeeded and the script never waited in vain.
 pub fn assert_ok(output: &Output, events: &[Value]) {
     let (stdout, stderr) = text(output);

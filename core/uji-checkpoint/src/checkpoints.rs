@@ -90,6 +90,10 @@ pub struct CheckpointInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {
     pub id: u64,
+    pub turn: u64,
+    /// Why it was taken: the call about to run, `turn end`, `before undo
+    /// of turn 2`, `!rm notes.md`.
+    pub reason: String,
     pub changed: usize,
     pub stored: u64,
     /// Files not kept that were not reported before in this session.
@@ -154,6 +158,9 @@ pub struct Checkpoints {
     undoable: Vec<u64>,
     redoable: Vec<u64>,
     noticed: HashSet<String>,
+    /// Every checkpoint taken since [`Checkpoints::take_created`] was
+    /// last called, to be told to the user and to plugins.
+    created: Vec<Created>,
 }
 
 impl Checkpoints {
@@ -188,6 +195,7 @@ impl Checkpoints {
             undoable: Vec::new(),
             redoable: Vec::new(),
             noticed: HashSet::new(),
+            created: Vec::new(),
         };
         checkpoints.replay()?;
         // Humans (and `uji checkpoints`) can tell which folder this is.
@@ -245,6 +253,14 @@ impl Checkpoints {
                 skipped: r.skipped.len(),
             })
             .collect()
+    }
+
+    /// The checkpoints taken since the last call, oldest first: every one
+    /// (before a call, at a turn's end, around a restore or a `!cmd`),
+    /// each with the files it could not keep that no checkpoint of the
+    /// session reported before, so none is skipped silently.
+    pub fn take_created(&mut self) -> Vec<Created> {
+        std::mem::take(&mut self.created)
     }
 
     /// Every change set, oldest first.
@@ -314,6 +330,8 @@ impl Checkpoints {
         self.append(&Record::Checkpoint(record.clone()))?;
         let created = Created {
             id,
+            turn,
+            reason: record.reason.clone(),
             changed: record.changes.len(),
             stored,
             newly_skipped,
@@ -321,6 +339,7 @@ impl Checkpoints {
         tree::apply(&mut self.current, &record.changes);
         self.stored += stored;
         self.records.push(record);
+        self.created.push(created.clone());
         Ok(created)
     }
 
@@ -729,9 +748,9 @@ fn read_one(
         return Ok(skipped(
             one,
             format!(
-                "{} MB, over the {} MB a checkpoint keeps of one file",
-                one.size / 1_000_000,
-                limits.max_file / 1_000_000
+                "{}, over the {} a checkpoint keeps of one file",
+                mib(one.size),
+                mib(limits.max_file)
             ),
         ));
     }
@@ -746,8 +765,8 @@ fn read_one(
             return Ok(skipped(
                 one,
                 format!(
-                    "this session's checkpoints reached their {} MB",
-                    limits.max_session / 1_000_000
+                    "this session's checkpoints reached their {}",
+                    mib(limits.max_session)
                 ),
             ));
         }
@@ -758,6 +777,17 @@ fn read_one(
         mode: one.mode,
         size: bytes.len() as u64,
     })
+}
+
+/// `bytes` in MiB, as the limits are set (`max_file_mb = 10` is 10 MiB):
+/// whole when they are, else to a tenth.
+fn mib(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / MIB as f64)
+    }
 }
 
 fn skipped(one: &Found, why: String) -> FileState {
@@ -859,6 +889,32 @@ mod tests {
     }
 
     #[test]
+    fn a_mode_change_alone_is_recorded_and_undo_puts_the_old_mode_back() {
+        let f = fixture();
+        // Long settled, so only its stats can tell it changed.
+        let script = f.root.join("b.txt");
+        let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&script)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+        let mut checkpoints = open(&f);
+        checkpoints
+            .checkpoint(1, "run_command chmod +x b.txt")
+            .unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        let set = checkpoints.end_turn(1).unwrap().expect("the mode changed");
+        assert_eq!(set.paths, ["b.txt"]);
+        let plan = checkpoints.plan_undo().unwrap();
+        checkpoints.apply(&plan, 1, false).unwrap();
+        let mode = fs::metadata(&script).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        assert_eq!(read(&f, "b.txt").as_deref(), Some("bee\n"));
+    }
+
+    #[test]
     fn a_file_changed_since_the_turn_is_a_conflict_left_alone_unless_overwritten() {
         let f = fixture();
         let mut checkpoints = open(&f);
@@ -932,6 +988,46 @@ mod tests {
         assert!(matches!(plan.files[0].action, FileAction::Cannot { .. }));
         checkpoints.apply(&plan, 1, false).unwrap();
         assert_eq!(fs::read(f.root.join("big.bin")).unwrap(), vec![8u8; 4000]);
+    }
+
+    #[test]
+    fn sizes_in_notices_are_mib_as_the_limits_are_set() {
+        assert_eq!(mib(500 << 20), "500 MiB");
+        assert_eq!(mib(50 * (1 << 20) + 4), "50.0 MiB");
+        assert_eq!(mib(3 << 19), "1.5 MiB");
+    }
+
+    #[test]
+    fn past_the_session_limit_new_content_is_skipped_with_a_notice_and_kept_content_stays() {
+        let f = fixture();
+        let limits = Limits {
+            max_session: 1 << 20,
+            ..Limits::default()
+        };
+        let mut checkpoints = Checkpoints::open(&f.data, "s1", &f.root, limits).unwrap();
+        checkpoints.checkpoint(1, "run_command make").unwrap();
+        fs::write(f.root.join("big.bin"), vec![9u8; 3 << 19]).unwrap();
+        fs::write(f.root.join("b.txt"), "changed\n").unwrap();
+        checkpoints.end_turn(1).unwrap();
+        let created = checkpoints.take_created();
+        assert_eq!(created.len(), 2, "the turn's first and last checkpoints");
+        assert_eq!(created[1].reason, "turn end");
+        let skipped = &created[1].newly_skipped;
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped[0].path, "big.bin");
+        assert_eq!(
+            skipped[0].why,
+            "this session's checkpoints reached their 1 MiB"
+        );
+        assert!(checkpoints.take_created().is_empty(), "each is told once");
+        // What was kept before the limit still comes back; what was not
+        // kept is not thrown away (a redo could not bring it back).
+        let plan = checkpoints.plan_undo().unwrap();
+        let applied = checkpoints.apply(&plan, 1, false).unwrap();
+        assert_eq!(read(&f, "b.txt").as_deref(), Some("bee\n"));
+        assert_eq!(applied.left.len(), 1);
+        assert_eq!(applied.left[0].0, "big.bin");
+        assert_eq!(fs::read(f.root.join("big.bin")).unwrap().len(), 3 << 19);
     }
 
     #[test]

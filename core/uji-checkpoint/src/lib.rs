@@ -7,8 +7,9 @@
 //!   `.gitignore`, `.ignore` and `.git/info/exclude` leave files out
 //!   (whether or not the root is a git repository), the project's `.git`
 //!   is never read or written. Ignored directories are not entered.
-//! - **Incremental**: a file whose size, modification time and inode are
-//!   those of the last checkpoint is not read again; its content address
+//! - **Incremental**: a file whose size, mode, modification and status
+//!   change times and inode are those of the last checkpoint is not read
+//!   again (a `chmod` alone is a change); its content address
 //!   comes from a stat cache shared by the workspace's sessions. A file
 //!   modified within [`RACY_MS`] of the cache being written is read again,
 //!   since its time alone cannot tell a later change apart.

@@ -148,13 +148,22 @@ pub(crate) fn plan_file(
     if same(want, now) {
         return None;
     }
-    let action = match (want, now) {
-        (Some(FileState::Skipped { why, .. }), _) => FileAction::Cannot {
+    let action = match (want, left, now) {
+        (Some(FileState::Skipped { why, .. }), _, _) => FileAction::Cannot {
             why: format!("its content was not kept ({why})"),
         },
-        (None, _) => FileAction::Remove,
-        (Some(_), None) => FileAction::Recreate,
-        (Some(_), Some(_)) => FileAction::Restore,
+        // Replacing or removing content no checkpoint kept would lose it
+        // for good: a redo could not bring it back.
+        (_, Some(FileState::Skipped { why, .. }), Some(_)) if same(left, now) => {
+            FileAction::Cannot {
+                why: format!(
+                    "what it holds now was not kept ({why}), so putting it back would lose that for good; change it yourself"
+                ),
+            }
+        }
+        (None, _, _) => FileAction::Remove,
+        (Some(_), _, None) => FileAction::Recreate,
+        (Some(_), _, Some(_)) => FileAction::Restore,
     };
     let conflict = (!same(left, now)).then(|| Conflict {
         why: match now {
@@ -366,5 +375,16 @@ mod tests {
             plan_file("p", Some(&a), Some(&b), Some(&a)).is_none(),
             "already so"
         );
+        let not_kept = FileState::Skipped {
+            size: 1,
+            why: "over the limit".into(),
+        };
+        for want in [None, Some(&a)] {
+            let planned = plan_file("p", want, Some(&not_kept), Some(&b)).unwrap();
+            assert!(
+                matches!(&planned.action, FileAction::Cannot { why } if why.contains("not kept")),
+                "content no checkpoint kept is never thrown away: {planned:?}"
+            );
+        }
     }
 }

@@ -17,9 +17,16 @@ pub struct Found {
     pub path: String,
     pub link: bool,
     pub size: u64,
+    /// Permission bits (`chmod` changes them without touching the
+    /// modification time).
     pub mode: u32,
     pub mtime_s: i64,
     pub mtime_ns: u32,
+    /// The status change time: set by every write, `chmod`, rename and
+    /// link, and by nothing a program can set back (`touch -d` and
+    /// `cp -p` can set the modification time back, not this).
+    pub ctime_s: i64,
+    pub ctime_ns: u32,
     pub ino: u64,
 }
 
@@ -147,6 +154,8 @@ fn found_of(root: &Path, entry: &ignore::DirEntry) -> Option<Found> {
         mode: meta.mode() & 0o7777,
         mtime_s: meta.mtime(),
         mtime_ns: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        ctime_s: meta.ctime(),
+        ctime_ns: u32::try_from(meta.ctime_nsec()).unwrap_or(0),
         ino: meta.ino(),
     })
 }

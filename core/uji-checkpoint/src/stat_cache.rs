@@ -1,6 +1,6 @@
-//! What each file's stats last meant: a file whose size, modification
-//! time and inode are unchanged keeps its content address without being
-//! read. Shared by a workspace's sessions in `index.json`, written at the
+//! What each file's stats last meant: a file whose size, mode,
+//! modification and status change times and inode are unchanged keeps its
+//! content address without being read. Shared by a workspace's sessions in `index.json`, written at the
 //! end of a turn (a stale or lost cache only costs reading files again:
 //! every entry is checked against the file's stats before it is trusted).
 
@@ -16,8 +16,16 @@ use crate::tree::FileState;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
     size: u64,
+    /// Absent in caches written before it: such an entry matches no file,
+    /// and the file is read again.
+    #[serde(default)]
+    mode: u32,
     mtime_s: i64,
     mtime_ns: u32,
+    #[serde(default)]
+    ctime_s: i64,
+    #[serde(default)]
+    ctime_ns: u32,
     ino: u64,
     /// When the file was read (ms since the epoch).
     seen_ms: u64,
@@ -50,12 +58,18 @@ impl StatCache {
     }
 
     /// The state `found` had when last read, when its stats still say so
-    /// and it was not modified close to that reading.
+    /// and it was not modified close to that reading. The mode and the
+    /// status change time count too: `chmod +x` changes neither size nor
+    /// modification time, and a program can set the modification time
+    /// back (`touch -d`, `cp -p`) but not the status change time.
     pub fn trusted(&self, found: &Found) -> Option<&FileState> {
         let entry = self.entries.get(&found.path)?;
         let same = entry.size == found.size
+            && entry.mode == found.mode
             && entry.mtime_s == found.mtime_s
             && entry.mtime_ns == found.mtime_ns
+            && entry.ctime_s == found.ctime_s
+            && entry.ctime_ns == found.ctime_ns
             && entry.ino == found.ino;
         let modified_ms = u64::try_from(found.mtime_s)
             .unwrap_or(0)
@@ -70,8 +84,11 @@ impl StatCache {
             found.path.clone(),
             Entry {
                 size: found.size,
+                mode: found.mode,
                 mtime_s: found.mtime_s,
                 mtime_ns: found.mtime_ns,
+                ctime_s: found.ctime_s,
+                ctime_ns: found.ctime_ns,
                 ino: found.ino,
                 seen_ms,
                 state,
@@ -131,6 +148,8 @@ mod tests {
             mode: 0o644,
             mtime_s,
             mtime_ns: 0,
+            ctime_s: mtime_s,
+            ctime_ns: 0,
             ino: 7,
         }
     }
@@ -157,6 +176,38 @@ mod tests {
             None,
             "modified just before it was read: read again"
         );
+    }
+
+    #[test]
+    fn a_mode_or_status_change_alone_is_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = StatCache::load(dir.path().join("index.json"));
+        cache.remember(&found(3, 100), state(), 100_000 + RACY_MS + 1);
+        let chmodded = Found {
+            mode: 0o755,
+            ..found(3, 100)
+        };
+        assert_eq!(cache.trusted(&chmodded), None, "chmod +x: read again");
+        let time_set_back = Found {
+            ctime_s: 150,
+            ..found(3, 100)
+        };
+        assert_eq!(
+            cache.trusted(&time_set_back),
+            None,
+            "rewritten with its old modification time put back: read again"
+        );
+    }
+
+    #[test]
+    fn an_entry_from_a_cache_without_modes_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.json");
+        let old = r#"{"a.rs":{"size":3,"mtime_s":100,"mtime_ns":0,"ino":7,"seen_ms":1000000,
+            "state":{"kind":"file","hash":"h","mode":420,"size":3}}}"#;
+        std::fs::write(&path, old).unwrap();
+        let cache = StatCache::load(path);
+        assert_eq!(cache.trusted(&found(3, 100)), None);
     }
 
     #[test]

@@ -1,14 +1,21 @@
 //! `uji checkpoints` and `uji undo`: a session's checkpoints without a
 //! screen (docs/checkpoints.md). The session is opened with its lock, so
 //! nothing else changes it meanwhile (a session open in a running uji is
-//! refused: undo there with /undo).
+//! refused: undo there with /undo). init.lua runs first, as for a
+//! session: its `uji.checkpoint.configure` (limits, `enabled`) holds here
+//! too, and its `checkpoint_created` handlers hear of the checkpoints an
+//! undo takes.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Limits, Plan, RestoreError};
+use uji_checkpoint::{Applied, ChangeSetKind, Checkpoints, FileAction, Plan, RestoreError};
 use uji_core::session::store::{SessionFile, Store};
-use uji_core::turn::agent::{RestoreRequest, user_turns};
+use uji_core::turn::agent::{
+    CHECKPOINTS_DISABLED, CheckpointSettings, RestoreRequest, announce_checkpoints,
+    describe_restore,
+};
+use uji_host::Registry;
 
 use crate::out::say;
 use crate::run_cmd::fail;
@@ -23,15 +30,34 @@ pub struct UndoOptions {
     pub force: bool,
 }
 
+/// A session opened with its checkpoints, and the configuration init.lua
+/// set up.
+struct Opened {
+    session: SessionFile,
+    checkpoints: Checkpoints,
+    registry: Registry,
+}
+
 /// The session (`--id`, else the latest in this directory), opened, and
-/// its checkpoints; refused when this is not the session's directory.
+/// its checkpoints with init.lua's limits; refused when this is not the
+/// session's directory, or when init.lua turned checkpoints off.
 fn open(
     config_dir: Option<PathBuf>,
     data_dir: Option<PathBuf>,
     id: Option<&str>,
-) -> Result<(SessionFile, Checkpoints), String> {
+) -> Result<Opened, String> {
     let dirs = crate::run_cmd::dirs(config_dir, data_dir)?;
     let cwd = crate::run_cmd::cwd()?;
+    // Only init.lua (and plugins not shipped with uji): no wire, tool or
+    // frontend is needed to restore files.
+    let booted =
+        uji_core::boot(uji_core::BootOptions::new(dirs, &cwd).load(uji_core::Load::Providers));
+    crate::print_notices(&booted.registry);
+    let settings = CheckpointSettings::configured(&booted.registry);
+    if !settings.enabled() {
+        return Err(CHECKPOINTS_DISABLED.to_string());
+    }
+    let dirs = booted.dirs;
     let store = Store::new(&dirs.data);
     let id = match id {
         Some(id) => id.to_string(),
@@ -53,13 +79,21 @@ fn open(
         .to_string());
     }
     let checkpoints =
-        Checkpoints::open(&dirs.data, &id, &root, Limits::default()).map_err(|e| e.to_string())?;
-    Ok((session, checkpoints))
+        Checkpoints::open(&dirs.data, &id, &root, settings.limits()).map_err(|e| e.to_string())?;
+    Ok(Opened {
+        session,
+        checkpoints,
+        registry: booted.registry,
+    })
 }
 
 /// `uji checkpoints`: one line per checkpoint, then the change sets.
 pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: Option<&str>) -> ExitCode {
-    let (session, checkpoints) = match open(config_dir, data_dir, id) {
+    let Opened {
+        session,
+        checkpoints,
+        ..
+    } = match open(config_dir, data_dir, id) {
         Ok(opened) => opened,
         Err(e) => return fail(e),
     };
@@ -71,23 +105,28 @@ pub fn list(config_dir: Option<PathBuf>, data_dir: Option<PathBuf>, id: Option<&
         );
         return ExitCode::SUCCESS;
     }
-    let mut out = String::from("TURN  TIME (UTC)  FILES  STORED      REASON\n");
+    let mut out = format!(
+        "{:>4}  {:<19}  {:>5}  {:>10}  REASON\n",
+        "TURN", "TIME (UTC)", "FILES", "STORED"
+    );
     for c in list {
         out.push_str(&format!(
-            "{:>4}  {}    {:>5}  {:>10}  {}\n",
+            "{:>4}  {}  {:>5}  {:>10}  {}\n",
             c.turn,
-            clock(c.at_ms),
+            uji_protocol::time::utc(c.at_ms),
             c.changed,
             size(c.stored),
             c.reason
         ));
     }
     for set in checkpoints.change_sets() {
-        out.push_str(&format!(
-            "{}: {}\n",
-            describe(&set.kind),
-            set.paths.join(", ")
-        ));
+        let what = match set.kind {
+            ChangeSetKind::Turn { turn } if !session.in_conversation(turn) => {
+                format!("turn {turn} (its message was rewound out of the conversation) changed")
+            }
+            ref kind => describe(kind),
+        };
+        out.push_str(&format!("{what}: {}\n", set.paths.join(", ")));
     }
     out.push_str(&format!("stored in all: {}\n", size(checkpoints.stored())));
     print(&out)
@@ -118,7 +157,11 @@ pub fn undo(
     data_dir: Option<PathBuf>,
     options: UndoOptions,
 ) -> ExitCode {
-    let (session, mut checkpoints) = match open(config_dir, data_dir, options.id.as_deref()) {
+    let Opened {
+        session,
+        mut checkpoints,
+        registry,
+    } = match open(config_dir, data_dir, options.id.as_deref()) {
         Ok(opened) => opened,
         Err(e) => return fail(e),
     };
@@ -132,14 +175,22 @@ pub fn undo(
         Ok(plan) => plan,
         Err(e) => return fail(e),
     };
-    let shown = show_plan(&plan, options.force);
     if options.dry_run || plan.files.is_empty() {
-        return print(&shown);
+        return print(&show_plan(&plan, options.force));
     }
-    match checkpoints.apply(&plan, user_turns(&session.messages), options.force) {
+    // No question: a script runs this (--dry-run shows the plan first);
+    // what was done, file by file, is printed after.
+    let applied = checkpoints.apply(&plan, session.last_turn(), options.force);
+    announce_checkpoints(
+        &registry,
+        session.id(),
+        &checkpoints.take_created(),
+        &|notice| say!("uji: {notice}"),
+    );
+    match applied {
         Ok(applied) => {
-            let (text, code) = report(&applied);
-            let printed = print(&format!("{shown}{text}"));
+            let (text, code) = report(&plan, &applied, &checkpoints);
+            let printed = print(&text);
             if printed == ExitCode::SUCCESS {
                 code
             } else {
@@ -172,11 +223,29 @@ fn show_plan(plan: &Plan, force: bool) -> String {
     out
 }
 
-fn report(applied: &Applied) -> (String, ExitCode) {
-    let done = applied.restored.len() + applied.removed.len();
-    let mut out = format!("{done} files put back; `uji undo --redo` takes this back\n");
-    for (path, why) in applied.left.iter().chain(&applied.failed) {
-        out.push_str(&format!("{path} was not changed: {why}\n"));
+/// What the undo did, file by file, and how to finish it when it left
+/// files changed since; failure when it left or could not change any.
+fn report(plan: &Plan, applied: &Applied, checkpoints: &Checkpoints) -> (String, ExitCode) {
+    let mut out = describe_restore(plan, applied, "`uji undo`", "`uji undo --redo`");
+    out.push('\n');
+    let changed_since = plan
+        .conflicts()
+        .any(|f| applied.left.iter().any(|(path, _)| *path == f.path));
+    let turn = match plan.kind() {
+        ChangeSetKind::Undo { of } => checkpoints
+            .change_sets()
+            .iter()
+            .find(|set| set.id == *of)
+            .and_then(|set| match set.kind {
+                ChangeSetKind::Turn { turn } => Some(turn),
+                _ => None,
+            }),
+        _ => None,
+    };
+    if let (true, Some(turn)) = (changed_since, turn) {
+        out.push_str(&format!(
+            "files changed since the turn were left; `uji undo --turn {turn} --force` overwrites them too\n"
+        ));
     }
     let code = if applied.failed.is_empty() && applied.left.is_empty() {
         ExitCode::SUCCESS
@@ -186,20 +255,10 @@ fn report(applied: &Applied) -> (String, ExitCode) {
     (out, code)
 }
 
-fn clock(at_ms: u64) -> String {
-    let seconds = at_ms / 1000 % 86_400;
-    format!(
-        "{:02}:{:02}:{:02}",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
-}
-
 fn size(bytes: u64) -> String {
     match bytes {
-        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1 << 20) as f64),
-        b if b >= 1 << 10 => format!("{:.1} KB", b as f64 / 1024.0),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
         b => format!("{b} B"),
     }
 }

@@ -144,7 +144,7 @@ enum Command {
         /// The session id (`uji list` shows them).
         id: String,
     },
-    /// List a session's checkpoints: turn, time, files changed, size (docs/checkpoints.md).
+    /// List a session's checkpoints: turn, date and time, files changed, size (docs/checkpoints.md).
     Checkpoints {
         /// The session (default: the latest in this directory).
         #[arg(long)]

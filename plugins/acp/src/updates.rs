@@ -2,11 +2,12 @@
 //! the state they need (the session directory, a file's text before an
 //! edit) is passed in.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Value, json};
 use uji_protocol::ApprovalMode;
-use uji_protocol::frontend::{CommandInfo, ModelEntry, ModelState};
+use uji_protocol::frontend::{ApprovalDecision, CommandInfo, ModelEntry, ModelState};
 use uji_protocol::session::{MessageBody, StoredMessage};
 use uji_protocol::wire::ToolCallRequest;
 
@@ -74,6 +75,46 @@ pub fn tool_call(call_id: &str, tool: &str, verb: &str, subject: &str, cwd: &str
         "locations": locations,
         "rawInput": {"subject": subject},
     })
+}
+
+/// The answers a permission question offers: the usual three, or, for a
+/// question that names its answers (`labels`, by decision), those it
+/// offers, in its words. An option's id is its decision's name.
+pub fn permission_options(
+    answers: &[ApprovalDecision],
+    labels: &BTreeMap<String, String>,
+) -> Value {
+    if labels.is_empty() {
+        return json!([
+            {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+            {"optionId": "allow_session", "name": "Allow for this session", "kind": "allow_always"},
+            {"optionId": "deny", "name": "Reject", "kind": "reject_once"},
+        ]);
+    }
+    let options: Vec<Value> = answers
+        .iter()
+        .filter_map(|decision| {
+            let name = labels.get(decision.as_str())?;
+            let kind = match decision {
+                ApprovalDecision::AllowOnce => "allow_once",
+                ApprovalDecision::AllowSession => "allow_always",
+                ApprovalDecision::Deny | ApprovalDecision::Stop | ApprovalDecision::Unknown => {
+                    "reject_once"
+                }
+            };
+            Some(json!({"optionId": decision.as_str(), "name": name, "kind": kind}))
+        })
+        .collect();
+    Value::Array(options)
+}
+
+/// The decision an editor's chosen option stands for (its id is the
+/// decision's name); one uji does not know is a denial.
+pub fn chosen_decision(option_id: &str) -> ApprovalDecision {
+    match serde_json::from_value(Value::String(option_id.to_string())) {
+        Ok(ApprovalDecision::Unknown) | Err(_) => ApprovalDecision::Deny,
+        Ok(decision) => decision,
+    }
 }
 
 pub fn status(call_id: &str, status: &str) -> Value {
@@ -341,5 +382,29 @@ mod tests {
             kinds,
             vec!["agent_thought_chunk", "agent_message_chunk", "tool_call"]
         );
+    }
+
+    #[test]
+    fn a_question_that_names_its_answers_offers_them_in_its_words() {
+        let usual = permission_options(&[], &BTreeMap::new());
+        assert_eq!(usual.as_array().map(Vec::len), Some(3));
+        let labels = BTreeMap::from([
+            ("allow_once".to_string(), "put them back".to_string()),
+            ("deny".to_string(), "change nothing".to_string()),
+        ]);
+        let answers = [ApprovalDecision::AllowOnce, ApprovalDecision::Deny];
+        assert_eq!(
+            permission_options(&answers, &labels),
+            json!([
+                {"optionId": "allow_once", "name": "put them back", "kind": "allow_once"},
+                {"optionId": "deny", "name": "change nothing", "kind": "reject_once"},
+            ])
+        );
+        assert_eq!(
+            chosen_decision("allow_session"),
+            ApprovalDecision::AllowSession
+        );
+        assert_eq!(chosen_decision("stop"), ApprovalDecision::Stop);
+        assert_eq!(chosen_decision("something else"), ApprovalDecision::Deny);
     }
 }

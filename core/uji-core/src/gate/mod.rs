@@ -78,20 +78,31 @@ impl ApprovalRequest {
         yes: String,
         no: String,
     ) -> ApprovalRequest {
-        let labels = std::collections::BTreeMap::from([
-            (
-                uji_protocol::frontend::ApprovalDecision::AllowOnce
-                    .as_str()
-                    .to_string(),
-                yes,
-            ),
-            (
-                uji_protocol::frontend::ApprovalDecision::Deny
-                    .as_str()
-                    .to_string(),
-                no,
-            ),
-        ]);
+        use uji_protocol::frontend::ApprovalDecision;
+        ApprovalRequest::choice(
+            tool,
+            question,
+            details,
+            [
+                (ApprovalDecision::AllowOnce, yes),
+                (ApprovalDecision::Deny, no),
+            ],
+        )
+    }
+
+    /// A question that is not a tool call, answered by one of `answers`
+    /// (each decision with what it means here); `details` are listed
+    /// under it.
+    pub fn choice(
+        tool: &str,
+        question: String,
+        details: Value,
+        answers: impl IntoIterator<Item = (uji_protocol::frontend::ApprovalDecision, String)>,
+    ) -> ApprovalRequest {
+        let labels = answers
+            .into_iter()
+            .map(|(decision, label)| (decision.as_str().to_string(), label))
+            .collect();
         let mut verb = tool.to_string();
         if let Some(first) = verb.get_mut(..1) {
             first.make_ascii_uppercase();

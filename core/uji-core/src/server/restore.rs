@@ -1,14 +1,17 @@
 //! `/undo`, `/redo` and the `rewind` operation in a session
-//! (docs/checkpoints.md): the plan, a question when files were changed
-//! after the turn (overwrite them, or leave them), the restore, and what it
-//! did as the command's output. Runs on the worker, between turns, like any
-//! other change to the session.
+//! (docs/checkpoints.md): the plan, shown in a question before anything
+//! changes (`/undo`, `/redo`: put the files back, or change nothing; with
+//! files changed after the turn, also whether to overwrite those), the
+//! restore, and what it did as the command's output. A rewind, chosen in
+//! its own picker, asks only about files changed after the turn. Runs on
+//! the worker, between turns, like any other change to the session.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::json;
 use uji_checkpoint::{Applied, ChangeSetKind, FileAction, Plan};
+use uji_protocol::frontend::ApprovalDecision;
 use uji_protocol::frontend::answers::{CommandOutput, Rewound};
 use uji_protocol::services::{
     CheckpointEntry, CheckpointList, CheckpointRestore, CheckpointRestored, RestoreAction,
@@ -17,7 +20,7 @@ use uji_protocol::services::{
 
 use super::{Shared, answered};
 use crate::gate::{Approval, ApprovalRequest, Approver};
-use crate::turn::agent::{Agent, RestoreRequest};
+use crate::turn::agent::{Agent, RestoreRequest, describe_restore};
 
 /// What `rewind` goes back on, to before the user's message `to`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +51,8 @@ async fn rewound(
         )
     })?;
     let restored = if rewind.code {
-        Some(restore(shared, agent, RestoreRequest::Rewind(turn)).await?)
+        let rewind = RestoreRequest::Rewind(turn);
+        Some(restore(shared, agent, rewind, Ask::OnConflict).await?)
     } else {
         None
     };
@@ -66,53 +70,117 @@ async fn rewound(
     })
 }
 
+/// `/undo`, `/redo`: the plan is shown and nothing changes without a yes.
 pub(super) async fn run(shared: &Arc<Shared>, agent: &Agent, op_id: &str, request: RestoreRequest) {
-    let result = restore(shared, agent, request)
+    let result = restore(shared, agent, request, Ask::First)
         .await
         .and_then(|output| answered(&CommandOutput { output }));
     shared.reply(Some(op_id), result);
+}
+
+/// When the person is asked before a restore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// Always, with the whole plan (`/undo`, `/redo`).
+    First,
+    /// Only whether files changed after the turn are overwritten (a
+    /// rewind, already chosen in its picker).
+    OnConflict,
+}
+
+/// What the person said to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Go {
+    /// Put the files back; those changed after the turn too when
+    /// `overwrite`.
+    Apply { overwrite: bool },
+    /// Change nothing.
+    Nothing,
 }
 
 async fn restore(
     shared: &Arc<Shared>,
     agent: &Agent,
     request: RestoreRequest,
+    ask: Ask,
 ) -> Result<String, String> {
     let plan = agent.plan_restore(request).await?;
     if plan.files.is_empty() {
         return Ok(format!("{}: every file is already as it was", plan.title));
     }
-    let conflicts: Vec<&str> = plan.conflicts().map(|f| f.path.as_str()).collect();
-    let overwrite = !conflicts.is_empty() && overwrite_asked(shared, &plan, &conflicts).await;
+    let overwrite = match asked(shared, &plan, ask).await {
+        Go::Apply { overwrite } => overwrite,
+        Go::Nothing => return Ok(format!("{}: nothing was changed", plan.title)),
+    };
     let applied = agent.apply_restore(plan.clone(), overwrite).await?;
-    Ok(described(&plan, &applied))
+    Ok(describe_restore(&plan, &applied, "/undo", "/redo"))
 }
 
-/// Asks whether files changed after the turn are overwritten too; no
-/// frontend to ask, or no answer, leaves them.
-async fn overwrite_asked(shared: &Arc<Shared>, plan: &Plan, conflicts: &[&str]) -> bool {
+/// Asks what `ask` says. Without a frontend that answers questions, the
+/// files are put back and those changed after the turn left; a question
+/// nobody answers (or denied) changes nothing, or for a rewind leaves
+/// those files.
+async fn asked(shared: &Arc<Shared>, plan: &Plan, ask: Ask) -> Go {
+    let conflicts: Vec<&str> = plan.conflicts().map(|f| f.path.as_str()).collect();
+    let leave = Go::Apply { overwrite: false };
     let Some(approver) = shared.approver.clone() else {
-        return false;
+        return leave;
     };
-    let files = if conflicts.len() == 1 {
-        "this file was".to_string()
-    } else {
-        format!("these {} files were", conflicts.len())
+    if ask == Ask::OnConflict && conflicts.is_empty() {
+        return leave;
+    }
+    let tool = match plan.kind() {
+        ChangeSetKind::Redo { .. } => "redo",
+        ChangeSetKind::Rewind { .. } => "rewind",
+        _ => "undo",
     };
-    let question = ApprovalRequest::yes_or_no(
-        "undo",
-        format!(
-            "{}: {files} changed after the turn (by you or your editor). Overwrite?",
-            plan.title
+    let rows = plan_rows(plan, &conflicts);
+    let changed = match conflicts.len() {
+        0 => String::new(),
+        1 => " 1 file was changed after the turn (by you or your editor).".to_string(),
+        n => format!(" {n} files were changed after the turn (by you or your editor)."),
+    };
+    let question = match (ask, conflicts.is_empty()) {
+        (Ask::First, true) => ApprovalRequest::yes_or_no(
+            tool,
+            format!("{}: put these files back as listed?", plan.title),
+            rows,
+            "put them back".to_string(),
+            "change nothing".to_string(),
         ),
-        plan_rows(plan, conflicts),
-        "overwrite them with the checkpoint".to_string(),
-        "leave them as they are".to_string(),
-    );
-    matches!(
-        approver.ask(question).await,
-        Ok(Approval::Allow | Approval::AllowSession)
-    )
+        (Ask::First, false) => ApprovalRequest::choice(
+            tool,
+            format!("{}: put these files back as listed?{changed}", plan.title),
+            rows,
+            [
+                (
+                    ApprovalDecision::AllowOnce,
+                    "put back the others, leave the changed ones as they are".to_string(),
+                ),
+                (
+                    ApprovalDecision::AllowSession,
+                    "put back every file, overwriting the changed ones".to_string(),
+                ),
+                (ApprovalDecision::Deny, "change nothing".to_string()),
+            ],
+        ),
+        (Ask::OnConflict, _) => ApprovalRequest::yes_or_no(
+            tool,
+            format!("{}:{changed} Overwrite?", plan.title),
+            rows,
+            "overwrite them with the checkpoint".to_string(),
+            "leave them as they are".to_string(),
+        ),
+    };
+    match (ask, approver.ask(question).await) {
+        (Ask::First, Ok(Approval::Allow)) => Go::Apply { overwrite: false },
+        (Ask::First, Ok(Approval::AllowSession)) => Go::Apply { overwrite: true },
+        (Ask::First, _) => Go::Nothing,
+        (Ask::OnConflict, Ok(Approval::Allow | Approval::AllowSession)) => {
+            Go::Apply { overwrite: true }
+        }
+        (Ask::OnConflict, _) => leave,
+    }
 }
 
 /// What the restore will do, as the question's detail rows: the whole
@@ -134,35 +202,6 @@ fn plan_rows(plan: &Plan, conflicts: &[&str]) -> serde_json::Value {
         .map(|(row, paths)| (row.to_string(), json!(paths.join(", "))))
         .collect();
     serde_json::Value::Object(rows)
-}
-
-/// The command's output: each file and what happened to it.
-fn described(plan: &Plan, applied: &Applied) -> String {
-    let mut out = format!("{}:", plan.title);
-    for path in &applied.restored {
-        let verb = match plan
-            .files
-            .iter()
-            .find(|f| &f.path == path)
-            .map(|f| &f.action)
-        {
-            Some(FileAction::Recreate) => "recreated",
-            _ => "restored",
-        };
-        out.push_str(&format!("\n  {verb} {path}"));
-    }
-    for path in &applied.removed {
-        out.push_str(&format!("\n  removed {path}"));
-    }
-    for (path, why) in applied.left.iter().chain(&applied.failed) {
-        out.push_str(&format!("\n  left {path}: {why}"));
-    }
-    let back = match plan.kind() {
-        ChangeSetKind::Redo { .. } => "/undo",
-        _ => "/redo",
-    };
-    out.push_str(&format!("\n{back} takes this back"));
-    out
 }
 
 /// `checkpoint.list` (`uji.checkpoint.list()`).
@@ -206,12 +245,15 @@ pub(super) fn service(
             );
         }
     };
-    if shared.busy() {
-        return Err("a turn is running; restore when it has ended".to_string());
-    }
     let checkpointing = shared.checkpointing.lock().clone().ok_or(NO_SESSION)?;
     let turn = checkpointing.turn();
-    checkpointing.blocking(|c| {
+    // Held while restoring: the worker marks a turn as running under this
+    // lock, so none starts between the check and the last file put back.
+    let current = shared.current.lock();
+    if current.is_some() {
+        return Err("a turn is running; restore when it has ended".to_string());
+    }
+    let (result, created) = checkpointing.blocking_unannounced(|c| {
         let plan = what.plan(c).map_err(|e| e.to_string())?;
         let applied = if request.dry_run || plan.files.is_empty() {
             None
@@ -222,7 +264,12 @@ pub(super) fn service(
             )
         };
         Ok(restored(&plan, applied.as_ref()))
-    })
+    });
+    // Handlers hear of the checkpoints once the lock is let go: one may
+    // ask whether a turn runs.
+    drop(current);
+    checkpointing.announce(&created);
+    result
 }
 
 fn restored(plan: &Plan, applied: Option<&Applied>) -> CheckpointRestored {

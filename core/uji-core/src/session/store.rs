@@ -150,6 +150,10 @@ pub struct SessionFile {
     /// The number the next message takes: one past every message in the
     /// file, rewound ones included, so no number is used twice.
     next_seq: u64,
+    /// The `seq` of every message the user sent in the session, rewound
+    /// ones included, oldest first: a turn's number is its message's
+    /// place here (see [`SessionFile::turn_of`]).
+    user_seqs: Vec<u64>,
     /// What opening found damaged and how it was handled, for the user.
     pub notices: Vec<String>,
     path: PathBuf,
@@ -213,6 +217,7 @@ impl Store {
             header,
             messages: Vec::new(),
             next_seq: 1,
+            user_seqs: Vec::new(),
             notices: Vec::new(),
             path,
             file,
@@ -236,6 +241,7 @@ impl Store {
             header,
             messages: loaded.messages,
             next_seq: loaded.next_seq,
+            user_seqs: loaded.user_seqs,
             notices,
             path,
             file,
@@ -474,6 +480,7 @@ struct Loaded {
     header: SessionHeader,
     messages: Vec<StoredMessage>,
     next_seq: u64,
+    user_seqs: Vec<u64>,
     title: Option<String>,
     damaged: Vec<Damaged>,
     /// Bytes up to the end of the last complete line.
@@ -527,6 +534,8 @@ struct Records {
     messages: Vec<StoredMessage>,
     /// The highest message number read, rewound messages included.
     last_seq: u64,
+    /// The user's messages' numbers, rewound messages included.
+    user_seqs: Vec<u64>,
     title: Option<String>,
     damaged: Vec<Damaged>,
 }
@@ -537,6 +546,9 @@ impl Records {
             Record::Header(h) if self.header.is_none() => self.header = Some(h),
             Record::Message(m) if self.header.is_some() => {
                 self.last_seq = self.last_seq.max(m.seq);
+                if starts_turn(&m.body) {
+                    self.user_seqs.push(m.seq);
+                }
                 self.messages.push(m);
             }
             Record::Title { title } if self.header.is_some() => self.title = Some(title),
@@ -569,6 +581,7 @@ impl Records {
             header,
             messages: self.messages,
             next_seq: self.last_seq + 1,
+            user_seqs: self.user_seqs,
             title: self.title,
             damaged: self.damaged,
             complete_len,
@@ -680,6 +693,12 @@ fn stopped_result(id: String, name: String, text: &str) -> MessageBody {
     }
 }
 
+/// Whether a message starts a turn: one the user sent (a hidden one, such
+/// as a `before_stop` nudge, continues the turn it is in).
+fn starts_turn(body: &MessageBody) -> bool {
+    matches!(body, MessageBody::User { hidden: false, .. })
+}
+
 fn write_record(file: &mut File, record: &Record) -> io::Result<()> {
     let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
     line.push(b'\n');
@@ -708,6 +727,9 @@ impl SessionFile {
             body,
         };
         self.next_seq += 1;
+        if starts_turn(&message.body) {
+            self.user_seqs.push(message.seq);
+        }
         let before = self.file.metadata().map(|m| m.len());
         let written = write_record(&mut self.file, &Record::Message(message.clone()));
         if written.is_err()
@@ -727,6 +749,40 @@ impl SessionFile {
         write_record(&mut self.file, &Record::Rewind { to })?;
         let keep = self.messages.partition_point(|m| m.seq < to);
         Ok(self.messages.split_off(keep))
+    }
+
+    /// The number of the turn the user's message `seq` started: its place
+    /// among every message the user sent in the session, from 1. Messages
+    /// a rewind took out of the conversation keep their numbers, so a
+    /// number is never given to two turns (checkpoints name turns by it).
+    /// `None` when `seq` is no message of the user's.
+    pub fn turn_of(&self, seq: u64) -> Option<u64> {
+        // Numbers grow as messages are written, so the list is sorted.
+        let at = self.user_seqs.binary_search(&seq).ok()?;
+        Some(at as u64 + 1)
+    }
+
+    /// The turn of the conversation's last message from the user (the
+    /// turn running, or the last one); 0 before the first.
+    pub fn last_turn(&self) -> u64 {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| starts_turn(&m.body))
+            .and_then(|m| self.turn_of(m.seq))
+            .unwrap_or(0)
+    }
+
+    /// Whether turn `turn`'s message is in the conversation (a rewind did
+    /// not take it out).
+    pub fn in_conversation(&self, turn: u64) -> bool {
+        let Some(&seq) = usize::try_from(turn)
+            .ok()
+            .and_then(|turn| self.user_seqs.get(turn.checked_sub(1)?))
+        else {
+            return false;
+        };
+        self.messages.iter().any(|m| m.seq == seq)
     }
 
     pub fn set_title(&mut self, title: &str) -> io::Result<()> {
@@ -827,6 +883,56 @@ mod tests {
             raw.contains("\"three\"") && raw.contains("\"rewind\""),
             "{raw}"
         );
+    }
+
+    #[test]
+    fn turn_numbers_only_grow_across_a_rewind_and_a_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let mut session = store.create(Path::new("/repo"), "").unwrap();
+        let answer = || MessageBody::Assistant {
+            text: "ok".into(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+            usage: None,
+            model: None,
+            effort: None,
+            replay: None,
+        };
+        let nudge = MessageBody::User {
+            text: "go on".into(),
+            images: Vec::new(),
+            hidden: true,
+        };
+        assert_eq!(session.last_turn(), 0);
+        let mut seqs = Vec::new();
+        for text in ["one", "two", "three"] {
+            seqs.push(session.append(user(text)).0.seq);
+            session.append(answer()).1.unwrap();
+        }
+        session.append(nudge).1.unwrap();
+        assert_eq!(session.last_turn(), 3, "a hidden message is no turn");
+        session.rewind(seqs[1]).unwrap();
+        assert_eq!(session.last_turn(), 1, "the conversation's last turn");
+        let again = session.append(user("two, edited")).0.seq;
+        assert_eq!(session.turn_of(again), Some(4), "not 2 again");
+        assert_eq!(
+            session.turn_of(seqs[1]),
+            Some(2),
+            "the rewound one keeps its number"
+        );
+        assert_eq!(
+            session.turn_of(seqs[0] + 1),
+            None,
+            "an answer starts no turn"
+        );
+        assert!(session.in_conversation(1) && session.in_conversation(4));
+        assert!(!session.in_conversation(2) && !session.in_conversation(5));
+        let id = session.id().to_string();
+        drop(session);
+        let reopened = store.open(&id).unwrap();
+        assert_eq!(reopened.last_turn(), 4);
+        assert_eq!(reopened.turn_of(again), Some(4));
     }
 
     #[test]

@@ -31,7 +31,10 @@ mod delegating;
 mod mentioned;
 mod spending;
 
-pub use checkpointing::{Checkpointing, RestoreRequest, user_turns};
+pub use checkpointing::{
+    Checkpointing, DISABLED as CHECKPOINTS_DISABLED, RestoreRequest,
+    Settings as CheckpointSettings, announce as announce_checkpoints, describe_restore,
+};
 
 /// What a turn is run with.
 #[derive(Clone)]
@@ -379,12 +382,11 @@ impl Agent {
         let data_dir = registry
             .config(crate::boot::DATA_DIR_KEY)
             .and_then(|dir| dir.as_str().map(PathBuf::from));
-        let checkpointing = checkpointing::Checkpointing::new(
-            data_dir,
-            session.id(),
-            &settings.cwd,
-            registry.config("checkpoints"),
-        );
+        let checkpointing =
+            checkpointing::Checkpointing::new(data_dir, session.id(), &settings.cwd, &registry);
+        // The last turn run, for what is checkpointed before the next one
+        // (a `!cmd`, an undo).
+        checkpointing.set_turn(session.last_turn());
         Agent {
             gate,
             registry,
@@ -417,6 +419,7 @@ impl Agent {
             self.approver = approver;
         }
         self.published = to.snapshot;
+        self.checkpointing.connect(self.events.clone());
         self.publish();
         self.link_subagents();
     }
@@ -925,6 +928,7 @@ impl Agent {
         }
         let context = (!self.registry.hooks(TURN_CONTEXT).is_empty()).then(|| text.clone());
         self.save_user_message(text, images, interrupt).await;
+        self.mark_turn();
         if let Some(text) = context {
             self.turn_context(&text);
         }
@@ -1117,6 +1121,7 @@ impl Agent {
     pub async fn wake(&mut self, interrupt: &mut Interrupt) -> TurnOutcome {
         self.apply_changes();
         self.begin_turn();
+        self.mark_turn();
         self.emit(Event::TurnStarted {
             text: String::new(),
         });
@@ -1217,10 +1222,10 @@ impl Agent {
     /// send again.
     pub(crate) fn rewind(&mut self, to: u64) -> Result<(usize, String), String> {
         let text = self.user_text(to).ok_or_else(|| {
-                format!(
-                    "message {to} is not one of your messages in this conversation;                      pick one from the session's history"
-                )
-            })?;
+            format!(
+                "message {to} is not one of your messages in this conversation; pick one from the session's history"
+            )
+        })?;
         let dropped = self.session.rewind(to).map_err(|e| {
             format!(
                 "could not save the rewind to {}: {e}; the conversation is unchanged",

@@ -25,6 +25,16 @@ fn decode<A: Answer>(result: Option<&Value>) -> Result<A, agent_client_protocol:
     answers::decode(result).map_err(|e| internal(e.to_string()))
 }
 
+/// What an `approval_request` asks, as the editor is asked it.
+struct Asked<'a> {
+    tool: &'a str,
+    verb: &'a str,
+    subject: &'a str,
+    question: &'a str,
+    answers: &'a [ApprovalDecision],
+    labels: &'a std::collections::BTreeMap<String, String>,
+}
+
 impl Agent<'_> {
     /// Handles one event from uji.
     pub(super) fn event(&mut self, event: Event) -> Flow {
@@ -59,7 +69,10 @@ impl Agent<'_> {
                 tool,
                 verb,
                 subject,
+                question,
                 args,
+                answers,
+                labels,
                 agent,
                 ..
             } => {
@@ -68,7 +81,15 @@ impl Agent<'_> {
                     Some(agent) => format!("{agent}: {verb}"),
                     None => verb,
                 };
-                self.approval_request(call_id, &tool, &verb, &subject, args)
+                let asked = Asked {
+                    tool: &tool,
+                    verb: &verb,
+                    subject: &subject,
+                    question: &question,
+                    answers: &answers,
+                    labels: &labels,
+                };
+                self.approval_request(call_id, asked, args)
             }
             Event::ApprovalResolved {
                 call_id, decision, ..
@@ -314,27 +335,29 @@ impl Agent<'_> {
 
     /// Asks the editor in a task of the connection, so the loop goes on
     /// (a cancel must still reach uji while the question is open).
-    fn approval_request(
-        &mut self,
-        call_id: String,
-        tool: &str,
-        verb: &str,
-        subject: &str,
-        args: Value,
-    ) {
+    fn approval_request(&mut self, call_id: String, asked: Asked<'_>, args: Value) {
+        let Asked {
+            tool,
+            verb,
+            subject,
+            question,
+            answers,
+            labels,
+        } = asked;
         let mut tool_call = updates::tool_call(&call_id, tool, verb, subject, &self.cwd());
         tool_call["rawInput"] = args;
+        // A question that is not about a call (`/undo`'s) names its answers
+        // and says what it asks: the editor shows that as the title.
+        if !labels.is_empty() && !question.is_empty() {
+            tool_call["title"] = json!(question);
+        }
         if let Some(obj) = tool_call.as_object_mut() {
             obj.remove("sessionUpdate");
         }
         let question = typed::<RequestPermissionRequest>(json!({
             "sessionId": self.session_id(),
             "toolCall": tool_call,
-            "options": [
-                {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-                {"optionId": "allow_session", "name": "Allow for this session", "kind": "allow_always"},
-                {"optionId": "deny", "name": "Reject", "kind": "reject_once"},
-            ],
+            "options": updates::permission_options(answers, labels),
         }));
         let question = match question {
             Ok(question) => question,

@@ -343,11 +343,7 @@ impl Agent<'_> {
             Ok(RequestPermissionResponse {
                 outcome: RequestPermissionOutcome::Selected(selected),
                 ..
-            }) => match selected.option_id.to_string().as_str() {
-                "allow_once" => ApprovalDecision::AllowOnce,
-                "allow_session" => ApprovalDecision::AllowSession,
-                _ => ApprovalDecision::Deny,
-            },
+            }) => crate::updates::chosen_decision(&selected.option_id.to_string()),
             // Cancelled or an error: the question is denied.
             _ => ApprovalDecision::Deny,
         };
