@@ -1,6 +1,7 @@
 --- Slash commands from Markdown files (docs/context.md).
 ---
---- Every `*.md` in `<config>/commands/`, then in the project's
+--- Every `*.md` in `~/.claude/commands/` (Claude Code's own), then in
+--- `<config>/commands/`, then in the project's
 --- `.claude/commands/` and `.uji/commands/` (the nearest of each from the
 --- working directory up to the repository root), is a command named after
 --- the file; a file in a subfolder is `folder:name`. Its body is the
@@ -47,6 +48,11 @@ local TOOL_NAMES = {
 --- replace earlier ones of the same name).
 function M.folders()
   local folders = {}
+  -- Claude Code's personal commands carry over, below yours.
+  local home = uji.os.home()
+  if home then
+    folders[#folders + 1] = { path = uji.fs.join(home, ".claude/commands"), project = false }
+  end
   if uji.config.dir then
     folders[#folders + 1] = { path = uji.fs.join(uji.config.dir, "commands"), project = false }
   end

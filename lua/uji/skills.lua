@@ -1,7 +1,8 @@
 --- Skills in the Agent Skills format (docs/context.md): a folder holding a
 --- `SKILL.md` whose front matter has `name` and `description`.
 ---
---- Skills are found in `~/.agents/skills`, `<config>/skills`, and the
+--- Skills are found in `~/.claude/skills` (Claude Code's), `~/.agents/skills`,
+--- `<config>/skills`, and the
 --- project's `.agents/skills`, `.uji/skills` and `.claude/skills` (the
 --- nearest of each from the working directory up to the repository root);
 --- a later folder's skill replaces an earlier one's of the same name. The
@@ -27,6 +28,7 @@ function M.folders()
   local folders = {}
   local home = uji.os.home()
   if home then
+    folders[#folders + 1] = { path = uji.fs.join(home, ".claude/skills"), project = false }
     folders[#folders + 1] = { path = uji.fs.join(home, ".agents/skills"), project = false }
   end
   if uji.config.dir then
@@ -104,7 +106,7 @@ function M.setup()
       desc = "List the skills (none found)",
       handler = function()
         return "No skills found. A skill is a folder with a SKILL.md (front matter: name, "
-          .. "description) in ~/.agents/skills, " .. tostring(uji.config.dir) .. "/skills, "
+          .. "description) in ~/.claude/skills, ~/.agents/skills, " .. tostring(uji.config.dir) .. "/skills, "
           .. "or the project's .agents/skills, .uji/skills or .claude/skills."
       end,
     })

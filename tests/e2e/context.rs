@@ -599,22 +599,30 @@ fn outside_a_repository_the_home_directorys_folders_are_yours_and_their_skills_r
         "Cut a release",
         "Step one: run the tests.",
     );
-    // Claude Code's own commands folder in the home directory is not a
-    // project's `.claude/commands` when uji runs in a folder under it.
+    // Claude Code's own folders in the home directory are the user's
+    // (personal commands and skills carry over), not a project's
+    // `.claude/…` when uji runs in a folder under it.
     std::fs::create_dir_all(home.join(".claude/commands")).unwrap();
     std::fs::write(home.join(".claude/commands/hello.md"), "Say hello.\n").unwrap();
+    write_skill(
+        &home.join(".claude/skills"),
+        "triage",
+        "Sort the issues",
+        "Label them.",
+    );
     sandbox.write_init(
         "require(\"uji.defaults\")\n\
          for _, s in ipairs(require(\"uji.skills\").list()) do\n\
            uji.notify(\"skill \" .. s.name .. (s.project and \" (project)\" or \" (yours)\"))\n\
          end\n\
          for _, c in ipairs(require(\"uji.commands\").list()) do\n\
-           uji.notify(\"command \" .. c.name)\n\
+           uji.notify(\"command \" .. c.name .. (c.project and \" (project)\" or \" (yours)\"))\n\
          end\n",
     );
     let (requests, stderr) = read_skill_from(&sandbox, &project, &skill);
     assert!(stderr.contains("skill release (yours)"), "{stderr}");
-    assert!(!stderr.contains("command hello"), "{stderr}");
+    assert!(stderr.contains("skill triage (yours)"), "{stderr}");
+    assert!(stderr.contains("command hello (yours)"), "{stderr}");
     let read = contents(&requests[1]);
     assert!(
         read.iter().any(|m| m.contains("Step one: run the tests.")),
