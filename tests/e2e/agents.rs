@@ -691,3 +691,42 @@ fn a_subagent_is_not_asked_what_the_parent_allowed_for_the_session() {
     let result = &tool_results(&child[1])[0];
     assert!(!result.starts_with("denied"), "{result}");
 }
+
+/// A subagent starts with what is left of its parent's `wall` budget, so it
+/// cannot outlive it: the child stops before its second request, the parent
+/// before its next.
+#[test]
+fn a_subagent_gets_what_is_left_of_the_parents_wall_budget() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(
+        "require('uji.defaults')\nuji.tool.policy({ run_command = { allow = { 'sleep *' } } })\n",
+    );
+    let model = FakeModel::start();
+    model.push(call("p1", "subagent", json!({"task": "Wait a while"})));
+    for i in 0..3 {
+        for_task(
+            &model,
+            "Wait a while",
+            call(
+                &format!("w{i}"),
+                "run_command",
+                json!({"command": "sleep 3"}),
+            ),
+        );
+    }
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["--max-wall", "2", "delegate"]);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert_eq!(
+        requests_of(&model, "Wait a while").len(),
+        1,
+        "the subagent stopped at the parent's time, before a second request"
+    );
+    assert!(
+        stdout.contains("wall budget is spent"),
+        "the subagent's stop reaches the parent: {stdout}"
+    );
+    let parent_requests = model.requests().len() - 1;
+    assert_eq!(parent_requests, 1, "and the parent made no request after");
+}

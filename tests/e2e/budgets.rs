@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 use uji_fake_model::FakeModel;
-use uji_tests::chat::{call, events, uji_with_model};
+use uji_tests::chat::{answer, call, events, uji_with_model};
 use uji_tests::{Sandbox, text};
 
 const MODEL: &str = "openrouter/qwen/qwen3-coder";
@@ -158,7 +158,6 @@ fn a_cost_budget_with_a_model_that_has_no_price_is_refused_before_any_request() 
 
 #[test]
 fn the_screen_shows_what_the_session_cost_and_status_says_it_too() {
-    use uji_tests::chat::answer;
     let sandbox = Sandbox::new();
     let model = FakeModel::start();
     sandbox.write_init(&priced(&model));
@@ -227,4 +226,49 @@ fn in_the_screen_the_person_is_asked_whether_to_go_on_at_the_limit() {
     tty.wait_for_text("stopped: this session's turns budget is spent");
     assert_eq!(model.requests().len(), 4);
     tty.quit_with_ctrl_c();
+}
+
+#[test]
+fn max_wall_stops_the_turn_once_the_session_has_been_open_that_long() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init("uji.tool.policy({ run_command = { allow = { 'sleep *' } } })\n");
+    let model = FakeModel::start();
+    for i in 0..3 {
+        model.push(call(
+            &format!("s{i}"),
+            "run_command",
+            json!({"command": "sleep 2"}),
+        ));
+    }
+    let output = run(&sandbox, &model, &["--max-wall", "1s", "wait"]);
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the command ran to its end, and no request came after it"
+    );
+    assert!(
+        stderr.contains("wall budget is spent") && stderr.contains("--max-wall"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn max_wall_takes_seconds_or_a_time_and_refuses_anything_else() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    for bad in ["0", "soon", "30x", "m", "1h30"] {
+        let output = run(&sandbox, &model, &["--max-wall", bad, "hello"]);
+        let (_, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("is not a time above 0: give seconds or a time like 90s, 30m, 1h30m"),
+            "{bad}: {stderr}"
+        );
+    }
+    assert!(model.requests().is_empty());
+    model.push(answer("done"));
+    let output = run(&sandbox, &model, &["--max-wall", "1h30m", "hello"]);
+    assert!(output.status.success(), "{:?}", text(&output));
 }

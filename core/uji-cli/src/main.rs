@@ -46,6 +46,34 @@ struct Cli {
     command: Option<Command>,
 }
 
+/// `--max-wall`: seconds, or a time like `90s`, `30m`, `1h30m` (as
+/// `uji.budget{ wall = … }` takes it), above 0.
+fn wall_seconds(text: &str) -> Result<u64, String> {
+    let fail =
+        || format!("{text:?} is not a time above 0: give seconds or a time like 90s, 30m, 1h30m");
+    if let Ok(seconds) = text.parse::<u64>() {
+        return (seconds > 0).then_some(seconds).ok_or_else(fail);
+    }
+    let mut total: u64 = 0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(fail)?;
+        let number: u64 = rest[..digits].parse().map_err(|_| fail())?;
+        let unit = match rest[digits..].chars().next() {
+            Some('s') => 1,
+            Some('m') => 60,
+            Some('h') => 3600,
+            _ => return Err(fail()),
+        };
+        total = number
+            .checked_mul(unit)
+            .and_then(|n| total.checked_add(n))
+            .ok_or_else(fail)?;
+        rest = &rest[digits + 1..];
+    }
+    (total > 0).then_some(total).ok_or_else(fail)
+}
+
 /// `--max-cost`: dollars above 0.
 fn positive_dollars(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -116,6 +144,9 @@ enum Command {
         /// Stop once the requests cost this many US dollars at the model's price; exit code 3.
         #[arg(long, value_name = "DOLLARS", value_parser = positive_dollars)]
         max_cost: Option<f64>,
+        /// Stop once the session has been open this long (seconds, or 90s, 30m, 1h30m); exit code 3.
+        #[arg(long, value_name = "TIME", value_parser = wall_seconds)]
+        max_wall: Option<u64>,
         /// Approval mode: ask (as the policy says), accept_edits (edits in
         /// the workspace run unasked) or plan (nothing changes files).
         #[arg(long, value_name = "MODE", value_parser = ["ask", "accept_edits", "plan"])]
@@ -360,6 +391,7 @@ fn main() -> ExitCode {
             max_tokens,
             max_tool_calls,
             max_cost,
+            max_wall,
             mode,
             ask_parent,
         }) => {
@@ -388,6 +420,7 @@ fn main() -> ExitCode {
                         tokens: max_tokens,
                         tool_calls: max_tool_calls,
                         cost: max_cost,
+                        wall: max_wall,
                     },
                 },
             );

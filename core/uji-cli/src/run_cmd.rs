@@ -30,7 +30,8 @@ pub struct RunOptions {
     pub frontend: Option<String>,
     /// `--image FILE`, each attached to the prompt.
     pub images: Vec<PathBuf>,
-    /// `--max-turns`, `--max-tokens`, `--max-tool-calls`, `--max-cost`.
+    /// `--max-turns`, `--max-tokens`, `--max-tool-calls`, `--max-cost`,
+    /// `--max-wall`.
     pub budget: BudgetFlags,
     /// `--mode`: the approval mode (`ask`, `accept_edits`, `plan`).
     pub mode: Option<String>,
@@ -47,6 +48,8 @@ pub struct BudgetFlags {
     pub tool_calls: Option<u64>,
     /// Dollars.
     pub cost: Option<f64>,
+    /// Seconds.
+    pub wall: Option<u64>,
 }
 
 impl BudgetFlags {
@@ -57,6 +60,7 @@ impl BudgetFlags {
             ("tokens", self.tokens.map(serde_json::Value::from)),
             ("tool_calls", self.tool_calls.map(serde_json::Value::from)),
             ("cost", self.cost.map(serde_json::Value::from)),
+            ("wall", self.wall.map(serde_json::Value::from)),
         ];
         if flags.iter().all(|(_, value)| value.is_none()) {
             return None;

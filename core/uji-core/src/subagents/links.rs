@@ -20,6 +20,9 @@ pub struct Remaining {
     pub cost: Option<f64>,
     /// Child sessions the parent may still start (`uji.budget{children}`).
     pub children: Option<u64>,
+    /// When the parent's `wall` budget runs out: a moment, not a length,
+    /// since time passes between updates of this copy.
+    pub wall_ends: Option<std::time::Instant>,
 }
 
 /// A session that may start subagents.

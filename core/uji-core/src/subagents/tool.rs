@@ -190,6 +190,13 @@ fn budget_flags(agent: &AgentDefinition, left: &super::links::Remaining) -> Vec<
             format!("{:.6}", cost.max(0.000_001)),
         ]);
     }
+    // What is left of the parent's time, rounded up: a child never outlives
+    // the parent's wall budget by more than a second.
+    if let Some(ends) = left.wall_ends {
+        let left = ends.saturating_duration_since(std::time::Instant::now());
+        let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+        flags.extend(["--max-wall".to_string(), seconds.max(1).to_string()]);
+    }
     flags
 }
 

@@ -128,6 +128,10 @@ impl Spent {
                 .cost
                 .map(|dollars| (dollars - self.cost as f64 / 1e6).max(0.0)),
             children: budget.children.map(|n| n.saturating_sub(self.children)),
+            wall_ends: budget.wall.map(|seconds| {
+                let left = Duration::from_secs(seconds).saturating_sub(self.wall);
+                std::time::Instant::now() + left
+            }),
         }
     }
 
@@ -173,7 +177,7 @@ impl Reached {
             BudgetLimit::Cost => "--max-cost, or uji.budget({ cost = … })",
             BudgetLimit::Turns => "--max-turns, or uji.budget({ turns = … })",
             BudgetLimit::ToolCalls => "--max-tool-calls, or uji.budget({ tool_calls = … })",
-            BudgetLimit::Wall => "uji.budget({ wall = \"…\" })",
+            BudgetLimit::Wall => "--max-wall, or uji.budget({ wall = \"…\" })",
         }
     }
 
