@@ -324,6 +324,50 @@ fn a_redirect_the_policy_would_ask_about_tells_the_model_which_url_to_fetch() {
     assert!(other.seen().is_empty(), "the asked hop was not fetched");
 }
 
+/// A redirect is checked the way a call is: a `before_tool` hook that
+/// would refuse a fetch of the hop's URL refuses the hop, though the rules
+/// allow the whole site (the hook reads the hop's `args.url`).
+#[test]
+fn a_before_tool_hook_that_refuses_a_url_refuses_a_redirect_to_it() {
+    let site = tea_site();
+    let sandbox = Sandbox::new();
+    sandbox.write_init(&format!(
+        "{}uji.on('before_tool', function(e)\n\
+           if e.tool == 'web_fetch' and e.args.url:find('/secret/', 1, true) then\n\
+             return {{ deny = 'the hook keeps secrets' }}\n\
+           end\n\
+         end, {{ name = 'no-secrets' }})\n",
+        allowing(&site.base)
+    ));
+    let calls = [
+        (
+            "web_fetch",
+            json!({"url": format!("{}/to-secret", site.base)}),
+        ),
+        ("web_fetch", json!({"url": format!("{}/r1", site.base)})),
+    ];
+    let (_, results) = run(&sandbox, &calls, &[]);
+    assert!(
+        results[0].starts_with("error: ")
+            && results[0].contains(&format!(
+                "redirects to {}/secret/key, which the policy denies",
+                site.base
+            ))
+            && results[0].contains("the hook keeps secrets"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        !site.seen().iter().any(|s| s.target.starts_with("/secret")),
+        "the refused hop was never requested"
+    );
+    assert!(
+        results[1].contains("Green tea wants water"),
+        "hops the hook lets through are followed: {}",
+        results[1]
+    );
+}
+
 #[test]
 fn an_allowed_prefix_runs_while_another_url_asks_and_a_headless_run_denies_it() {
     let site = tea_site();

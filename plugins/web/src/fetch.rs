@@ -224,6 +224,7 @@ fn follow(host: &Host, start: Url, timeout: Duration) -> Result<HttpOpened, Stop
             .service(&PolicyCheck {
                 tool: NAME.to_string(),
                 subject: next.to_string(),
+                args: serde_json::json!({ "url": next.as_str() }),
             })
             .map_err(|e| {
                 format!(

@@ -356,20 +356,25 @@ service!(ToolRemove, "tool.remove", "{\"name\": tool}", bool);
 pub struct ToolList {}
 service!(ToolList, "tool.list", "{}", Vec<String>);
 
-/// `policy.check`: what the gate would decide for `tool` acting on
-/// `subject` now (disabled, confinement, rules, the session's "allow for
-/// this session" answers; not hooks, which need a call's arguments). A
-/// tool that reaches further than the subject it was approved for (a
-/// redirect to another URL) asks before going on.
+/// `policy.check`: what the gate would decide for a call of `tool` on
+/// `subject` with `args` now, the way it decides a call the model makes:
+/// disabled, confinement, the `before_tool` hooks (they read `args`), the
+/// rules, the session's "allow for this session" answers and the approval
+/// mode; only nobody is asked. A tool that reaches further than the
+/// subject it was approved for (a redirect to another URL) asks before
+/// going on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PolicyCheck {
     pub tool: String,
     pub subject: String,
+    /// The arguments such a call would have (`{"url": …}`), for hooks.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub args: Value,
 }
 service!(
     PolicyCheck,
     "policy.check",
-    "{\"tool\": tool, \"subject\": subject}",
+    "{\"tool\": tool, \"subject\": subject, \"args\"?: object}",
     PolicyChecked
 );
 

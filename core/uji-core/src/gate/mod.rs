@@ -662,19 +662,46 @@ impl Gate {
 
     // ---- deciding ---------------------------------------------------------------
 
-    /// `policy.check`: [`Gate::check`] as a plugin reads it, for a tool
-    /// that must ask again before it reaches further (a redirect).
+    /// `policy.check`, for a tool that must ask again before it reaches
+    /// further (a redirect): the verdict a call of it would get, through
+    /// the same steps as a call the model makes (disabled and confinement
+    /// as [`Gate::check`] has them, then [`Gate::verdict`]: hooks, rules,
+    /// session answers, mode), so a `before_tool` hook that would refuse
+    /// the call refuses the hop too.
     fn policy_check(&self, request: &PolicyCheck, cwd: &Path) -> PolicyChecked {
-        let (verdict, _) = self.check(&request.tool, &request.subject, cwd);
-        let decision = match verdict.decision {
+        let (checked, decided_by) = self.check(&request.tool, &request.subject, cwd);
+        let (decision, because) = match (decided_by, self.registry.tool(&request.tool)) {
+            (DecidedBy::Policy(_), Some(tool)) => {
+                let call = ToolRequest {
+                    call_id: "policy.check".to_string(),
+                    name: request.tool.clone(),
+                    args: request.args.clone(),
+                    cwd: cwd.to_path_buf(),
+                    session: None,
+                };
+                let verdicted = self.verdict(&call, tool.spec(), &request.subject);
+                let because = verdicted
+                    .message
+                    .unwrap_or_else(|| match verdicted.decided_by {
+                        DecidedBy::Hook(who) => format!("before_tool hook {who}"),
+                        DecidedBy::Policy(because) => because,
+                        DecidedBy::Mode(mode) => format!("the {} approval mode", mode.as_str()),
+                        DecidedBy::UnknownTool | DecidedBy::Disabled | DecidedBy::Confinement => {
+                            "the policy".to_string()
+                        }
+                    });
+                (verdicted.decision, because)
+            }
+            // Disabled, outside the allowed directories, or a tool that is
+            // not registered: the rules' word is all there is.
+            _ => (checked.decision, checked.message.unwrap_or(checked.because)),
+        };
+        let decision = match decision {
             Decision::Allow => PolicyDecision::Allow,
             Decision::Ask => PolicyDecision::Ask,
             Decision::Deny => PolicyDecision::Deny,
         };
-        PolicyChecked {
-            decision,
-            because: verdict.message.unwrap_or(verdict.because),
-        }
+        PolicyChecked { decision, because }
     }
 
     /// The decision for `tool` acting on `subject`, without hooks (they need
