@@ -730,3 +730,46 @@ fn a_subagent_gets_what_is_left_of_the_parents_wall_budget() {
     let parent_requests = model.requests().len() - 1;
     assert_eq!(parent_requests, 1, "and the parent made no request after");
 }
+
+/// Switching the parent to plan mode while a subagent runs holds for that
+/// subagent at once: its next edit is refused by its own gate, although
+/// the policy allows it, and the file is never written.
+#[test]
+fn plan_mode_switched_on_in_the_parents_screen_holds_for_a_running_subagent() {
+    let model = FakeModel::start();
+    let sandbox = screen_sandbox(
+        &model,
+        "uji.tool.policy({ run_command = { allow = { 'sleep *' } }, write_file = { default = 'allow' } })\n",
+    );
+    model.push(call("p1", "subagent", json!({"task": "Wait then write"})));
+    for_task(
+        &model,
+        "Wait then write",
+        call("k1", "run_command", json!({"command": "sleep 1.5"})),
+    );
+    for_task(
+        &model,
+        "Wait then write",
+        call(
+            "k2",
+            "write_file",
+            json!({"path": "planned.txt", "content": "too soon\n"}),
+        ),
+    );
+    for_task(&model, "Wait then write", answer("could not write"));
+    model.push(answer("The subagent has finished."));
+    let mut tty = open_screen(&sandbox);
+    tty.type_text("delegate the writing");
+    tty.press("<CR>");
+    tty.wait_for_text("general: run_command sleep 1.5");
+    tty.press("<C-b>");
+    tty.wait_for_text("The subagent has finished.");
+    assert!(
+        !sandbox.work().join("planned.txt").exists(),
+        "the subagent wrote in plan mode"
+    );
+    let child = requests_of(&model, "Wait then write");
+    assert_eq!(child.len(), 3, "{child:?}");
+    let refused = &tool_results(&child[2])[1];
+    assert!(refused.contains("plan mode is on"), "{refused}");
+}

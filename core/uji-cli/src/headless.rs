@@ -234,7 +234,8 @@ struct Link {
 }
 
 /// `--ask-parent`: reads the parent's operations from stdin (`approval`
-/// answers, `interrupt`) and submits them; when stdin ends (the parent has
+/// answers, `interrupt`, `set_mode` when the parent's approval mode
+/// changes) and submits them; when stdin ends (the parent has
 /// gone) the turn is interrupted and the session shut down.
 fn read_parent(session: std::sync::Arc<FrontendSession>) {
     let spawned = std::thread::Builder::new()
@@ -244,13 +245,15 @@ fn read_parent(session: std::sync::Arc<FrontendSession>) {
             for line in std::io::stdin().lock().lines() {
                 let Ok(line) = line else { break };
                 match serde_json::from_str::<Op>(&line) {
-                    Ok(op @ (Op::Approval { .. } | Op::Interrupt)) => {
+                    Ok(op @ (Op::Approval { .. } | Op::Interrupt | Op::SetMode { .. })) => {
                         if let Err(e) = session.submit(&op) {
                             tracing::debug!("parent's operation not sent: {e}");
                         }
                     }
                     Ok(other) => {
-                        tracing::warn!("a parent may only answer and interrupt; ignored {other:?}")
+                        tracing::warn!(
+                            "a parent may only answer, interrupt and set the mode; ignored {other:?}"
+                        )
                     }
                     Err(e) => tracing::warn!("not an operation from the parent: {e}"),
                 }

@@ -241,8 +241,9 @@ pub struct Gate {
     session_rules: SessionRules,
     sandbox: Arc<RwLock<SandboxSettings>>,
     /// The approval mode the user chose; the gate owns it, the server and
-    /// the `session.mode` service change it through [`Gate::set_mode`].
-    mode: Arc<RwLock<ApprovalMode>>,
+    /// the `session.mode` service change it through [`Gate::set_mode`], and
+    /// running subagents are told of each change ([`Gate::watch_mode`]).
+    mode: Arc<tokio::sync::watch::Sender<ApprovalMode>>,
     spill: Arc<RwLock<spill::SpillPlace>>,
     /// Numbers the calls' spill files.
     spill_counter: Arc<AtomicUsize>,
@@ -489,7 +490,7 @@ impl Gate {
             policy: Arc::new(RwLock::new(Policy::default())),
             session_rules: SessionRules::default(),
             sandbox: Arc::default(),
-            mode: Arc::default(),
+            mode: Arc::new(tokio::sync::watch::Sender::new(ApprovalMode::default())),
             spill: Arc::default(),
             spill_counter: Arc::default(),
             subagent_links: crate::subagents::Links::default(),
@@ -508,7 +509,12 @@ impl Gate {
 
     /// The approval mode in force.
     pub fn mode(&self) -> ApprovalMode {
-        *self.mode.read()
+        *self.mode.borrow()
+    }
+
+    /// The approval mode now and each change after.
+    pub fn watch_mode(&self) -> tokio::sync::watch::Receiver<ApprovalMode> {
+        self.mode.subscribe()
     }
 
     /// Switches the approval mode; `Err` for a mode this uji does not know.
@@ -520,7 +526,7 @@ impl Gate {
                 names.join(", ")
             ));
         }
-        *self.mode.write() = mode;
+        self.mode.send_replace(mode);
         Ok(mode)
     }
 

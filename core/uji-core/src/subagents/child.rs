@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
-use uji_protocol::frontend::ApprovalDecision;
+use uji_protocol::ApprovalMode;
+use uji_protocol::frontend::{ApprovalDecision, Op};
 use uji_protocol::wire::Usage;
 use uji_protocol::{FileDiff, Spent};
 
@@ -89,6 +90,20 @@ fn question_of(line: &Value, agent: &str, session: &str) -> Option<ApprovalReque
     })
 }
 
+/// An operation as the child reads it: one JSON line of the frontend
+/// protocol.
+fn op_line(op: &Op) -> String {
+    match serde_json::to_string(op) {
+        Ok(json) => format!("{json}\n"),
+        // An `Op` is plain data; this cannot fail, but a child must never
+        // get half a line.
+        Err(e) => {
+            tracing::warn!("cannot encode an operation for a subagent: {e}");
+            String::new()
+        }
+    }
+}
+
 /// The `approval` operation that answers the child's question `call_id`.
 fn answer_op(call_id: &str, approval: Option<Approval>) -> String {
     let (decision, guidance) = match approval {
@@ -101,11 +116,12 @@ fn answer_op(call_id: &str, approval: Option<Approval>) -> String {
             Some("nobody could answer this question for the subagent".to_string()),
         ),
     };
-    let mut op = json!({"type": "approval", "call_id": call_id, "decision": decision.as_str()});
-    if let Some(guidance) = guidance {
-        op["guidance"] = Value::String(guidance);
-    }
-    format!("{op}\n")
+    op_line(&Op::Approval {
+        call_id: call_id.to_string(),
+        decision: Some(decision),
+        allow: None,
+        guidance,
+    })
 }
 
 /// Whom a signal goes to.
@@ -133,10 +149,13 @@ fn signal(pid: Option<u32>, to: To, number: i32) {
 }
 
 /// Runs one child to its end (or until `stop` turns true, then stops it).
+/// Each change of the parent's approval mode (`mode`) is passed on, so a
+/// switch to plan mode holds for a subagent already running.
 pub async fn run(
     command: &ChildCommand,
     link: &ParentLink,
     mut stop: watch::Receiver<bool>,
+    mut mode: watch::Receiver<ApprovalMode>,
     watcher: &dyn ChildWatcher,
 ) -> ChildOutcome {
     let mut process = tokio::process::Command::new(&command.exe);
@@ -188,6 +207,7 @@ pub async fn run(
     let mut lines = BufReader::new(stdout).lines();
     let mut stop_at: Option<tokio::time::Instant> = None;
     let mut done = false;
+    let mut following_mode = true;
     loop {
         let kill_at = stop_at.map(|at| at + STOP_GRACE);
         tokio::select! {
@@ -198,11 +218,18 @@ pub async fn run(
             changed = stop.changed(), if stop_at.is_none() => {
                 if changed.is_err() || *stop.borrow() {
                     outcome.interrupted = true;
-                    let _ = to_child.send(format!("{}\n", json!({"type": "interrupt"})));
+                    let _ = to_child.send(op_line(&Op::Interrupt));
                     signal(pid, To::Child, libc::SIGINT);
                     stop_at = Some(tokio::time::Instant::now());
                 }
             }
+            changed = mode.changed(), if following_mode => match changed {
+                Ok(()) => {
+                    let now = *mode.borrow_and_update();
+                    let _ = to_child.send(op_line(&Op::SetMode { mode: now }));
+                }
+                Err(_) => following_mode = false,
+            },
             () = async { if let Some(at) = kill_at { tokio::time::sleep_until(at).await } }, if kill_at.is_some() => {
                 signal(pid, To::Group, libc::SIGKILL);
                 break;
@@ -285,6 +312,7 @@ fn ask(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_done_line_gives_the_answer_usage_and_cost() {
@@ -301,6 +329,17 @@ mod tests {
             &mut unpriced,
         );
         assert!(unpriced.interrupted && unpriced.unpriced);
+    }
+
+    #[test]
+    fn a_mode_change_and_an_interrupt_go_to_the_child_as_operations() {
+        let set: Value = serde_json::from_str(&op_line(&Op::SetMode {
+            mode: ApprovalMode::Plan,
+        }))
+        .unwrap();
+        assert_eq!(set, json!({"type": "set_mode", "mode": "plan"}));
+        let stop: Value = serde_json::from_str(&op_line(&Op::Interrupt)).unwrap();
+        assert_eq!(stop, json!({"type": "interrupt"}));
     }
 
     #[test]

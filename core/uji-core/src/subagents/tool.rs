@@ -533,7 +533,8 @@ impl Runner {
             row.doing = "starting".to_string();
         });
         let shown = self.shown(slot, &command.agent);
-        child::run(&command, &self.link, self.stop.clone(), &shown).await
+        let mode = self.spawner.gate.watch_mode();
+        child::run(&command, &self.link, self.stop.clone(), mode, &shown).await
     }
 
     /// Runs the tasks at most `at_once` at a time; the outcomes in the
