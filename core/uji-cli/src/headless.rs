@@ -20,8 +20,9 @@ use uji_sdk::{Frontend, FrontendSession, Host, Plugin};
 
 use crate::out::{WriteError, say, write_to};
 
-/// Version of the `--json` event schema.
-pub const JSON_SCHEMA_VERSION: u64 = 1;
+/// Version of the `--json` event schema (its reader's types are
+/// `uji_protocol::headless`).
+pub const JSON_SCHEMA_VERSION: u64 = uji_protocol::headless::SCHEMA_VERSION;
 
 /// Config key: print JSON events instead of text.
 pub const JSON_KEY: &str = "headless.json";
@@ -178,7 +179,7 @@ impl<'a> JsonLine<'a> {
                 cost: *cost,
                 outcome: match error {
                     Some(error) => Outcome::Error(error),
-                    None if *interrupted => Outcome::Error("interrupted"),
+                    None if *interrupted => Outcome::Error(uji_protocol::headless::INTERRUPTED),
                     None => Outcome::Text(text.as_deref()),
                 },
             },
@@ -537,5 +538,92 @@ mod tests {
         let line: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(line["type"], "notice");
         assert!(line["text"].as_str().unwrap().contains("Branch"));
+    }
+
+    /// What this stream writes, read back with the reader's types
+    /// (`uji_protocol::headless::Line`, which a parent uji reads its
+    /// subagents with): the two cannot drift apart.
+    #[test]
+    fn every_line_a_subagent_writes_is_read_back_by_the_readers_types() {
+        use uji_protocol::frontend::BudgetLimit;
+        use uji_protocol::headless::Line;
+        use uji_protocol::wire::Usage;
+
+        let written = |event: &Event| {
+            let mut out = Vec::new();
+            let link = Link {
+                child: true,
+                ask_parent: true,
+            };
+            json_line(&mut out, event, link).unwrap();
+            Line::read(std::str::from_utf8(&out).unwrap().trim()).expect("a line of the schema")
+        };
+        let usage = Usage {
+            input: 7,
+            output: 3,
+            cache_read: 0,
+            cache_write: 0,
+        };
+        let finished = |error: Option<&str>, interrupted: bool| Event::TurnFinished {
+            text: Some("the answer".into()),
+            error: error.map(str::to_string),
+            interrupted,
+            usage,
+            budget: error.map(|_| BudgetLimit::Wall),
+            cost: Some(0.25),
+        };
+        let Line::Done(done) = written(&finished(None, false)) else {
+            panic!("a done line")
+        };
+        assert_eq!(done.text.as_deref(), Some("the answer"));
+        assert_eq!(
+            (done.usage, done.cost, done.error),
+            (usage, Some(0.25), None)
+        );
+        let Line::Done(stopped) = written(&finished(Some("stopped: wall"), false)) else {
+            panic!("a done line")
+        };
+        assert_eq!(stopped.budget, Some(BudgetLimit::Wall));
+        assert!(!stopped.interrupted());
+        let Line::Done(interrupted) = written(&finished(None, true)) else {
+            panic!("a done line")
+        };
+        assert!(interrupted.interrupted());
+
+        let tool = Event::ToolStarted {
+            call_id: "c1".into(),
+            name: "run_command".into(),
+            subject: "make".into(),
+            verb: None,
+            decision: None,
+            because: None,
+        };
+        assert_eq!(
+            written(&tool),
+            Line::Tool {
+                call_id: "c1".into(),
+                name: "run_command".into(),
+                subject: "make".into()
+            }
+        );
+        let asked = Event::ApprovalRequest {
+            call_id: "c2".into(),
+            tool: "write_file".into(),
+            verb: "Write".into(),
+            subject: "a.txt".into(),
+            question: "Write a.txt?".into(),
+            diff: None,
+            args: serde_json::json!({"path": "a.txt"}),
+            answers: Vec::new(),
+            labels: Default::default(),
+            agent: None,
+        };
+        let Line::ApprovalRequest(question) = written(&asked) else {
+            panic!("a question")
+        };
+        assert_eq!(
+            (question.call_id.as_str(), question.subject.as_str()),
+            ("c2", "a.txt")
+        );
     }
 }

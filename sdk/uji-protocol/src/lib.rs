@@ -577,6 +577,7 @@ fn default_priority() -> i64 {
 }
 
 pub mod frontend;
+pub mod headless;
 pub mod jobs;
 pub mod keymap;
 pub mod mcp;

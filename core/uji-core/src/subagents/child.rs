@@ -11,13 +11,15 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use serde::Deserialize as _;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use uji_protocol::ApprovalMode;
+use uji_protocol::Spent;
 use uji_protocol::frontend::{ApprovalDecision, Op};
-use uji_protocol::wire::Usage;
-use uji_protocol::{FileDiff, Spent};
+use uji_protocol::headless::{Done, Line, Question};
+use uji_protocol::session::MessageBody;
 
 use super::links::ParentLink;
 use crate::gate::{Approval, ApprovalRequest};
@@ -52,42 +54,39 @@ pub struct ChildOutcome {
 
 /// What the child's lines are shown as while it runs.
 pub trait ChildWatcher: Send + Sync {
-    /// One line of the child's `--json` stream, once its session is known.
-    fn line(&self, session: &str, line: &Value);
+    /// One line of the child's `--json` stream, once its session is known:
+    /// as written (frontends get it so) and as read.
+    fn line(&self, session: &str, raw: &Value, line: &Line);
 }
 
 /// The child's `done` line read into the outcome.
-fn read_done(line: &Value, outcome: &mut ChildOutcome) {
-    if let Ok(usage) = serde_json::from_value::<Usage>(line["usage"].clone()) {
-        outcome.spent.usage = usage;
-    }
-    match line["cost"].as_f64() {
+fn read_done(done: &Done, outcome: &mut ChildOutcome) {
+    outcome.spent.usage = done.usage;
+    match done.cost {
         Some(dollars) => outcome.spent.cost = Some((dollars * 1_000_000.0).round() as u64),
         None => outcome.unpriced = true,
     }
-    match line["error"].as_str() {
-        Some("interrupted") => outcome.interrupted = true,
-        Some(error) => outcome.error = Some(error.to_string()),
-        None => outcome.text = line["text"].as_str().map(str::to_string),
+    match &done.error {
+        Some(_) if done.interrupted() => outcome.interrupted = true,
+        Some(error) => outcome.error = Some(error.clone()),
+        None => outcome.text = done.text.clone(),
     }
 }
 
 /// A child's question as the parent's approver asks it.
-fn question_of(line: &Value, agent: &str, session: &str) -> Option<ApprovalRequest> {
-    let text = |key: &str| line[key].as_str().unwrap_or_default().to_string();
-    let call_id = line["call_id"].as_str()?.to_string();
-    Some(ApprovalRequest {
+fn question_of(asked: &Question, agent: &str, session: &str) -> ApprovalRequest {
+    ApprovalRequest {
         // The child's call ids are its model's: unique only in its session.
-        call_id: format!("{session}:{call_id}"),
-        tool: text("tool"),
-        verb: text("verb"),
-        subject: text("subject"),
-        question: text("question"),
-        diff: serde_json::from_value::<FileDiff>(line["diff"].clone()).ok(),
-        args: line["args"].clone(),
-        labels: serde_json::from_value(line["labels"].clone()).unwrap_or_default(),
+        call_id: format!("{session}:{}", asked.call_id),
+        tool: asked.tool.clone(),
+        verb: asked.verb.clone(),
+        subject: asked.subject.clone(),
+        question: asked.question.clone(),
+        diff: asked.diff.clone(),
+        args: asked.args.clone(),
+        labels: asked.labels.clone(),
         agent: Some(agent.to_string()),
-    })
+    }
 }
 
 /// An operation as the child reads it: one JSON line of the frontend
@@ -264,42 +263,42 @@ fn read_line(
     watcher: &dyn ChildWatcher,
     outcome: &mut ChildOutcome,
 ) -> bool {
-    let Ok(value) = serde_json::from_str::<Value>(line) else {
-        tracing::debug!("subagent {}: not a JSON line: {line}", command.agent);
+    let Some((raw, read)) = serde_json::from_str::<Value>(line)
+        .ok()
+        .and_then(|raw| Line::deserialize(&raw).ok().map(|read| (raw, read)))
+    else {
+        tracing::debug!("subagent {}: not a --json line: {line}", command.agent);
         return false;
     };
-    match value["type"].as_str() {
-        Some("session") => outcome.session = value["id"].as_str().map(str::to_string),
-        Some("message") if value["message"]["role"] == "assistant" => outcome.spent.requests += 1,
-        Some("approval_request") => {
-            let session = outcome.session.as_deref().unwrap_or_default();
-            ask(&value, session, command, link, to_child);
+    match &read {
+        Line::Session { id } => outcome.session = Some(id.clone()),
+        Line::Message { message } if matches!(message.body, MessageBody::Assistant { .. }) => {
+            outcome.spent.requests += 1
         }
+        Line::ApprovalRequest(asked) => {
+            let session = outcome.session.as_deref().unwrap_or_default();
+            ask(asked, session, command, link, to_child);
+        }
+        Line::Done(done) => read_done(done, outcome),
         _ => {}
     }
-    let is_done = value["type"] == "done";
-    if is_done {
-        read_done(&value, outcome);
-    }
     if let Some(session) = &outcome.session {
-        watcher.line(session, &value);
+        watcher.line(session, &raw, &read);
     }
-    is_done
+    matches!(read, Line::Done(_))
 }
 
 /// Asks the parent's person the child's question; the answer goes to the
 /// child when it comes (other lines go on meanwhile).
 fn ask(
-    line: &Value,
+    asked: &Question,
     session: &str,
     command: &ChildCommand,
     link: &ParentLink,
     to_child: &mpsc::UnboundedSender<String>,
 ) {
-    let Some(question) = question_of(line, &command.agent, session) else {
-        return;
-    };
-    let child_call = line["call_id"].as_str().unwrap_or_default().to_string();
+    let question = question_of(asked, &command.agent, session);
+    let child_call = asked.call_id.clone();
     let approver = std::sync::Arc::clone(&link.approver);
     let to_child = to_child.clone();
     tokio::spawn(async move {
@@ -316,16 +315,20 @@ mod tests {
 
     #[test]
     fn a_done_line_gives_the_answer_usage_and_cost() {
+        let done = |line: Value| match Line::deserialize(&line).unwrap() {
+            Line::Done(done) => done,
+            other => panic!("{other:?}"),
+        };
         let mut outcome = ChildOutcome::default();
         let line = json!({"type": "done", "text": "ok", "cost": 0.0125,
             "usage": {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0}});
-        read_done(&line, &mut outcome);
+        read_done(&done(line), &mut outcome);
         assert_eq!(outcome.text.as_deref(), Some("ok"));
         assert_eq!(outcome.spent.cost, Some(12_500));
         assert_eq!(outcome.spent.usage.input, 10);
         let mut unpriced = ChildOutcome::default();
         read_done(
-            &json!({"type": "done", "error": "interrupted", "usage": {}}),
+            &done(json!({"type": "done", "error": "interrupted", "usage": {}})),
             &mut unpriced,
         );
         assert!(unpriced.interrupted && unpriced.unpriced);
@@ -346,7 +349,10 @@ mod tests {
     fn a_question_names_its_agent_and_answers_go_back_as_operations() {
         let line = json!({"type": "approval_request", "call_id": "c1", "tool": "run_command",
             "verb": "Shell", "subject": "make", "question": "Run make?", "args": {"command": "make"}});
-        let question = question_of(&line, "tester", "s1").unwrap();
+        let Line::ApprovalRequest(asked) = Line::deserialize(&line).unwrap() else {
+            panic!("a question")
+        };
+        let question = question_of(&asked, "tester", "s1");
         assert_eq!(question.agent.as_deref(), Some("tester"));
         assert_eq!(question.call_id, "s1:c1");
         assert_eq!(question.subject, "make");

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use uji_host::{NativeCall, NativeTool, Registry};
 use uji_protocol::frontend::Event;
+use uji_protocol::headless::Line;
 use uji_protocol::services::ToolSandbox;
+use uji_protocol::wire::Usage;
 use uji_protocol::{DeclaredPolicy, Spent, ToolCall, ToolOutput, ToolSpec};
 
 use super::args::{self, Plan, Task};
@@ -252,31 +254,29 @@ impl Board {
 }
 
 impl ChildWatcher for Shown {
-    fn line(&self, session: &str, line: &Value) {
+    fn line(&self, session: &str, raw: &Value, line: &Line) {
         (self.events)(Event::Subagent {
             call_id: self.call_id.clone(),
             session: session.to_string(),
             agent: self.agent.clone(),
-            line: line.clone(),
+            line: raw.clone(),
         });
-        let usage = &line["usage"];
-        let tokens = ["input", "output", "cache_read", "cache_write"]
-            .iter()
-            .filter_map(|k| usage[*k].as_u64())
-            .sum::<u64>();
-        match line["type"].as_str() {
-            Some("tool") => {
-                let doing = format!(
-                    "{} {}",
-                    line["name"].as_str().unwrap_or_default(),
-                    line["subject"].as_str().unwrap_or_default()
-                );
+        let tokens = |usage: &Usage| {
+            [usage.output, usage.cache_read, usage.cache_write]
+                .into_iter()
+                .fold(usage.input, u64::saturating_add)
+        };
+        match line {
+            Line::Tool { name, subject, .. } => {
+                let doing = format!("{name} {subject}");
                 self.board.update(self.slot, |row| row.doing = doing);
             }
-            Some("usage") => self.board.update(self.slot, |row| row.tokens = tokens),
-            Some("done") => self.board.update(self.slot, |row| {
+            Line::Usage { usage, .. } => self
+                .board
+                .update(self.slot, |row| row.tokens = tokens(usage)),
+            Line::Done(done) => self.board.update(self.slot, |row| {
                 row.doing = "done".to_string();
-                row.tokens = tokens;
+                row.tokens = tokens(&done.usage);
             }),
             _ => {}
         }
