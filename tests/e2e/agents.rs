@@ -773,3 +773,52 @@ fn plan_mode_switched_on_in_the_parents_screen_holds_for_a_running_subagent() {
     let refused = &tool_results(&child[2])[1];
     assert!(refused.contains("plan mode is on"), "{refused}");
 }
+
+/// A task still waiting for its turn when plan mode is switched on starts
+/// in plan mode (one subagent at a time here: tasks start in the order
+/// given, the second after the first has ended).
+#[test]
+fn a_queued_subagent_starts_in_the_mode_the_parent_has_when_it_starts() {
+    let model = FakeModel::start();
+    let sandbox = screen_sandbox(
+        &model,
+        "uji.config.set('subagents.parallel', 1)\n\
+         uji.tool.policy({ run_command = { allow = { 'sleep *' } }, write_file = { default = 'allow' } })\n",
+    );
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"tasks": [{"task": "First wait"}, {"task": "Then write"}]}),
+    ));
+    for_task(
+        &model,
+        "First wait",
+        call("k1", "run_command", json!({"command": "sleep 1.5"})),
+    );
+    for_task(&model, "First wait", answer("waited"));
+    for_task(
+        &model,
+        "Then write",
+        call(
+            "k2",
+            "write_file",
+            json!({"path": "queued.txt", "content": "too soon\n"}),
+        ),
+    );
+    for_task(&model, "Then write", answer("could not write"));
+    model.push(answer("Both subagents have finished."));
+    let mut tty = open_screen(&sandbox);
+    tty.type_text("delegate two tasks");
+    tty.press("<CR>");
+    tty.wait_for_text("general: run_command sleep 1.5");
+    tty.press("<C-b>");
+    tty.wait_for_text("Both subagents have finished.");
+    assert!(
+        !sandbox.work().join("queued.txt").exists(),
+        "the queued subagent wrote in plan mode"
+    );
+    let writer = requests_of(&model, "Then write");
+    assert_eq!(writer.len(), 2, "{writer:?}");
+    let refused = &tool_results(&writer[1])[0];
+    assert!(refused.contains("plan mode is on"), "{refused}");
+}

@@ -34,10 +34,34 @@ const STDERR_KEPT: usize = 4096;
 #[derive(Debug, Clone)]
 pub struct ChildCommand {
     pub exe: PathBuf,
+    /// Every argument but those that must be read when the child starts
+    /// (it may wait its turn among the call's tasks): `--mode`, `--max-wall`
+    /// and the task.
     pub args: Vec<OsString>,
+    /// The prompt, the last argument.
+    pub task: OsString,
+    /// When the parent's `wall` budget runs out.
+    pub wall_ends: Option<std::time::Instant>,
     pub cwd: PathBuf,
     /// The agent's name, shown with its questions.
     pub agent: String,
+}
+
+impl ChildCommand {
+    /// The whole command line as the child starts now: the parent's
+    /// approval mode now (later changes follow as `set_mode` operations)
+    /// and the seconds left of its wall budget, rounded up.
+    fn args_now(&self, mode: ApprovalMode) -> Vec<OsString> {
+        let mut args = self.args.clone();
+        args.extend(["--mode".into(), mode.as_str().into()]);
+        if let Some(ends) = self.wall_ends {
+            let left = ends.saturating_duration_since(std::time::Instant::now());
+            let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+            args.extend(["--max-wall".into(), seconds.max(1).to_string().into()]);
+        }
+        args.extend(["--".into(), self.task.clone()]);
+        args
+    }
 }
 
 /// How a child ended.
@@ -158,8 +182,11 @@ pub async fn run(
     watcher: &dyn ChildWatcher,
 ) -> ChildOutcome {
     let mut process = tokio::process::Command::new(&command.exe);
+    // Read together with marking the mode seen: a change after it reaches
+    // the child as an operation, one before it is in its command line.
+    let mode_now = *mode.borrow_and_update();
     process
-        .args(&command.args)
+        .args(command.args_now(mode_now))
         .current_dir(&command.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -332,6 +359,42 @@ mod tests {
             &mut unpriced,
         );
         assert!(unpriced.interrupted && unpriced.unpriced);
+    }
+
+    #[test]
+    fn the_mode_and_the_time_left_are_read_when_the_child_starts_and_the_task_comes_last() {
+        let command = ChildCommand {
+            exe: PathBuf::from("uji"),
+            args: vec!["run".into(), "--json".into()],
+            task: "--not-a-flag".into(),
+            wall_ends: Some(std::time::Instant::now() + std::time::Duration::from_millis(2500)),
+            cwd: PathBuf::from("/w"),
+            agent: "general".into(),
+        };
+        let args: Vec<String> = command
+            .args_now(ApprovalMode::Plan)
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "run",
+                "--json",
+                "--mode",
+                "plan",
+                "--max-wall",
+                "3",
+                "--",
+                "--not-a-flag"
+            ]
+        );
+        let spent = ChildCommand {
+            wall_ends: Some(std::time::Instant::now()),
+            ..command
+        };
+        let args = spent.args_now(ApprovalMode::Ask);
+        assert!(args.iter().any(|a| a == "1"), "at least a second: {args:?}");
     }
 
     #[test]

@@ -124,7 +124,6 @@ impl Spawner {
         flag("config-dir", self.config_dir.to_string_lossy().into_owned());
         flag("data-dir", self.data_dir.to_string_lossy().into_owned());
         flag("parent", parent.to_string());
-        flag("mode", self.gate.mode().as_str().to_string());
         flag("tools", tools.join(","));
         if let Some(model) = agent.model.clone().or_else(|| link.model.clone()) {
             flag("model", model);
@@ -159,11 +158,11 @@ impl Spawner {
         } else {
             args.push("--ask-parent".into());
         }
-        args.push("--".into());
-        args.push(task.into());
         Ok(ChildCommand {
             exe: self.exe.clone(),
             args,
+            task: task.into(),
+            wall_ends: link.remaining.wall_ends,
             cwd: PathBuf::from(cwd),
             agent: agent.name.clone(),
         })
@@ -192,13 +191,8 @@ fn budget_flags(agent: &AgentDefinition, left: &super::links::Remaining) -> Vec<
             format!("{:.6}", cost.max(0.000_001)),
         ]);
     }
-    // What is left of the parent's time, rounded up: a child never outlives
-    // the parent's wall budget by more than a second.
-    if let Some(ends) = left.wall_ends {
-        let left = ends.saturating_duration_since(std::time::Instant::now());
-        let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
-        flags.extend(["--max-wall".to_string(), seconds.max(1).to_string()]);
-    }
+    // What is left of the parent's time is read when the child starts
+    // (`ChildCommand::args_now`): a task may wait for its turn.
     flags
 }
 
@@ -548,9 +542,12 @@ impl Runner {
         let permits = Arc::new(tokio::sync::Semaphore::new(at_once));
         let mut running = Vec::new();
         for (slot, Step { command, .. }) in steps.into_iter().enumerate() {
-            let (this, permits) = (Arc::clone(self), Arc::clone(&permits));
+            // Taken here, in the tasks' order, so they start in that order
+            // (tasks spawned together and racing for a permit would not).
+            let permit = Arc::clone(&permits).acquire_owned().await;
+            let this = Arc::clone(self);
             running.push(tokio::spawn(async move {
-                let _permit = permits.acquire_owned().await;
+                let _permit = permit;
                 this.one(slot, command).await
             }));
         }
