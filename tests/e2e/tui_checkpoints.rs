@@ -158,6 +158,18 @@ fn undo_asks_before_overwriting_a_file_changed_after_the_turn_and_no_changes_not
     tty.press("y");
     tty.wait_for_text("left a.txt");
     assert_eq!(read(&sandbox, "a.txt").as_deref(), Some("my own edit\n"));
+    // A file changed while the question is open is not overwritten by the
+    // plan shown before: nothing changes, and the person is told why.
+    tty.type_keys("/undo");
+    tty.press("<CR>");
+    tty.wait_for_question("1 file was changed after the turn");
+    std::fs::write(sandbox.work().join("a.txt"), "edited while asked\n").unwrap();
+    tty.press("a");
+    tty.wait_for_text("files changed while you were asked, so nothing was changed");
+    assert_eq!(
+        read(&sandbox, "a.txt").as_deref(),
+        Some("edited while asked\n")
+    );
     // Asked again, overwriting puts back what was there before the turn.
     tty.type_keys("/undo");
     tty.press("<CR>");

@@ -48,6 +48,10 @@ pub struct PlannedFile {
     /// The state to put back (`None`: the file should not exist).
     #[serde(skip)]
     pub(crate) want: Option<FileState>,
+    /// The state on disk when the plan was made, so two plans differ when
+    /// the file changed in between (a person deciding, an editor saving).
+    #[serde(skip)]
+    pub(crate) now: Option<FileState>,
 }
 
 /// What a restore will do, file by file.
@@ -176,6 +180,7 @@ pub(crate) fn plan_file(
         action,
         conflict,
         want: want.cloned(),
+        now: now.cloned(),
     })
 }
 
@@ -296,6 +301,7 @@ mod tests {
             action: FileAction::Restore,
             conflict: None,
             want,
+            now: None,
         }
     }
 

@@ -112,6 +112,16 @@ async fn restore(
         Go::Apply { overwrite } => overwrite,
         Go::Nothing => return Ok(format!("{}: nothing was changed", plan.title)),
     };
+    // What the person agreed to is this plan. A file changed while the
+    // question was open (the editor, a !cmd, a background job) would be
+    // overwritten unseen, so a plan that is no longer the same is not
+    // applied.
+    if agent.plan_restore(request).await? != plan {
+        return Ok(format!(
+            "{}: files changed while you were asked, so nothing was changed; ask again to see the plan as it is now",
+            plan.title
+        ));
+    }
     let applied = agent.apply_restore(plan.clone(), overwrite).await?;
     Ok(describe_restore(&plan, &applied, "/undo", "/redo"))
 }
