@@ -69,6 +69,17 @@ fn compile(lua: &mlua::Lua, path: &Path, chunk_name: &str, out_dir: &Path) -> Pa
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect::<String>();
     let target = out_dir.join(format!("{name}.luac"));
+    // Two chunk names that escape alike (`a_b.lua`, `a/b.lua`) would share
+    // a file and one module load the other's code: refuse instead.
+    if target.exists() {
+        fail(
+            path,
+            &format!(
+                "its bytecode file {} is already another module's; rename one of them",
+                target.display()
+            ),
+        );
+    }
     std::fs::write(&target, bytecode)
         .unwrap_or_else(|e| fail(path, &format!("cannot write {}: {e}", target.display())));
     target
@@ -77,6 +88,12 @@ fn compile(lua: &mlua::Lua, path: &Path, chunk_name: &str, out_dir: &Path) -> Pa
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
+    // Emptied first: every bytecode file in it is this run's.
+    let bytecode_dir = out_dir.join("luac");
+    let _ = std::fs::remove_dir_all(&bytecode_dir);
+    if let Err(e) = std::fs::create_dir_all(&bytecode_dir) {
+        fail(&bytecode_dir, &format!("cannot create it: {e}"));
+    }
     let root = manifest.join("..").join("..").join("lua");
     println!("cargo:rerun-if-changed={}", root.display());
     let lua = mlua::Lua::new();
@@ -91,7 +108,7 @@ fn main() {
             .strip_prefix(&root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let bytecode = compile(&lua, path, &format!("@[uji lua]/{file}"), &out_dir);
+        let bytecode = compile(&lua, path, &format!("@[uji lua]/{file}"), &bytecode_dir);
         let _ = writeln!(
             code,
             "    ({name:?}, {file:?}, include_str!({:?}), include_bytes!({:?})),",
@@ -109,7 +126,7 @@ fn main() {
     ] {
         let path = manifest.join("src").join(file);
         println!("cargo:rerun-if-changed={}", path.display());
-        let bytecode = compile(&lua, &path, &format!("@[uji]/{file}"), &out_dir);
+        let bytecode = compile(&lua, &path, &format!("@[uji]/{file}"), &bytecode_dir);
         let _ = writeln!(
             code,
             "/// src/{file}, compiled.\npub static {constant}: &[u8] = include_bytes!({:?});",

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD;
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::PngEncoder;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use uji_host::StreamError;
 use uji_protocol::Image;
@@ -170,13 +170,41 @@ pub fn fit_image(image: &Image) -> Result<Image, ImageError> {
     })
 }
 
+/// Opens `path` for [`fit_opened`] without blocking (a FIFO put in its
+/// place cannot hang the turn); `Ok(None)` for anything but a regular
+/// file. Also gives the path the opened file really has (links followed),
+/// for the caller to check against the policy: a link or folder swapped in
+/// since the path was checked shows there.
+pub fn open_regular(path: &Path) -> Result<Option<(std::fs::File, PathBuf)>, ImageError> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let broken = |e: std::io::Error| ImageError::Broken(e.to_string());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(broken)?;
+    if !file.metadata().map_err(broken)?.is_file() {
+        return Ok(None);
+    }
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(broken)?;
+    Ok(Some((file, real)))
+}
+
 /// The image file at `path` read and fitted ([`fit`]), named by its file
 /// name; `Ok(None)` when its first bytes are not those of a PNG, JPEG, GIF
-/// or WebP (a text file, say).
+/// or WebP (a text file, say), or it is not a regular file.
 pub fn fit_file(path: &Path) -> Result<Option<Image>, ImageError> {
+    match open_regular(path)? {
+        Some((file, _)) => fit_opened(file, path),
+        None => Ok(None),
+    }
+}
+
+/// [`fit_file`] for a file already opened (by [`open_regular`]).
+pub fn fit_opened(mut file: std::fs::File, path: &Path) -> Result<Option<Image>, ImageError> {
     use std::io::Read as _;
     let broken = |e: std::io::Error| ImageError::Broken(e.to_string());
-    let mut file = std::fs::File::open(path).map_err(broken)?;
     let mut head = Vec::with_capacity(16);
     (&mut file)
         .take(16)
@@ -379,6 +407,26 @@ mod tests {
         let decoded = image::load_from_memory(&bytes).unwrap();
         assert_eq!((decoded.width(), decoded.height()), (1568, 784));
         assert!(fit_file(&dir.path().join("gone.png")).is_err());
+    }
+
+    #[test]
+    fn a_fifo_in_an_images_place_is_not_read_and_a_link_names_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("shot.png");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Opened without blocking, seen not to be a file: nothing is read,
+        // and nothing waits for a writer.
+        assert_eq!(fit_file(&fifo), Ok(None));
+        let real = dir.path().join("real.png");
+        std::fs::write(&real, png(10, 10)).unwrap();
+        let link = dir.path().join("link.png");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let (_, path) = open_regular(&link).unwrap().unwrap();
+        assert_eq!(path, real.canonicalize().unwrap(), "what the policy checks");
     }
 
     #[test]

@@ -93,7 +93,24 @@ impl Agent {
         // read, so a mentioned one is fitted as an attached image is
         // (scaled, encoded again smaller) instead of being left out.
         let path = absolute(&self.settings.cwd, &mention.path);
-        match tokio::task::spawn_blocking(move || crate::images::fit_file(&path)).await {
+        let (gate, cwd) = (self.gate.clone(), self.settings.cwd.clone());
+        let fitted = move || {
+            let Some((file, real)) = crate::images::open_regular(&path)? else {
+                return Ok(None);
+            };
+            // The file opened is one the policy lets read_file read, not
+            // something swapped in since read_file checked the path.
+            let (verdict, _) = gate.check("read_file", &real.to_string_lossy(), &cwd);
+            if verdict.decision == Decision::Deny {
+                return Err(crate::images::ImageError::Broken(format!(
+                    "{} is not a file read_file may read: {}",
+                    real.display(),
+                    verdict.message.unwrap_or(verdict.because)
+                )));
+            }
+            crate::images::fit_opened(file, &path)
+        };
+        match tokio::task::spawn_blocking(fitted).await {
             Ok(Ok(None)) => Attached::File(output.text),
             Ok(Ok(Some(image))) => {
                 images.push(image);
