@@ -71,7 +71,9 @@ impl StatCache {
             && entry.ctime_s == found.ctime_s
             && entry.ctime_ns == found.ctime_ns
             && entry.ino == found.ino;
-        let modified_ms = u64::try_from(found.mtime_s)
+        // The later of the two times: a file rewritten with its old
+        // modification time put back has a new status change time.
+        let modified_ms = u64::try_from(found.mtime_s.max(found.ctime_s))
             .unwrap_or(0)
             .saturating_mul(1000);
         let settled = modified_ms.saturating_add(RACY_MS) < entry.seen_ms;
@@ -197,6 +199,22 @@ mod tests {
             None,
             "rewritten with its old modification time put back: read again"
         );
+    }
+
+    #[test]
+    fn a_file_whose_status_changed_close_to_its_reading_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = StatCache::load(dir.path().join("index.json"));
+        // Read at 200 s; its modification time says 100 s (set back), its
+        // status change time 200 s: it may still have been changing then.
+        let rewritten = Found {
+            ctime_s: 200,
+            ..found(3, 100)
+        };
+        cache.remember(&rewritten, state(), 200_000);
+        assert_eq!(cache.trusted(&rewritten), None);
+        cache.remember(&rewritten, state(), 200_000 + RACY_MS + 1_000);
+        assert!(cache.trusted(&rewritten).is_some(), "settled later");
     }
 
     #[test]
