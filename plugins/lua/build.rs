@@ -1,6 +1,6 @@
 //! Embeds the Lua modules uji ships (the repository's top-level `lua/`) into
 //! the plugin: generates `$OUT_DIR/modules.rs`, a table of (module name,
-//! file name, source, bytecode) built with `include_str!`/`include_bytes!`,
+//! chunk name, source, bytecode) built with `include_str!`/`include_bytes!`,
 //! so `require("uji.defaults")` works without any file on disk. `lua/types/`
 //! holds editor annotations only and is not embedded.
 //!
@@ -46,9 +46,10 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
-/// Stops the build with `what` went wrong with `path`.
+/// Stops the build with `what` went wrong with `path`: cargo shows the
+/// message as the build's error.
 fn fail(path: &Path, what: &str) -> ! {
-    eprintln!("error: {}: {what}", path.display());
+    println!("cargo::error={}: {what}", path.display());
     std::process::exit(1)
 }
 
@@ -99,26 +100,29 @@ fn main() {
     let lua = mlua::Lua::new();
     let mut modules = Vec::new();
     collect(&root, &root, &mut modules);
-    let mut code =
-        String::from("/// (module name, file, source, bytecode) of every shipped Lua module.\n");
-    code.push_str("pub static MODULES: &[(&str, &str, &str, &[u8])] = &[\n");
+    // Each chunk once: its name (what errors and tracebacks show), its
+    // source and its bytecode, as a `Compiled` of load.rs.
+    let chunk = |path: &Path, chunk_name: &str| {
+        let absolute = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let bytecode = compile(&lua, path, chunk_name, &bytecode_dir);
+        format!(
+            "super::Compiled {{ chunk_name: {chunk_name:?}, source: include_str!({:?}), bytecode: include_bytes!({:?}) }}",
+            absolute.to_string_lossy(),
+            bytecode.to_string_lossy()
+        )
+    };
+    let mut code = String::from("/// (module name, chunk) of every shipped Lua module.\n");
+    code.push_str("pub static MODULES: &[(&str, super::Compiled)] = &[\n");
     for (name, path) in &modules {
-        let absolute = path.canonicalize().unwrap_or_else(|_| path.clone());
         let file = path
             .strip_prefix(&root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let bytecode = compile(&lua, path, &format!("@[uji lua]/{file}"), &bytecode_dir);
-        let _ = writeln!(
-            code,
-            "    ({name:?}, {file:?}, include_str!({:?}), include_bytes!({:?})),",
-            absolute.to_string_lossy(),
-            bytecode.to_string_lossy()
-        );
+        let compiled = chunk(path, &format!("@[uji lua]/{file}"));
+        let _ = writeln!(code, "    ({name:?}, {compiled}),");
     }
     code.push_str("];\n");
-    // The plugin's own chunks (src/*.lua), under the names api.rs loads
-    // them with.
+    // The plugin's own chunks (src/*.lua).
     for (constant, file) in [
         ("PRELUDE", "prelude.lua"),
         ("TASKS", "tasks.lua"),
@@ -126,11 +130,10 @@ fn main() {
     ] {
         let path = manifest.join("src").join(file);
         println!("cargo:rerun-if-changed={}", path.display());
-        let bytecode = compile(&lua, &path, &format!("@[uji]/{file}"), &bytecode_dir);
+        let compiled = chunk(&path, &format!("@[uji]/{file}"));
         let _ = writeln!(
             code,
-            "/// src/{file}, compiled.\npub static {constant}: &[u8] = include_bytes!({:?});",
-            bytecode.to_string_lossy()
+            "/// src/{file}, compiled.\npub static {constant}: super::Compiled = {compiled};"
         );
     }
     let out = out_dir.join("modules.rs");

@@ -18,26 +18,10 @@ use uji_sdk::services::{Service, ServiceError};
 use crate::convert::{self, ARRAY_MT};
 use crate::runtime::{Setup, State, Timers, current};
 
-/// Chunk name of the prelude; errors never point into it.
-const PRELUDE_CHUNK: &str = "@[uji]/prelude.lua";
-
-/// Chunk name of the task scheduler (`tasks.lua`).
-const TASKS_CHUNK: &str = "@[uji]/tasks.lua";
-
-/// Chunk name of the runtime surface built on tasks (`surface.lua`).
-const SURFACE_CHUNK: &str = "@[uji]/surface.lua";
-
-use crate::load::Compiled;
+// The plugin's own chunks, compiled at build time: the prelude (errors
+// never point into it), the task scheduler (`tasks.lua`) and the runtime
+// surface built on tasks (`surface.lua`).
 use crate::load::shipped_modules::{PRELUDE, SURFACE, TASKS};
-
-/// One of the plugin's own chunks (src/*.lua), with its build-time bytecode.
-fn own_chunk(chunk_name: &'static str, source: &'static str, bytecode: &'static [u8]) -> Compiled {
-    Compiled {
-        chunk_name,
-        source,
-        bytecode,
-    }
-}
 
 /// Registry name of `tasks.call`, through which uji runs Lua entry points
 /// as tasks ([`crate::runtime::State::call_in_task`]).
@@ -264,16 +248,10 @@ fn install(state: &Rc<State>) -> mlua::Result<()> {
             lua_dir.to_string_lossy().replace(';', "")
         )
     });
-    let uji: Table = own_chunk(PRELUDE_CHUNK, include_str!("prelude.lua"), PRELUDE)
-        .function(lua)?
-        .call((t.clone(), config_lua))?;
-    let tasks: Table = own_chunk(TASKS_CHUNK, include_str!("tasks.lua"), TASKS)
-        .function(lua)?
-        .call((t.clone(), uji.clone()))?;
+    let uji: Table = PRELUDE.function(lua)?.call((t.clone(), config_lua))?;
+    let tasks: Table = TASKS.function(lua)?.call((t.clone(), uji.clone()))?;
     lua.set_named_registry_value(TASK_CALL, tasks.get::<Function>("call")?)?;
-    let surface: Table = own_chunk(SURFACE_CHUNK, include_str!("surface.lua"), SURFACE)
-        .function(lua)?
-        .call((t, uji, tasks))?;
+    let surface: Table = SURFACE.function(lua)?.call((t, uji, tasks))?;
     lua.set_named_registry_value(
         crate::job::DISPATCH,
         surface.get::<Function>("job_dispatch")?,

@@ -47,30 +47,15 @@ impl Compiled {
 
 /// The shipped module `name`.
 pub fn shipped(name: &str) -> Option<Compiled> {
-    static CHUNK_NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let names = CHUNK_NAMES.get_or_init(|| {
-        shipped_modules::MODULES
-            .iter()
-            .map(|(_, file, _, _)| format!("@[uji lua]/{file}"))
-            .collect()
-    });
-    let at = shipped_modules::MODULES
+    shipped_modules::MODULES
         .iter()
-        .position(|(module, _, _, _)| *module == name)?;
-    let (_, _, source, bytecode) = shipped_modules::MODULES[at];
-    Some(Compiled {
-        chunk_name: names[at].as_str(),
-        source,
-        bytecode,
-    })
+        .find(|(module, _)| *module == name)
+        .map(|(_, compiled)| *compiled)
 }
 
 /// Names of every shipped module.
 pub fn shipped_names() -> Vec<&'static str> {
-    shipped_modules::MODULES
-        .iter()
-        .map(|(m, _, _, _)| *m)
-        .collect()
+    shipped_modules::MODULES.iter().map(|(m, _)| *m).collect()
 }
 
 /// Runs one Lua file; an error becomes a notice and loading goes on.
@@ -268,8 +253,8 @@ mod tests {
     fn every_shipped_chunk_loads_from_its_build_time_bytecode() {
         let lua = Lua::new();
         let own = [PRELUDE, TASKS, SURFACE];
-        let modules = shipped_modules::MODULES.iter().map(|(_, _, _, b)| *b);
-        for bytecode in own.into_iter().chain(modules) {
+        let modules = shipped_modules::MODULES.iter().map(|(_, c)| *c);
+        for bytecode in own.into_iter().chain(modules).map(|c| c.bytecode) {
             assert_eq!(bytecode.first(), Some(&0x1b), "a binary chunk");
             lua.load(bytecode)
                 .set_mode(ChunkMode::Binary)
