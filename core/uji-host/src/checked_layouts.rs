@@ -158,12 +158,19 @@ pub(crate) fn verdict_for(plugin: &Path) -> (bool, Option<FileIdentity>) {
     (remembered.lock().passed_before(plugin, identity), identity)
 }
 
-/// Records that `plugin`, as `identity`, passed the layout check.
+/// Records that `plugin`, as `identity`, passed the layout check (kept
+/// for [`save_passes`]).
 pub(crate) fn record_pass(plugin: &Path, identity: Option<FileIdentity>) {
     if let (Some(remembered), Some(identity)) = (REMEMBERED.get(), identity) {
-        let mut remembered = remembered.lock();
-        remembered.record_pass(plugin, identity);
-        remembered.save();
+        remembered.lock().record_pass(plugin, identity);
+    }
+}
+
+/// Writes the passes recorded since the last save, once per batch of
+/// plugins opened rather than once per plugin.
+pub(crate) fn save_passes() {
+    if let Some(remembered) = REMEMBERED.get() {
+        remembered.lock().save();
     }
 }
 

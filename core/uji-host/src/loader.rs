@@ -476,6 +476,7 @@ pub(crate) fn open_and_init(
             }),
         }
     }
+    crate::checked_layouts::save_passes();
 
     let mut order: Vec<Opened> = winners.into_iter().rev().collect();
     if let Some(at) = order.iter().position(|o| o.manifest.name == CONFIG_PLUGIN) {
