@@ -191,17 +191,9 @@ pub fn open_regular(path: &Path) -> Result<Option<(std::fs::File, PathBuf)>, Ima
     Ok(Some((file, real)))
 }
 
-/// The image file at `path` read and fitted ([`fit`]), named by its file
-/// name; `Ok(None)` when its first bytes are not those of a PNG, JPEG, GIF
-/// or WebP (a text file, say), or it is not a regular file.
-pub fn fit_file(path: &Path) -> Result<Option<Image>, ImageError> {
-    match open_regular(path)? {
-        Some((file, _)) => fit_opened(file, path),
-        None => Ok(None),
-    }
-}
-
-/// [`fit_file`] for a file already opened (by [`open_regular`]).
+/// The image file `path`, opened by [`open_regular`], read and fitted
+/// ([`fit`]), named by its file name; `Ok(None)` when its first bytes are
+/// not those of a PNG, JPEG, GIF or WebP (a text file, say).
 pub fn fit_opened(mut file: std::fs::File, path: &Path) -> Result<Option<Image>, ImageError> {
     use std::io::Read as _;
     let broken = |e: std::io::Error| ImageError::Broken(e.to_string());
@@ -334,6 +326,14 @@ pub fn keep_newest(messages: &mut [Message]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The image file at `path` opened and fitted, as the mentions do.
+    fn fit_file(path: &Path) -> Result<Option<Image>, ImageError> {
+        match open_regular(path)? {
+            Some((file, _)) => fit_opened(file, path),
+            None => Ok(None),
+        }
+    }
     use image::{ImageBuffer, Rgba};
 
     fn png(width: u32, height: u32) -> Vec<u8> {
