@@ -731,47 +731,58 @@ fn a_subagent_gets_what_is_left_of_the_parents_wall_budget() {
     assert_eq!(parent_requests, 1, "and the parent made no request after");
 }
 
+/// Subagents may sleep and write; plan mode is what stops the write.
+const SLEEP_AND_WRITE: &str = "uji.tool.policy({ run_command = { allow = { 'sleep *' } }, write_file = { default = 'allow' } })\n";
+
+/// The session of `task` writes `path`, then answers.
+fn writes(model: &FakeModel, task: &'static str, path: &str) {
+    let args = json!({"path": path, "content": "too soon\n"});
+    for_task(model, task, call("k2", "write_file", args));
+    for_task(model, task, answer("could not write"));
+}
+
+/// Sends `prompt` in the parent's screen, switches plan mode on (Ctrl+B)
+/// while a subagent sleeps, and waits for the parent's answer `done`.
+fn plan_mode_during_the_sleep(sandbox: &Sandbox, prompt: &str, done: &str) {
+    let mut tty = open_screen(sandbox);
+    tty.type_text(prompt);
+    tty.press("<CR>");
+    tty.wait_for_text("general: run_command sleep 1.5");
+    tty.press("<C-b>");
+    tty.wait_for_text(done);
+}
+
+/// `path` was never written, and the writer's last request says why.
+fn refused_in_plan_mode(sandbox: &Sandbox, writer: &[RecordedRequest], path: &str, result: usize) {
+    assert!(
+        !sandbox.work().join(path).exists(),
+        "a subagent wrote {path} in plan mode"
+    );
+    let last = writer.last().expect("the writer's requests");
+    let refused = &tool_results(last)[result];
+    assert!(refused.contains("plan mode is on"), "{refused}");
+}
+
 /// Switching the parent to plan mode while a subagent runs holds for that
 /// subagent at once: its next edit is refused by its own gate, although
 /// the policy allows it, and the file is never written.
 #[test]
 fn plan_mode_switched_on_in_the_parents_screen_holds_for_a_running_subagent() {
     let model = FakeModel::start();
-    let sandbox = screen_sandbox(
-        &model,
-        "uji.tool.policy({ run_command = { allow = { 'sleep *' } }, write_file = { default = 'allow' } })\n",
-    );
+    let sandbox = screen_sandbox(&model, SLEEP_AND_WRITE);
     model.push(call("p1", "subagent", json!({"task": "Wait then write"})));
-    for_task(
-        &model,
-        "Wait then write",
-        call("k1", "run_command", json!({"command": "sleep 1.5"})),
-    );
-    for_task(
-        &model,
-        "Wait then write",
-        call(
-            "k2",
-            "write_file",
-            json!({"path": "planned.txt", "content": "too soon\n"}),
-        ),
-    );
-    for_task(&model, "Wait then write", answer("could not write"));
+    let sleep = json!({"command": "sleep 1.5"});
+    for_task(&model, "Wait then write", call("k1", "run_command", sleep));
+    writes(&model, "Wait then write", "planned.txt");
     model.push(answer("The subagent has finished."));
-    let mut tty = open_screen(&sandbox);
-    tty.type_text("delegate the writing");
-    tty.press("<CR>");
-    tty.wait_for_text("general: run_command sleep 1.5");
-    tty.press("<C-b>");
-    tty.wait_for_text("The subagent has finished.");
-    assert!(
-        !sandbox.work().join("planned.txt").exists(),
-        "the subagent wrote in plan mode"
+    plan_mode_during_the_sleep(
+        &sandbox,
+        "delegate the writing",
+        "The subagent has finished.",
     );
     let child = requests_of(&model, "Wait then write");
     assert_eq!(child.len(), 3, "{child:?}");
-    let refused = &tool_results(&child[2])[1];
-    assert!(refused.contains("plan mode is on"), "{refused}");
+    refused_in_plan_mode(&sandbox, &child, "planned.txt", 1);
 }
 
 /// A task still waiting for its turn when plan mode is switched on starts
@@ -782,43 +793,21 @@ fn a_queued_subagent_starts_in_the_mode_the_parent_has_when_it_starts() {
     let model = FakeModel::start();
     let sandbox = screen_sandbox(
         &model,
-        "uji.config.set('subagents.parallel', 1)\n\
-         uji.tool.policy({ run_command = { allow = { 'sleep *' } }, write_file = { default = 'allow' } })\n",
+        &format!("uji.config.set('subagents.parallel', 1)\n{SLEEP_AND_WRITE}"),
     );
-    model.push(call(
-        "p1",
-        "subagent",
-        json!({"tasks": [{"task": "First wait"}, {"task": "Then write"}]}),
-    ));
-    for_task(
-        &model,
-        "First wait",
-        call("k1", "run_command", json!({"command": "sleep 1.5"})),
-    );
+    let tasks = json!({"tasks": [{"task": "First wait"}, {"task": "Then write"}]});
+    model.push(call("p1", "subagent", tasks));
+    let sleep = json!({"command": "sleep 1.5"});
+    for_task(&model, "First wait", call("k1", "run_command", sleep));
     for_task(&model, "First wait", answer("waited"));
-    for_task(
-        &model,
-        "Then write",
-        call(
-            "k2",
-            "write_file",
-            json!({"path": "queued.txt", "content": "too soon\n"}),
-        ),
-    );
-    for_task(&model, "Then write", answer("could not write"));
+    writes(&model, "Then write", "queued.txt");
     model.push(answer("Both subagents have finished."));
-    let mut tty = open_screen(&sandbox);
-    tty.type_text("delegate two tasks");
-    tty.press("<CR>");
-    tty.wait_for_text("general: run_command sleep 1.5");
-    tty.press("<C-b>");
-    tty.wait_for_text("Both subagents have finished.");
-    assert!(
-        !sandbox.work().join("queued.txt").exists(),
-        "the queued subagent wrote in plan mode"
+    plan_mode_during_the_sleep(
+        &sandbox,
+        "delegate two tasks",
+        "Both subagents have finished.",
     );
     let writer = requests_of(&model, "Then write");
     assert_eq!(writer.len(), 2, "{writer:?}");
-    let refused = &tool_results(&writer[1])[0];
-    assert!(refused.contains("plan mode is on"), "{refused}");
+    refused_in_plan_mode(&sandbox, &writer, "queued.txt", 0);
 }
