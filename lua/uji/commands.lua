@@ -164,7 +164,11 @@ end
 
 --- Undoes what a command set for its turn once that turn ends.
 local pending_restore = nil
-local function restore()
+local function restore(finished)
+  -- A subagent's turn ends inside the command's own: not the one to wait for.
+  if type(finished) == "table" and finished.parent then
+    return
+  end
   if pending_restore then
     local undo = pending_restore
     pending_restore = nil

@@ -10,19 +10,13 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 use uji_host::PluginModuleRef;
 use uji_protocol::frontend::{DialogAnswer, DialogKind, Event, GateDecision, NoticeLevel, Op};
 use uji_protocol::session::{MessageBody, StoredMessage};
-use uji_protocol::wire::Usage;
 use uji_sdk::{Frontend, FrontendSession, Host, Plugin};
 
 use crate::out::{WriteError, say, write_to};
-
-/// Version of the `--json` event schema (its reader's types are
-/// `uji_protocol::headless`).
-pub const JSON_SCHEMA_VERSION: u64 = uji_protocol::headless::SCHEMA_VERSION;
 
 /// Config key: print JSON events instead of text.
 pub const JSON_KEY: &str = "headless.json";
@@ -59,158 +53,6 @@ struct Headless {
     host: Host,
 }
 
-/// One line of the `--json` stream (docs/headless.md, schema
-/// [`JSON_SCHEMA_VERSION`]). Fields are declared in the order the schema
-/// has always printed them.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum JsonLine<'a> {
-    Session {
-        id: &'a str,
-        schema: u64,
-    },
-    Message {
-        message: &'a StoredMessage,
-    },
-    Progress {
-        tool: &'a str,
-        line: &'a str,
-    },
-    /// A subagent's line, tagged with its session.
-    Subagent {
-        call_id: &'a str,
-        session: &'a str,
-        agent: &'a str,
-        line: &'a Value,
-    },
-    /// A subagent's tool call starting (children only).
-    Tool {
-        call_id: &'a str,
-        name: &'a str,
-        subject: &'a str,
-    },
-    /// What a subagent used so far (children only).
-    Usage {
-        usage: &'a Usage,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cost: Option<f64>,
-    },
-    Notice {
-        text: String,
-    },
-    Done {
-        usage: &'a Usage,
-        #[serde(flatten)]
-        outcome: Outcome<'a>,
-        /// The budget limit that stopped the turn.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        budget: Option<&'static str>,
-        /// The session's cost so far, in US dollars, where prices are known.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cost: Option<f64>,
-    },
-}
-
-/// How a `done` line ends: `"error": …`, or `"text": …` (null when the
-/// turn gave none).
-#[derive(Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Outcome<'a> {
-    Error(&'a str),
-    Text(Option<&'a str>),
-}
-
-impl<'a> JsonLine<'a> {
-    /// The line a frontend event maps to; most events have none. A
-    /// subagent's stream (`child`) has a few more.
-    fn of(event: &'a Event, child: bool) -> Option<JsonLine<'a>> {
-        Some(match event {
-            Event::Subagent {
-                call_id,
-                session,
-                agent,
-                line,
-            } => JsonLine::Subagent {
-                call_id,
-                session,
-                agent,
-                line,
-            },
-            Event::ToolStarted {
-                call_id,
-                name,
-                subject,
-                ..
-            } if child => JsonLine::Tool {
-                call_id,
-                name,
-                subject,
-            },
-            Event::Usage { session, cost, .. } if child => JsonLine::Usage {
-                usage: session,
-                cost: *cost,
-            },
-            Event::SessionConfigured(configured) => JsonLine::Session {
-                id: &configured.id,
-                schema: JSON_SCHEMA_VERSION,
-            },
-            Event::Message { message } => JsonLine::Message { message },
-            Event::Progress { tool, line, .. } => JsonLine::Progress { tool, line },
-            Event::Notice { text, source, .. } => JsonLine::Notice {
-                text: notice_text(source.as_deref(), text),
-            },
-            // A retry and a compaction are notices to a reader of lines.
-            Event::StreamRetry { message, .. } => JsonLine::Notice {
-                text: message.clone(),
-            },
-            Event::Compacted { messages, .. } => JsonLine::Notice {
-                text: compacted_text(*messages),
-            },
-            Event::TurnFinished {
-                text,
-                error,
-                interrupted,
-                usage,
-                budget,
-                cost,
-            } => JsonLine::Done {
-                usage,
-                budget: budget.map(|limit| limit.as_str()),
-                cost: *cost,
-                outcome: match error {
-                    Some(error) => Outcome::Error(error),
-                    None if *interrupted => Outcome::Error(uji_protocol::headless::INTERRUPTED),
-                    None => Outcome::Text(text.as_deref()),
-                },
-            },
-            _ => return None,
-        })
-    }
-
-    /// Writes the line, its keys in the order declared here (and a
-    /// message's in the order of its type), whichever serde_json features
-    /// the build unifies: a `Value` would sort them without
-    /// `preserve_order`.
-    fn write(&self, out: &mut impl Write) -> Result<(), WriteError> {
-        let json = serde_json::to_string(self)
-            .map_err(|e| WriteError::Failed(format!("cannot encode a --json line: {e}")))?;
-        write_to(out, &format!("{json}\n"))
-    }
-}
-
-/// A notice as one line: the plugin that sent it, then its text.
-/// What a compaction says in `uji run`'s lines.
-fn compacted_text(messages: u64) -> String {
-    format!("compacted {messages} earlier messages")
-}
-
-fn notice_text(source: Option<&str>, text: &str) -> String {
-    match source {
-        Some(source) => format!("{source}: {text}"),
-        None => text.to_string(),
-    }
-}
-
 /// `--json`: the frontend protocol's events mapped to the stable schema.
 fn json_line(out: &mut impl Write, event: &Event, link: Link) -> Result<(), WriteError> {
     if link.ask_parent && matches!(event, Event::ApprovalRequest { .. }) {
@@ -219,8 +61,13 @@ fn json_line(out: &mut impl Write, event: &Event, link: Link) -> Result<(), Writ
             .map_err(|e| WriteError::Failed(format!("cannot encode a question: {e}")))?;
         return write_to(out, &format!("{json}\n"));
     }
-    match JsonLine::of(event, link.child) {
-        Some(line) => line.write(out),
+    // The writer keeps each line's keys in the order the schema has
+    // always printed them, whichever serde_json features the build unifies.
+    match uji_protocol::headless::encode(event, link.child) {
+        Some(Ok(json)) => write_to(out, &format!("{json}\n")),
+        Some(Err(e)) => Err(WriteError::Failed(format!(
+            "cannot encode a --json line: {e}"
+        ))),
         None => Ok(()),
     }
 }
@@ -324,7 +171,7 @@ impl TextMode {
                 say!("uji: {source}{level}{text}");
             }
             Event::StreamRetry { message, .. } => say!("uji: {message}"),
-            Event::Compacted { messages, .. } => say!("uji: {}", compacted_text(*messages)),
+            Event::Compacted { messages, .. } => say!("uji: {}", uji_protocol::headless::compacted_text(*messages)),
             Event::TurnFinished {
                 text: Some(text), ..
             } => write_to(out, &format!("{}\n", text.trim_end_matches('\n')))?,
@@ -547,8 +394,7 @@ mod tests {
     fn every_line_a_subagent_writes_is_read_back_by_the_readers_types() {
         use uji_protocol::frontend::BudgetLimit;
         use uji_protocol::headless::Line;
-        use uji_protocol::wire::Usage;
-
+        
         let written = |event: &Event| {
             let mut out = Vec::new();
             let link = Link {

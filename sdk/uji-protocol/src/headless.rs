@@ -1,15 +1,17 @@
-//! The lines of `uji run --json` (docs/headless.md) as a reader decodes
-//! them: a parent uji reading its subagent, or any program. uji-cli writes
-//! them; what it writes is checked against these types in its tests, so
-//! the two cannot drift apart unnoticed.
+//! The lines of `uji run --json` (docs/headless.md): written from a
+//! session's events ([`encode`]: uji-cli's `--json` stream, and a parent
+//! uji's subagents shown to its frontends) and read back as [`Line`]s (a
+//! parent uji reading its subagents, or any program). Writer and reader
+//! live together and are tested against each other, so they cannot drift
+//! apart unnoticed.
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::FileDiff;
-use crate::frontend::BudgetLimit;
+use crate::frontend::{BudgetLimit, Event};
 use crate::session::StoredMessage;
 use crate::wire::Usage;
 
@@ -99,6 +101,162 @@ impl Line {
     pub fn read(text: &str) -> Option<Line> {
         serde_json::from_str(text).ok()
     }
+}
+
+/// One line as written, its fields in the order the schema has always
+/// printed them (a `Value` would sort them).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Written<'a> {
+    Session {
+        id: &'a str,
+        schema: u64,
+    },
+    Message {
+        message: &'a StoredMessage,
+    },
+    Progress {
+        tool: &'a str,
+        line: &'a str,
+    },
+    /// A subagent's line, tagged with its session.
+    Subagent {
+        call_id: &'a str,
+        session: &'a str,
+        agent: &'a str,
+        line: &'a Value,
+    },
+    /// A subagent's tool call starting (children only).
+    Tool {
+        call_id: &'a str,
+        name: &'a str,
+        subject: &'a str,
+    },
+    /// What a subagent used so far (children only).
+    Usage {
+        usage: &'a Usage,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
+    },
+    Notice {
+        text: String,
+    },
+    Done {
+        usage: &'a Usage,
+        #[serde(flatten)]
+        outcome: Outcome<'a>,
+        /// The budget limit that stopped the turn.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        budget: Option<&'static str>,
+        /// The session's cost so far, in US dollars, where prices are known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
+    },
+}
+
+/// How a `done` line ends: `"error": …`, or `"text": …` (null when the
+/// turn gave none).
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Outcome<'a> {
+    Error(&'a str),
+    Text(Option<&'a str>),
+}
+
+/// What a compaction says as a line (and in `uji run`'s text mode).
+pub fn compacted_text(messages: u64) -> String {
+    format!("compacted {messages} earlier messages")
+}
+
+/// A notice as one line: the plugin that sent it, then its text.
+fn notice_text(source: Option<&str>, text: &str) -> String {
+    match source {
+        Some(source) => format!("{source}: {text}"),
+        None => text.to_string(),
+    }
+}
+
+impl<'a> Written<'a> {
+    /// The line a frontend event maps to; most events have none. A
+    /// subagent's stream (`child`) has a few more.
+    fn of(event: &'a Event, child: bool) -> Option<Written<'a>> {
+        Some(match event {
+            Event::Subagent {
+                call_id,
+                session,
+                agent,
+                line,
+            } => Written::Subagent {
+                call_id,
+                session,
+                agent,
+                line,
+            },
+            Event::ToolStarted {
+                call_id,
+                name,
+                subject,
+                ..
+            } if child => Written::Tool {
+                call_id,
+                name,
+                subject,
+            },
+            Event::Usage { session, cost, .. } if child => Written::Usage {
+                usage: session,
+                cost: *cost,
+            },
+            Event::SessionConfigured(configured) => Written::Session {
+                id: &configured.id,
+                schema: SCHEMA_VERSION,
+            },
+            Event::Message { message } => Written::Message { message },
+            Event::Progress { tool, line, .. } => Written::Progress { tool, line },
+            Event::Notice { text, source, .. } => Written::Notice {
+                text: notice_text(source.as_deref(), text),
+            },
+            // A retry and a compaction are notices to a reader of lines.
+            Event::StreamRetry { message, .. } => Written::Notice {
+                text: message.clone(),
+            },
+            Event::Compacted { messages, .. } => Written::Notice {
+                text: compacted_text(*messages),
+            },
+            Event::TurnFinished {
+                text,
+                error,
+                interrupted,
+                usage,
+                budget,
+                cost,
+            } => Written::Done {
+                usage,
+                budget: budget.map(|limit| limit.as_str()),
+                cost: *cost,
+                outcome: match error {
+                    Some(error) => Outcome::Error(error),
+                    None if *interrupted => Outcome::Error(INTERRUPTED),
+                    None => Outcome::Text(text.as_deref()),
+                },
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// The line (JSON, without its newline) `event` is written as; `None` for
+/// an event the schema has no line for. A subagent's stream (`child`) also
+/// has `tool` and `usage` lines.
+pub fn encode(event: &Event, child: bool) -> Option<Result<String, serde_json::Error>> {
+    Written::of(event, child).map(|line| serde_json::to_string(&line))
+}
+
+/// The first line of a session's stream: its id and the schema version.
+pub fn session_line(id: &str) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&Written::Session {
+        id,
+        schema: SCHEMA_VERSION,
+    })
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ fn boot_loading(
     plugins.loaded.splice(0..0, builtin_loaded);
     plugins.failed.extend(builtin_failures);
     crate::gate::child_env::announce(&registry, &providers);
-    crate::subagents::register(&gate, &registry, dirs.config.clone(), dirs.data.clone());
+    crate::subagents::register(&gate, &registry, &providers, &dirs.data);
     // A broken config is an error the user must see, wherever uji runs.
     if let Some(text) = registry.config(CONFIG_ERROR_KEY)
         && let Some(text) = text.as_str()

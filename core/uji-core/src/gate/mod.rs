@@ -340,6 +340,10 @@ type RulesObserver = Arc<dyn Fn(&str, &[SessionRule]) + Send + Sync>;
 struct SessionRulesInner {
     session: String,
     rules: Vec<SessionRule>,
+    /// A subagent's parent's rules, read through: what the parent's person
+    /// allows for the parent's session, before or while the subagent runs,
+    /// holds for it too; what is allowed for the subagent stays its own.
+    parent: Option<SessionRules>,
     /// Told of every change (the session server mirrors the rules to a
     /// file `uji policy check` reads).
     observer: Option<RulesObserver>,
@@ -356,6 +360,16 @@ pub struct SessionRule {
 }
 
 impl SessionRules {
+    /// The rules of subagent `session`: its own, over `parent`'s.
+    pub fn of_subagent(session: &str, parent: SessionRules) -> SessionRules {
+        SessionRules(Arc::new(RwLock::new(SessionRulesInner {
+            session: session.to_string(),
+            rules: Vec::new(),
+            parent: Some(parent),
+            observer: None,
+        })))
+    }
+
     /// Starts over for `session` (a new or resumed session asks again).
     pub fn reset(&self, session: &str) {
         {
@@ -396,14 +410,16 @@ impl SessionRules {
         self.0.write().rules.extend(rules);
     }
 
-    /// The rule allowing `tool` on `subject`, if any.
+    /// The rule allowing `tool` on `subject`, if any (a subagent's own,
+    /// then its parent's).
     pub fn find(&self, tool: &str, subject: &str) -> Option<SessionRule> {
-        self.0
-            .read()
+        let inner = self.0.read();
+        let own = inner
             .rules
             .iter()
             .find(|r| r.tool == tool && r.subject == subject)
-            .cloned()
+            .cloned();
+        own.or_else(|| inner.parent.as_ref()?.find(tool, subject))
     }
 
     fn notify(&self) {
@@ -533,6 +549,17 @@ impl Gate {
     /// The "allow for this session" answers of the running session.
     pub fn session_rules(&self) -> &SessionRules {
         &self.session_rules
+    }
+
+    /// The gate of subagent session `session`, whose parent's "allow for
+    /// this session" answers are `parent`: everything else (policy, hooks,
+    /// sandbox, roots, the approval mode, spill files) is this gate's own,
+    /// shared, so a change to any of them holds for the subagent at once.
+    pub fn for_subagent(&self, session: &str, parent: SessionRules) -> Gate {
+        Gate {
+            session_rules: SessionRules::of_subagent(session, parent),
+            ..self.clone()
+        }
     }
 
     fn with_policy<R>(&self, f: impl FnOnce(&Policy) -> R) -> R {

@@ -383,6 +383,7 @@ impl Sessions {
             effort,
             cwd: self.cwd.clone(),
             secrets,
+            budget: None,
         };
         // Usage is tracked per session: a resumed one starts from what its
         // saved answers used.

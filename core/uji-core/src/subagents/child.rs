@@ -1,66 +1,99 @@
-//! One subagent: a `uji run --json --parent ID --ask-parent` process core
-//! starts, and the conversation with it. Its lines come in on stdout
-//! (docs/headless.md); its questions (`approval_request` lines) are asked
-//! of the parent's person through the parent's approver and answered on
-//! its stdin as frontend `approval` operations; an `interrupt` operation
-//! and then SIGINT stop it, and its process group is killed if it has not
-//! ended a few seconds later.
+//! One subagent: a session of its own, run in this process on the
+//! parent's core, to one answer.
+//!
+//! It has its own conversation, session file (saved with its parent),
+//! tools, model and budget; everything that decides what a call may do is
+//! the parent's, shared: the policy, hooks, sandbox, roots and MCP servers,
+//! and the approval mode (a switch to plan mode holds at the subagent's
+//! next call). What the parent's person allowed for the parent's session,
+//! before or while the subagent runs, holds for it too; its own "allow for
+//! this session" answers stay its own. Its questions go to the parent's
+//! approver, labelled with the agent. Its events become the lines of `uji
+//! run --json` (uji_protocol's `headless` writer), shown to the parent's
+//! frontends as they come.
+//!
+//! In the process, not a `uji run` child process: a child process costs
+//! its start (about 5 ms of CPU: mapping the plugins, the Lua defaults,
+//! a runtime), which four children at once pay four times over.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Deserialize as _;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, watch};
-use uji_protocol::ApprovalMode;
+use tokio::sync::{oneshot, watch};
+use uji_host::Registry;
 use uji_protocol::Spent;
-use uji_protocol::frontend::{ApprovalDecision, Op};
-use uji_protocol::headless::{Done, Line, Question};
-use uji_protocol::session::MessageBody;
+use uji_protocol::frontend::{Event, NoticeLevel};
+use uji_protocol::headless::Line;
 
 use super::links::ParentLink;
-use crate::gate::{Approval, ApprovalRequest};
+use crate::auth::providers::{Providers, Resolved};
+use crate::gate::{Approval, ApprovalRequest, Approver, Gate};
+use crate::session::store::{SessionFile, Store};
+use crate::turn::agent::{Agent, Connection, TurnOutcome, TurnSettings};
+use crate::turn::budget::Budget;
+use crate::turn::control::{EventSink, MessageQueue, SessionControl};
+use crate::turn::interrupt::interrupt_pair;
 
-/// How long a stopped child has to end its turn before it is killed.
-const STOP_GRACE: Duration = Duration::from_secs(3);
+/// What a subagent is run on: the parent's core.
+#[derive(Clone)]
+pub struct Core {
+    pub gate: Gate,
+    pub registry: Registry,
+    pub providers: Providers,
+    pub store: Store,
+}
 
-/// The last bytes of a child's stderr kept for its error.
-const STDERR_KEPT: usize = 4096;
+/// The limits of a child's budget that its agent file and its parent's
+/// budget set; the rest of its budget is the configured one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Limits {
+    pub turns: Option<u64>,
+    pub tokens: Option<u64>,
+    /// Dollars.
+    pub cost: Option<f64>,
+}
 
 /// How to start one child.
 #[derive(Debug, Clone)]
-pub struct ChildCommand {
-    pub exe: PathBuf,
-    /// Every argument but those that must be read when the child starts
-    /// (it may wait its turn among the call's tasks): `--mode`, `--max-wall`
-    /// and the task.
-    pub args: Vec<OsString>,
-    /// The prompt, the last argument.
-    pub task: OsString,
-    /// When the parent's `wall` budget runs out.
-    pub wall_ends: Option<std::time::Instant>,
-    pub cwd: PathBuf,
+pub struct ChildStart {
+    /// The calling session.
+    pub parent: String,
     /// The agent's name, shown with its questions.
     pub agent: String,
+    pub task: String,
+    pub title: String,
+    /// The tools it is offered.
+    pub tools: Vec<String>,
+    /// `provider/model`; the configured model when `None`.
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    /// The agent's prompt, after the system prompt.
+    pub append_prompt: Option<String>,
+    pub limits: Limits,
+    /// When the parent's `wall` budget runs out.
+    pub wall_ends: Option<Instant>,
+    pub cwd: PathBuf,
 }
 
-impl ChildCommand {
-    /// The whole command line as the child starts now: the parent's
-    /// approval mode now (later changes follow as `set_mode` operations)
-    /// and the seconds left of its wall budget, rounded up.
-    fn args_now(&self, mode: ApprovalMode) -> Vec<OsString> {
-        let mut args = self.args.clone();
-        args.extend(["--mode".into(), mode.as_str().into()]);
-        if let Some(ends) = self.wall_ends {
-            let left = ends.saturating_duration_since(std::time::Instant::now());
-            let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
-            args.extend(["--max-wall".into(), seconds.max(1).to_string().into()]);
+impl ChildStart {
+    /// The child's budget as it starts now: the configured one, with its
+    /// limits over it and what is left of the parent's time, rounded up to
+    /// the second (a task may have waited its turn).
+    fn budget(&self, configured: Budget, now: Instant) -> Budget {
+        let wall = self.wall_ends.map(|ends| {
+            let left = ends.saturating_duration_since(now);
+            (left.as_secs() + u64::from(left.subsec_nanos() > 0)).max(1)
+        });
+        Budget {
+            turns: self.limits.turns.map(|n| n.max(1)).or(configured.turns),
+            tokens: self.limits.tokens.map(|n| n.max(1)).or(configured.tokens),
+            cost: self.limits.cost.map(|c| c.max(0.000_001)).or(configured.cost),
+            wall: wall.or(configured.wall),
+            ..configured
         }
-        args.extend(["--".into(), self.task.clone()]);
-        args
     }
 }
 
@@ -76,361 +109,308 @@ pub struct ChildOutcome {
     pub unpriced: bool,
 }
 
+impl ChildOutcome {
+    fn failed(error: String) -> ChildOutcome {
+        ChildOutcome {
+            error: Some(error),
+            ..ChildOutcome::default()
+        }
+    }
+}
+
 /// What the child's lines are shown as while it runs.
 pub trait ChildWatcher: Send + Sync {
-    /// One line of the child's `--json` stream, once its session is known:
-    /// as written (frontends get it so) and as read.
+    /// One line of the child's `--json` stream: as written (frontends get
+    /// it so) and as read.
     fn line(&self, session: &str, raw: &Value, line: &Line);
 }
 
-/// The child's `done` line read into the outcome.
-fn read_done(done: &Done, outcome: &mut ChildOutcome) {
-    outcome.spent.usage = done.usage;
-    match done.cost {
-        Some(dollars) => outcome.spent.cost = Some((dollars * 1_000_000.0).round() as u64),
-        None => outcome.unpriced = true,
+/// The child's questions, asked of the parent's approver: labelled with
+/// the agent, and with call ids made unique beside the parent's (the
+/// child's are its model's, unique only in its session).
+struct AskParent {
+    parent: Arc<dyn Approver>,
+    agent: String,
+    session: String,
+}
+
+impl Approver for AskParent {
+    fn ask(&self, mut request: ApprovalRequest) -> oneshot::Receiver<Approval> {
+        request.call_id = format!("{}:{}", self.session, request.call_id);
+        request.agent = Some(self.agent.clone());
+        self.parent.ask(request)
     }
-    match &done.error {
-        Some(_) if done.interrupted() => outcome.interrupted = true,
-        Some(error) => outcome.error = Some(error.clone()),
-        None => outcome.text = done.text.clone(),
+
+    fn wants_preview(&self) -> bool {
+        self.parent.wants_preview()
+    }
+
+    fn automatic(&self) -> bool {
+        self.parent.automatic()
+    }
+
+    fn allows_everything(&self) -> bool {
+        self.parent.allows_everything()
     }
 }
 
-/// A child's question as the parent's approver asks it.
-fn question_of(asked: &Question, agent: &str, session: &str) -> ApprovalRequest {
-    ApprovalRequest {
-        // The child's call ids are its model's: unique only in its session.
-        call_id: format!("{session}:{}", asked.call_id),
-        tool: asked.tool.clone(),
-        verb: asked.verb.clone(),
-        subject: asked.subject.clone(),
-        question: asked.question.clone(),
-        diff: asked.diff.clone(),
-        args: asked.args.clone(),
-        labels: asked.labels.clone(),
-        agent: Some(agent.to_string()),
-    }
-}
-
-/// An operation as the child reads it: one JSON line of the frontend
-/// protocol.
-fn op_line(op: &Op) -> String {
-    match serde_json::to_string(op) {
-        Ok(json) => format!("{json}\n"),
-        // An `Op` is plain data; this cannot fail, but a child must never
-        // get half a line.
-        Err(e) => {
-            tracing::warn!("cannot encode an operation for a subagent: {e}");
-            String::new()
-        }
-    }
-}
-
-/// The `approval` operation that answers the child's question `call_id`.
-fn answer_op(call_id: &str, approval: Option<Approval>) -> String {
-    let (decision, guidance) = match approval {
-        Some(Approval::Allow) => (ApprovalDecision::AllowOnce, None),
-        Some(Approval::AllowSession) => (ApprovalDecision::AllowSession, None),
-        Some(Approval::Deny { guidance }) => (ApprovalDecision::Deny, guidance),
-        Some(Approval::Stop) => (ApprovalDecision::Stop, None),
-        Some(Approval::Unavailable) | None => (
-            ApprovalDecision::Deny,
-            Some("nobody could answer this question for the subagent".to_string()),
-        ),
-    };
-    op_line(&Op::Approval {
-        call_id: call_id.to_string(),
-        decision: Some(decision),
-        allow: None,
-        guidance,
+/// Hands each event the child's agent emits to the watcher as its line.
+fn sink_to(session: String, watcher: Arc<dyn ChildWatcher>) -> EventSink {
+    Arc::new(move |event: Event| {
+        let Some(json) = uji_protocol::headless::encode(&event, true) else {
+            return;
+        };
+        show(&session, json, watcher.as_ref());
     })
 }
 
-/// Whom a signal goes to.
-#[derive(Clone, Copy)]
-enum To {
-    /// The child alone (SIGINT: it stops its own commands).
-    Child,
-    /// The process group the child leads (it was started with
-    /// `process_group(0)`), what it started included.
-    Group,
-}
-
-fn signal(pid: Option<u32>, to: To, number: i32) {
-    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
-        return;
-    };
-    let target = match to {
-        To::Child => pid,
-        To::Group => -pid,
-    };
-    // SAFETY: kill(2) touches no memory; a negative pid names the group.
-    unsafe {
-        libc::kill(target, number);
+fn show(session: &str, json: Result<String, serde_json::Error>, watcher: &dyn ChildWatcher) {
+    let read = json.ok().and_then(|json| {
+        let raw: Value = serde_json::from_str(&json).ok()?;
+        let line = Line::deserialize(&raw).ok()?;
+        Some((raw, line))
+    });
+    match read {
+        Some((raw, line)) => watcher.line(session, &raw, &line),
+        None => tracing::warn!("subagent {session}: an event could not be shown as a line"),
     }
 }
 
-/// Runs one child to its end (or until `stop` turns true, then stops it).
-/// Each change of the parent's approval mode (`mode`) is passed on, so a
-/// switch to plan mode holds for a subagent already running.
+/// The child's session, opened, and its agent built on `core`.
+fn build(
+    start: &ChildStart,
+    core: &Core,
+    link: &ParentLink,
+    model: Resolved,
+    session: SessionFile,
+) -> Agent {
+    let id = session.id().to_string();
+    let gate = core.gate.for_subagent(&id, link.rules.clone());
+    let approver = Arc::new(AskParent {
+        parent: Arc::clone(&link.approver),
+        agent: start.agent.clone(),
+        session: id,
+    });
+    let configured = Budget::from_config(core.registry.config(crate::turn::budget::CONFIG_KEY));
+    let settings = TurnSettings {
+        idle_timeout: model.provider.idle_timeout,
+        model: Ok(model),
+        tools: Some(start.tools.clone()),
+        append_prompt: start.append_prompt.clone(),
+        effort: start.effort.clone(),
+        cwd: start.cwd.clone(),
+        secrets: core.providers.secret_values(),
+        budget: Some(start.budget(configured, Instant::now())),
+    };
+    Agent::new(gate, core.registry.clone(), session, settings, approver)
+}
+
+/// Runs one child to its answer (or until `stop` turns true, then
+/// interrupts it).
 pub async fn run(
-    command: &ChildCommand,
+    start: &ChildStart,
+    core: &Core,
     link: &ParentLink,
     mut stop: watch::Receiver<bool>,
-    mut mode: watch::Receiver<ApprovalMode>,
-    watcher: &dyn ChildWatcher,
+    watcher: Arc<dyn ChildWatcher>,
 ) -> ChildOutcome {
-    let mut process = tokio::process::Command::new(&command.exe);
-    // Read together with marking the mode seen: a change after it reaches
-    // the child as an operation, one before it is in its command line.
-    let mode_now = *mode.borrow_and_update();
-    process
-        .args(command.args_now(mode_now))
-        .current_dir(&command.cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    let mut child = match process.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            return ChildOutcome {
-                error: Some(format!(
-                    "cannot start the subagent ({}): {e}",
-                    command.exe.display()
-                )),
-                ..ChildOutcome::default()
-            };
-        }
+    let model = match core.providers.resolve(start.model.as_deref()) {
+        Ok(model) => model,
+        Err(e) => return ChildOutcome::failed(format!("the subagent has no model: {e}")),
     };
-    let pid = child.id();
-    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        signal(pid, To::Group, libc::SIGKILL);
-        return ChildOutcome {
-            error: Some("the subagent's pipes could not be opened".to_string()),
-            ..ChildOutcome::default()
-        };
+    let session = match core
+        .store
+        .create_with(&start.cwd, &start.title, Some(&start.parent))
+    {
+        Ok(session) => session,
+        Err(e) => return ChildOutcome::failed(format!("cannot save the subagent's session: {e}")),
     };
-    let (to_child, mut lines_out) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(async move {
-        while let Some(line) = lines_out.recv().await {
-            if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
-                break;
+    let id = session.id().to_string();
+    show(
+        &id,
+        uji_protocol::headless::session_line(&id),
+        watcher.as_ref(),
+    );
+    let notice = model.notice();
+    let mut agent = build(start, core, link, model, session);
+    let events = sink_to(id.clone(), Arc::clone(&watcher));
+    if let Some(notice) = notice {
+        events(Event::notice(NoticeLevel::Warn, notice));
+    }
+    let (snapshot, published) = watch::channel(agent.snapshot());
+    let control = SessionControl::new(agent.chosen_model());
+    agent.connect(Connection {
+        events,
+        queue: MessageQueue::default(),
+        control,
+        approver: None,
+        snapshot,
+    });
+    let (interrupter, mut interrupt) = interrupt_pair();
+    let stopper = tokio::spawn(async move {
+        while !*stop.borrow_and_update() {
+            if stop.changed().await.is_err() {
+                return;
             }
         }
+        interrupter.interrupt();
     });
-    let errors = tokio::spawn(async move {
-        let mut all = Vec::new();
-        let _ = stderr.read_to_end(&mut all).await;
-        let from = all.len().saturating_sub(STDERR_KEPT);
-        String::from_utf8_lossy(&all[from..]).trim().to_string()
-    });
-    let mut outcome = ChildOutcome::default();
-    let mut lines = BufReader::new(stdout).lines();
-    let mut stop_at: Option<tokio::time::Instant> = None;
-    let mut done = false;
-    let mut following_mode = true;
-    loop {
-        let kill_at = stop_at.map(|at| at + STOP_GRACE);
-        tokio::select! {
-            line = lines.next_line() => match line {
-                Ok(Some(line)) => done |= read_line(&line, command, link, &to_child, watcher, &mut outcome),
-                Ok(None) | Err(_) => break,
-            },
-            changed = stop.changed(), if stop_at.is_none() => {
-                if changed.is_err() || *stop.borrow() {
-                    outcome.interrupted = true;
-                    let _ = to_child.send(op_line(&Op::Interrupt));
-                    signal(pid, To::Child, libc::SIGINT);
-                    stop_at = Some(tokio::time::Instant::now());
-                }
-            }
-            changed = mode.changed(), if following_mode => match changed {
-                Ok(()) => {
-                    let now = *mode.borrow_and_update();
-                    let _ = to_child.send(op_line(&Op::SetMode { mode: now }));
-                }
-                Err(_) => following_mode = false,
-            },
-            () = async { if let Some(at) = kill_at { tokio::time::sleep_until(at).await } }, if kill_at.is_some() => {
-                signal(pid, To::Group, libc::SIGKILL);
-                break;
-            }
-        }
-    }
-    drop(to_child);
-    writer.abort();
-    let status = child.wait().await;
-    let stderr = errors.await.unwrap_or_default();
-    if !done && outcome.error.is_none() && !outcome.interrupted {
-        let how = match status {
-            Ok(status) => format!("ended ({status})"),
-            Err(e) => format!("could not be waited for: {e}"),
-        };
-        let said = if stderr.is_empty() {
-            String::new()
-        } else {
-            format!(": {stderr}")
-        };
-        outcome.error = Some(format!("the subagent {how} before it answered{said}"));
-    }
+    let turn = agent.turn(start.task.clone(), Vec::new(), &mut interrupt).await;
+    stopper.abort();
+    let outcome = outcome_of(id, turn, &published.borrow());
+    // The agent goes (and its link for subagents of its own with it) once
+    // its turn is over.
+    drop(agent);
     outcome
 }
 
-/// Handles one line; true for the `done` line.
-fn read_line(
-    line: &str,
-    command: &ChildCommand,
-    link: &ParentLink,
-    to_child: &mpsc::UnboundedSender<String>,
-    watcher: &dyn ChildWatcher,
-    outcome: &mut ChildOutcome,
-) -> bool {
-    let Some((raw, read)) = serde_json::from_str::<Value>(line)
-        .ok()
-        .and_then(|raw| Line::deserialize(&raw).ok().map(|read| (raw, read)))
-    else {
-        tracing::debug!("subagent {}: not a --json line: {line}", command.agent);
-        return false;
+/// What the parent learns of the child's turn.
+fn outcome_of(
+    session: String,
+    turn: TurnOutcome,
+    snapshot: &crate::turn::agent::SessionSnapshot,
+) -> ChildOutcome {
+    let mut outcome = ChildOutcome {
+        session: Some(session),
+        spent: Spent {
+            usage: turn.usage,
+            requests: snapshot.requests,
+            cost: snapshot.cost,
+            ..Spent::default()
+        },
+        unpriced: snapshot.cost.is_none(),
+        ..ChildOutcome::default()
     };
-    match &read {
-        Line::Session { id } => outcome.session = Some(id.clone()),
-        Line::Message { message } if matches!(message.body, MessageBody::Assistant { .. }) => {
-            outcome.spent.requests += 1
-        }
-        Line::ApprovalRequest(asked) => {
-            let session = outcome.session.as_deref().unwrap_or_default();
-            ask(asked, session, command, link, to_child);
-        }
-        Line::Done(done) => read_done(done, outcome),
-        _ => {}
+    match turn.error {
+        Some(_) if turn.interrupted => outcome.interrupted = true,
+        Some(error) => outcome.error = Some(error),
+        None if turn.interrupted => outcome.interrupted = true,
+        None => outcome.text = turn.text,
     }
-    if let Some(session) = &outcome.session {
-        watcher.line(session, &raw, &read);
-    }
-    matches!(read, Line::Done(_))
-}
-
-/// Asks the parent's person the child's question; the answer goes to the
-/// child when it comes (other lines go on meanwhile).
-fn ask(
-    asked: &Question,
-    session: &str,
-    command: &ChildCommand,
-    link: &ParentLink,
-    to_child: &mpsc::UnboundedSender<String>,
-) {
-    let question = question_of(asked, &command.agent, session);
-    let child_call = asked.call_id.clone();
-    let approver = std::sync::Arc::clone(&link.approver);
-    let to_child = to_child.clone();
-    tokio::spawn(async move {
-        let answer = approver.ask(question).await.ok();
-        let _ = to_child.send(answer_op(&child_call, answer));
-    });
+    outcome
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use std::time::Duration;
+
     use super::*;
-    use serde_json::json;
 
-    #[test]
-    fn a_done_line_gives_the_answer_usage_and_cost() {
-        let done = |line: Value| match Line::deserialize(&line).unwrap() {
-            Line::Done(done) => done,
-            other => panic!("{other:?}"),
-        };
-        let mut outcome = ChildOutcome::default();
-        let line = json!({"type": "done", "text": "ok", "cost": 0.0125,
-            "usage": {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0}});
-        read_done(&done(line), &mut outcome);
-        assert_eq!(outcome.text.as_deref(), Some("ok"));
-        assert_eq!(outcome.spent.cost, Some(12_500));
-        assert_eq!(outcome.spent.usage.input, 10);
-        let mut unpriced = ChildOutcome::default();
-        read_done(
-            &done(json!({"type": "done", "error": "interrupted", "usage": {}})),
-            &mut unpriced,
-        );
-        assert!(unpriced.interrupted && unpriced.unpriced);
-    }
-
-    #[test]
-    fn the_mode_and_the_time_left_are_read_when_the_child_starts_and_the_task_comes_last() {
-        let command = ChildCommand {
-            exe: PathBuf::from("uji"),
-            args: vec!["run".into(), "--json".into()],
-            task: "--not-a-flag".into(),
-            wall_ends: Some(std::time::Instant::now() + std::time::Duration::from_millis(2500)),
-            cwd: PathBuf::from("/w"),
+    fn start() -> ChildStart {
+        ChildStart {
+            parent: "p".into(),
             agent: "general".into(),
-        };
-        let args: Vec<String> = command
-            .args_now(ApprovalMode::Plan)
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(
-            args,
-            [
-                "run",
-                "--json",
-                "--mode",
-                "plan",
-                "--max-wall",
-                "3",
-                "--",
-                "--not-a-flag"
-            ]
-        );
-        let spent = ChildCommand {
-            wall_ends: Some(std::time::Instant::now()),
-            ..command
-        };
-        let args = spent.args_now(ApprovalMode::Ask);
-        assert!(args.iter().any(|a| a == "1"), "at least a second: {args:?}");
+            task: "t".into(),
+            title: "general: t".into(),
+            tools: vec!["read_file".into()],
+            model: None,
+            effort: None,
+            append_prompt: None,
+            limits: Limits::default(),
+            wall_ends: None,
+            cwd: PathBuf::from("/w"),
+        }
     }
 
     #[test]
-    fn a_mode_change_and_an_interrupt_go_to_the_child_as_operations() {
-        let set: Value = serde_json::from_str(&op_line(&Op::SetMode {
-            mode: ApprovalMode::Plan,
-        }))
-        .unwrap();
-        assert_eq!(set, json!({"type": "set_mode", "mode": "plan"}));
-        let stop: Value = serde_json::from_str(&op_line(&Op::Interrupt)).unwrap();
-        assert_eq!(stop, json!({"type": "interrupt"}));
+    fn a_childs_limits_win_over_the_configured_ones_and_the_rest_is_kept() {
+        let configured = Budget {
+            turns: Some(50),
+            tool_calls: Some(7),
+            children: Some(2),
+            ..Budget::default()
+        };
+        let child = ChildStart {
+            limits: Limits {
+                turns: Some(3),
+                tokens: Some(0),
+                cost: None,
+            },
+            ..start()
+        };
+        let budget = child.budget(configured, Instant::now());
+        assert_eq!(budget.turns, Some(3));
+        assert_eq!(budget.tokens, Some(1), "never a limit of nothing");
+        assert_eq!(budget.tool_calls, Some(7));
+        assert_eq!(budget.children, Some(2));
+        assert_eq!(budget.cost, None);
+        assert_eq!(budget.wall, None);
     }
 
     #[test]
-    fn a_question_names_its_agent_and_answers_go_back_as_operations() {
-        let line = json!({"type": "approval_request", "call_id": "c1", "tool": "run_command",
-            "verb": "Shell", "subject": "make", "question": "Run make?", "args": {"command": "make"}});
-        let Line::ApprovalRequest(asked) = Line::deserialize(&line).unwrap() else {
-            panic!("a question")
+    fn the_time_left_is_read_when_the_child_starts_rounded_up_to_a_second() {
+        let now = Instant::now();
+        let child = ChildStart {
+            wall_ends: Some(now + Duration::from_millis(2500)),
+            ..start()
         };
-        let question = question_of(&asked, "tester", "s1");
-        assert_eq!(question.agent.as_deref(), Some("tester"));
-        assert_eq!(question.call_id, "s1:c1");
-        assert_eq!(question.subject, "make");
-        let op: Value = serde_json::from_str(&answer_op(
-            "c1",
-            Some(Approval::Deny {
-                guidance: Some("use cargo".into()),
-            }),
-        ))
-        .unwrap();
-        assert_eq!(
-            op,
-            json!({"type": "approval", "call_id": "c1", "decision": "deny", "guidance": "use cargo"})
+        assert_eq!(child.budget(Budget::default(), now).wall, Some(3));
+        let spent = ChildStart {
+            wall_ends: Some(now),
+            ..start()
+        };
+        assert_eq!(spent.budget(Budget::default(), now).wall, Some(1));
+    }
+
+    #[derive(Default)]
+    struct Recorded(parking_lot::Mutex<Vec<ApprovalRequest>>);
+
+    impl Approver for Recorded {
+        fn ask(&self, request: ApprovalRequest) -> oneshot::Receiver<Approval> {
+            self.0.lock().push(request);
+            let (tx, rx) = oneshot::channel();
+            let _ = tx.send(Approval::Allow);
+            rx
+        }
+    }
+
+    #[test]
+    fn a_childs_question_names_its_agent_and_a_call_id_unique_beside_the_parents() {
+        let parent = Arc::new(Recorded::default());
+        let asker = AskParent {
+            parent: parent.clone(),
+            agent: "tester".into(),
+            session: "s1".into(),
+        };
+        let request = ApprovalRequest::yes_or_no(
+            "run_command",
+            "Run make?".into(),
+            Value::Null,
+            "yes".into(),
+            "no".into(),
         );
-        let nobody: Value = serde_json::from_str(&answer_op("c2", None)).unwrap();
-        assert_eq!(nobody["decision"], "deny");
+        let call = request.call_id.clone();
+        let _ = asker.ask(request);
+        let asked = parent.0.lock().pop().unwrap();
+        assert_eq!(asked.agent.as_deref(), Some("tester"));
+        assert_eq!(asked.call_id, format!("s1:{call}"));
+    }
+
+    #[test]
+    fn an_interrupted_turn_is_told_as_such_and_a_failed_one_by_its_error() {
+        let snapshot = crate::turn::agent::SessionSnapshot {
+            requests: 2,
+            cost: Some(12_500),
+            ..Default::default()
+        };
+        let turn = |text: Option<&str>, error: Option<&str>, interrupted| TurnOutcome {
+            text: text.map(str::to_string),
+            error: error.map(str::to_string),
+            interrupted,
+            usage: Default::default(),
+            budget: None,
+        };
+        let answered = outcome_of("s".into(), turn(Some("ok"), None, false), &snapshot);
+        assert_eq!(answered.text.as_deref(), Some("ok"));
+        assert_eq!(answered.spent.requests, 2);
+        assert_eq!(answered.spent.cost, Some(12_500));
+        assert!(!answered.unpriced);
+        let stopped = outcome_of("s".into(), turn(None, Some("interrupted"), true), &snapshot);
+        assert!(stopped.interrupted && stopped.error.is_none());
+        let failed = outcome_of("s".into(), turn(None, Some("no key"), false), &snapshot);
+        assert_eq!(failed.error.as_deref(), Some("no key"));
+        let unpriced = crate::turn::agent::SessionSnapshot::default();
+        assert!(outcome_of("s".into(), turn(Some("ok"), None, false), &unpriced).unpriced);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::gate::Approver;
+use crate::gate::{Approver, SessionRules};
 use crate::turn::control::EventSink;
 
 /// What is left of the parent's budget, for its children's own.
@@ -37,6 +37,9 @@ pub struct ParentLink {
     pub model: Option<String>,
     pub effort: Option<String>,
     pub remaining: Remaining,
+    /// The session's "allow for this session" answers, which its
+    /// subagents' own read through.
+    pub rules: SessionRules,
 }
 
 /// The links of this process's sessions.

@@ -1,9 +1,8 @@
 //! Subagents (docs/agents.md): the `subagent` tool runs child sessions for
-//! the session whose model calls it. Each child is a `uji run --json
-//! --parent ID` process core starts (a plugin could start none with keys):
-//! it loads the same config, so the same policy, sandbox, roots and MCP
-//! servers; it runs in the parent's approval mode (plan mode holds at its
-//! gate); its questions come to the parent's person, labelled with the
+//! the session whose model calls it. Each child is a session of its own in
+//! this process, on the parent's core: the same policy, hooks, sandbox,
+//! roots and MCP servers; the parent's approval mode (plan mode holds at
+//! its gate); its questions come to the parent's person, labelled with the
 //! agent; what it spends counts against the parent's budget; an interrupt
 //! of the parent stops it. Only its final answer returns.
 //!
@@ -11,7 +10,8 @@
 //! - `definitions`: agents from files and init.lua; which tools a child
 //!   gets. Pure.
 //! - `links`: what the tool needs of the calling session, by id.
-//! - `child`: one child process and the lines it speaks.
+//! - `child`: one child session run to its answer, its events shown as
+//!   `uji run --json` lines.
 //! - `tool`: the tool.
 
 pub mod args;
@@ -23,25 +23,28 @@ mod tool;
 pub use links::{Links, ParentLink, Remaining};
 pub use tool::{NAME, PARALLEL_KEY, SubagentTool};
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use uji_host::{RegisteredTool, Registry};
 
+use crate::auth::providers::Providers;
 use crate::gate::Gate;
+use crate::session::store::Store;
 
 /// Registers the `subagent` tool, unless a plugin or init.lua provides a
 /// tool of that name. Called once the config has run, so the tool's
 /// description lists the agents it defined.
-pub fn register(gate: &Gate, registry: &Registry, config_dir: PathBuf, data_dir: PathBuf) {
+pub fn register(gate: &Gate, registry: &Registry, providers: &Providers, data_dir: &Path) {
     if registry.tool(NAME).is_some() {
         return;
     }
-    let Ok(exe) = std::env::current_exe() else {
-        tracing::warn!("subagents are off: the uji executable cannot be found");
-        return;
-    };
-    let tool = SubagentTool::new(gate.clone(), registry.clone(), exe, config_dir, data_dir);
+    let tool = SubagentTool::new(child::Core {
+        gate: gate.clone(),
+        registry: registry.clone(),
+        providers: providers.clone(),
+        store: Store::new(data_dir),
+    });
     match RegisteredTool::native(Arc::new(tool)) {
         Ok(tool) => {
             if let Err(clash) = registry.register_tool(tool, false) {

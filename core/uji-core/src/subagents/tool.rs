@@ -1,25 +1,22 @@
 //! The `subagent` tool: runs child sessions for the session that calls it
 //! and returns their answers, bounded, with their session ids.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use uji_host::{NativeCall, NativeTool, Registry};
+use uji_host::{NativeCall, NativeTool};
 use uji_protocol::frontend::Event;
 use uji_protocol::headless::Line;
-use uji_protocol::services::ToolSandbox;
 use uji_protocol::wire::Usage;
 use uji_protocol::{DeclaredPolicy, Spent, ToolCall, ToolOutput, ToolSpec};
 
 use super::args::{self, Plan, Task};
-use super::child::{self, ChildCommand, ChildOutcome, ChildWatcher};
+use super::child::{self, ChildOutcome, ChildStart, ChildWatcher, Core, Limits};
 use super::definitions::{self, AgentDefinition};
 use super::links::ParentLink;
-use crate::gate::Gate;
 
 /// The tool's name.
 pub const NAME: &str = "subagent";
@@ -37,24 +34,15 @@ pub struct SubagentTool {
     description: String,
 }
 
-/// What builds a child's command line; shared with the calls' runners (a
-/// chain step's command is built when the step before has answered).
+/// What starts children; shared with the calls' runners (a chain step is
+/// made when the step before has answered).
 struct Spawner {
-    gate: Gate,
-    registry: Registry,
-    exe: PathBuf,
-    config_dir: PathBuf,
-    data_dir: PathBuf,
+    core: Core,
 }
 
 impl SubagentTool {
-    pub fn new(
-        gate: Gate,
-        registry: Registry,
-        exe: PathBuf,
-        config_dir: PathBuf,
-        data_dir: PathBuf,
-    ) -> SubagentTool {
+    pub fn new(core: Core) -> SubagentTool {
+        let registry = core.registry.clone();
         let (agents, problems) = definitions::definitions(registry.config(definitions::CONFIG_KEY));
         for problem in problems {
             registry.notify_at(
@@ -73,13 +61,7 @@ subagent asks the user before risky calls, as you do.\n\n{}",
             definitions::described(&agents)
         );
         SubagentTool {
-            spawner: Arc::new(Spawner {
-                gate,
-                registry,
-                exe,
-                config_dir,
-                data_dir,
-            }),
+            spawner: Arc::new(Spawner { core }),
             description,
         }
     }
@@ -87,7 +69,8 @@ subagent asks the user before risky calls, as you do.\n\n{}",
 
 impl Spawner {
     fn agent(&self, name: &str) -> Result<AgentDefinition, String> {
-        let (agents, _) = definitions::definitions(self.registry.config(definitions::CONFIG_KEY));
+        let (agents, _) =
+            definitions::definitions(self.core.registry.config(definitions::CONFIG_KEY));
         let known: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
         agents.into_iter().find(|a| a.name == name).ok_or_else(|| {
             format!(
@@ -98,7 +81,8 @@ impl Spawner {
     }
 
     fn parallel(&self) -> usize {
-        self.registry
+        self.core
+            .registry
             .config(PARALLEL_KEY)
             .and_then(|v| v.as_u64())
             .and_then(|n| usize::try_from(n).ok())
@@ -106,94 +90,51 @@ impl Spawner {
             .unwrap_or(DEFAULT_PARALLEL)
     }
 
-    /// The command line of a child of `parent` running `task` as `agent`.
-    fn command(
+    /// A child of `parent` running `task` as `agent`.
+    fn start(
         &self,
         parent: &str,
         link: &ParentLink,
         agent: &AgentDefinition,
         task: &str,
         cwd: &str,
-    ) -> Result<ChildCommand, String> {
+    ) -> Result<ChildStart, String> {
         let tools = definitions::child_tools(agent, &link.tools, NAME)?;
-        let mut args: Vec<OsString> = vec!["run".into(), "--json".into()];
-        let mut flag = |name: &str, value: String| {
-            args.push(format!("--{name}").into());
-            args.push(value.into());
-        };
-        flag("config-dir", self.config_dir.to_string_lossy().into_owned());
-        flag("data-dir", self.data_dir.to_string_lossy().into_owned());
-        flag("parent", parent.to_string());
-        flag("tools", tools.join(","));
-        if let Some(model) = agent.model.clone().or_else(|| link.model.clone()) {
-            flag("model", model);
-        }
-        if let Some(effort) = agent.effort.clone().or_else(|| link.effort.clone()) {
-            flag("effort", effort);
-        }
-        if !agent.prompt.trim().is_empty() {
-            flag("append-prompt", agent.prompt.clone());
-        }
-        let sandbox = self.gate.sandbox(ToolSandbox::default());
-        if let Some(mode) = sandbox.mode {
-            flag("sandbox", mode.as_str().to_string());
-        }
-        match sandbox.network {
-            uji_protocol::Network::All => {}
-            uji_protocol::Network::None => flag("network", "none".to_string()),
-            uji_protocol::Network::Hosts(hosts) => flag("network", hosts.join(",")),
-        }
         let first_line = task.lines().next().unwrap_or_default();
         let title: String = format!("{}: {first_line}", agent.name)
             .chars()
             .take(80)
             .collect();
-        flag("title", title);
-        let limits = budget_flags(agent, &link.remaining);
-        args.extend(limits.into_iter().map(OsString::from));
-        if link.approver.automatic() {
-            if link.approver.allows_everything() {
-                args.push("--yes".into());
-            }
-        } else {
-            args.push("--ask-parent".into());
-        }
-        Ok(ChildCommand {
-            exe: self.exe.clone(),
-            args,
-            task: task.into(),
+        Ok(ChildStart {
+            parent: parent.to_string(),
+            agent: agent.name.clone(),
+            task: task.to_string(),
+            title,
+            tools,
+            model: agent.model.clone().or_else(|| link.model.clone()),
+            effort: agent.effort.clone().or_else(|| link.effort.clone()),
+            append_prompt: Some(agent.prompt.clone()).filter(|p| !p.trim().is_empty()),
+            limits: limits(agent, &link.remaining),
             wall_ends: link.remaining.wall_ends,
             cwd: PathBuf::from(cwd),
-            agent: agent.name.clone(),
         })
     }
 }
 
-/// The child's budget flags: its agent file's, within what is left of the
+/// The child's limits: its agent file's, within what is left of the
 /// parent's.
-fn budget_flags(agent: &AgentDefinition, left: &super::links::Remaining) -> Vec<String> {
+fn limits(agent: &AgentDefinition, left: &super::links::Remaining) -> Limits {
     fn least<T: PartialOrd + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
         match (a, b) {
             (Some(a), Some(b)) => Some(if b < a { b } else { a }),
             (a, b) => a.or(b),
         }
     }
-    let mut flags = Vec::new();
-    if let Some(turns) = least(agent.max_turns, left.turns) {
-        flags.extend(["--max-turns".to_string(), turns.max(1).to_string()]);
+    Limits {
+        turns: least(agent.max_turns, left.turns),
+        tokens: least(agent.max_tokens, left.tokens),
+        cost: least(agent.max_cost, left.cost),
     }
-    if let Some(tokens) = least(agent.max_tokens, left.tokens) {
-        flags.extend(["--max-tokens".to_string(), tokens.max(1).to_string()]);
-    }
-    if let Some(cost) = least(agent.max_cost, left.cost) {
-        flags.extend([
-            "--max-cost".to_string(),
-            format!("{:.6}", cost.max(0.000_001)),
-        ]);
-    }
-    // What is left of the parent's time is read when the child starts
-    // (`ChildCommand::args_now`): a task may wait for its turn.
-    flags
 }
 
 /// Shows the children's lines to the parent's frontend, and a progress
@@ -457,11 +398,11 @@ impl NativeTool for SubagentTool {
     }
 }
 
-/// One task ready to run: its agent, and its command as the call gave it
-/// (a chain step's is built again with the previous answer put in).
+/// One task ready to run: its agent, and its start as the call gave it (a
+/// chain step's is made again with the previous answer put in).
 struct Step {
     agent: AgentDefinition,
-    command: ChildCommand,
+    start: ChildStart,
 }
 
 impl SubagentTool {
@@ -471,7 +412,7 @@ impl SubagentTool {
             .session
             .clone()
             .ok_or("the subagent tool runs only for a session's model")?;
-        let link = self.spawner.gate.subagent_links().get(&parent).ok_or(
+        let link = self.spawner.core.gate.subagent_links().get(&parent).ok_or(
             "this session cannot start subagents (it is not linked to a frontend); start one with uji or uji run",
         )?;
         if let Some(left) = link.remaining.children
@@ -488,10 +429,10 @@ impl SubagentTool {
             .iter()
             .map(|task| {
                 let agent = self.spawner.agent(task.agent_name())?;
-                let command = self
+                let start = self
                     .spawner
-                    .command(&parent, &link, &agent, &task.task, &call.cwd)?;
-                Ok(Step { agent, command })
+                    .start(&parent, &link, &agent, &task.task, &call.cwd)?;
+                Ok(Step { agent, start })
             })
             .collect::<Result<Vec<_>, String>>()?;
         Ok((plan, steps, link))
@@ -500,7 +441,7 @@ impl SubagentTool {
 
 struct Runner {
     call_id: String,
-    /// The calling session and its directory, for chain steps' commands.
+    /// The calling session and its directory, for chain steps.
     parent: String,
     cwd: String,
     spawner: Arc<Spawner>,
@@ -520,15 +461,15 @@ impl Runner {
         }
     }
 
-    async fn one(&self, slot: usize, command: ChildCommand) -> ChildOutcome {
-        let agent = command.agent.clone();
+    async fn one(&self, slot: usize, start: ChildStart) -> ChildOutcome {
+        let agent = start.agent.clone();
         self.board.update(slot, |row| {
             row.agent = agent;
             row.doing = "starting".to_string();
         });
-        let shown = self.shown(slot, &command.agent);
-        let mode = self.spawner.gate.watch_mode();
-        child::run(&command, &self.link, self.stop.clone(), mode, &shown).await
+        let shown = Arc::new(self.shown(slot, &start.agent));
+        let core = &self.spawner.core;
+        child::run(&start, core, &self.link, self.stop.clone(), shown).await
     }
 
     /// Runs the tasks at most `at_once` at a time; the outcomes in the
@@ -541,14 +482,14 @@ impl Runner {
     ) -> Vec<(Task, ChildOutcome)> {
         let permits = Arc::new(tokio::sync::Semaphore::new(at_once));
         let mut running = Vec::new();
-        for (slot, Step { command, .. }) in steps.into_iter().enumerate() {
+        for (slot, Step { start, .. }) in steps.into_iter().enumerate() {
             // Taken here, in the tasks' order, so they start in that order
             // (tasks spawned together and racing for a permit would not).
             let permit = Arc::clone(&permits).acquire_owned().await;
             let this = Arc::clone(self);
             running.push(tokio::spawn(async move {
                 let _permit = permit;
-                this.one(slot, command).await
+                this.one(slot, start).await
             }));
         }
         let mut outcomes = Vec::new();
@@ -565,11 +506,10 @@ impl Runner {
         let mut results = Vec::new();
         let mut previous: Option<String> = None;
         for (slot, (task, step)) in tasks.into_iter().zip(steps).enumerate() {
-            // A later step is built now: the approval mode and sandbox as
-            // they are when it starts, and the previous answer put in.
-            let command = match previous.as_deref() {
-                None => Ok(step.command),
-                Some(previous) => self.spawner.command(
+            // A later step is made now, with the previous answer put in.
+            let start = match previous.as_deref() {
+                None => Ok(step.start),
+                Some(previous) => self.spawner.start(
                     &self.parent,
                     &self.link,
                     &step.agent,
@@ -577,8 +517,8 @@ impl Runner {
                     &self.cwd,
                 ),
             };
-            let outcome = match command {
-                Ok(command) => self.one(slot, command).await,
+            let outcome = match start {
+                Ok(start) => self.one(slot, start).await,
                 Err(error) => ChildOutcome {
                     error: Some(error),
                     ..ChildOutcome::default()

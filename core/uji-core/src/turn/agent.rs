@@ -56,6 +56,10 @@ pub struct TurnSettings {
     /// API keys to scrub from everything saved or shown (a tool that prints
     /// the environment must not put a key in the transcript).
     pub secrets: Vec<String>,
+    /// The session's budget when it is not the configured one: a
+    /// subagent's (its agent file's limits within what is left of its
+    /// parent's).
+    pub budget: Option<crate::turn::budget::Budget>,
 }
 
 /// Whether `--tools` (`only`, all when `None`) offers the tool `name`.
@@ -843,9 +847,12 @@ impl Agent {
         self.turn_started = None;
         self.turn_system.clear();
         self.publish();
+        // `parent` tells a subagent's turns (run in this process) from the
+        // session's own.
         self.registry.emit(
             "turn_finished",
-            json!({"text": outcome.text, "error": outcome.error, "interrupted": outcome.interrupted}),
+            json!({"text": outcome.text, "error": outcome.error, "interrupted": outcome.interrupted,
+                "session": self.id(), "parent": self.session.header.parent}),
         );
         self.emit(Event::TurnFinished {
             text: outcome.text.clone(),

@@ -27,6 +27,7 @@ impl Agent {
             model: self.settings.model.as_ref().ok().map(|m| m.label()),
             effort: self.settings.effort.clone(),
             remaining: self.spent().left_of(&self.budget()),
+            rules: self.gate.session_rules().clone(),
         };
         self.gate.subagent_links().set(self.session.id(), link);
     }

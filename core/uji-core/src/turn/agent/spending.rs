@@ -38,9 +38,13 @@ impl Default for Spending {
 }
 
 impl Agent {
-    /// The configured budget, with what the person allowed beyond it.
+    /// The session's budget (a subagent's own, else the configured one),
+    /// with what the person allowed beyond it.
     pub(super) fn budget(&self) -> Budget {
-        let mut budget = Budget::from_config(self.registry.config(budget::CONFIG_KEY));
+        let mut budget = self
+            .settings
+            .budget
+            .unwrap_or_else(|| Budget::from_config(self.registry.config(budget::CONFIG_KEY)));
         for (limit, more) in &self.spending.raised {
             budget.raise(*limit, *more);
         }
