@@ -25,10 +25,6 @@ pub const JSON_KEY: &str = "headless.json";
 /// also says which tool runs and what was used so far (`tool`, `usage`).
 pub const CHILD_KEY: &str = "headless.child";
 
-/// Config key: `--ask-parent`: questions go out as `approval_request`
-/// lines; `approval` and `interrupt` operations come in on stdin.
-pub const ASK_PARENT_KEY: &str = "headless.ask_parent";
-
 /// How long one wait for an event lasts before the loop looks again.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -53,64 +49,17 @@ struct Headless {
     host: Host,
 }
 
-/// `--json`: the frontend protocol's events mapped to the stable schema.
-fn json_line(out: &mut impl Write, event: &Event, link: Link) -> Result<(), WriteError> {
-    if link.ask_parent && matches!(event, Event::ApprovalRequest { .. }) {
-        // The question as the protocol has it: the parent asks its person.
-        let json = serde_json::to_string(event)
-            .map_err(|e| WriteError::Failed(format!("cannot encode a question: {e}")))?;
-        return write_to(out, &format!("{json}\n"));
-    }
+/// `--json`: the frontend protocol's events mapped to the stable schema
+/// (`child`: a subagent's run, `--parent`, with `tool` and `usage` lines).
+fn json_line(out: &mut impl Write, event: &Event, child: bool) -> Result<(), WriteError> {
     // The writer keeps each line's keys in the order the schema has
     // always printed them, whichever serde_json features the build unifies.
-    match uji_protocol::headless::encode(event, link.child) {
+    match uji_protocol::headless::encode(event, child) {
         Some(Ok(json)) => write_to(out, &format!("{json}\n")),
         Some(Err(e)) => Err(WriteError::Failed(format!(
             "cannot encode a --json line: {e}"
         ))),
         None => Ok(()),
-    }
-}
-
-/// What a subagent's run adds to the `--json` stream.
-#[derive(Debug, Clone, Copy, Default)]
-struct Link {
-    /// `--parent`: `tool` and `usage` lines.
-    child: bool,
-    /// `--ask-parent`: `approval_request` lines, operations on stdin.
-    ask_parent: bool,
-}
-
-/// `--ask-parent`: reads the parent's operations from stdin (`approval`
-/// answers, `interrupt`, `set_mode` when the parent's approval mode
-/// changes) and submits them; when stdin ends (the parent has
-/// gone) the turn is interrupted and the session shut down.
-fn read_parent(session: std::sync::Arc<FrontendSession>) {
-    let spawned = std::thread::Builder::new()
-        .name("uji-parent-link".into())
-        .spawn(move || {
-            use std::io::BufRead as _;
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                match serde_json::from_str::<Op>(&line) {
-                    Ok(op @ (Op::Approval { .. } | Op::Interrupt | Op::SetMode { .. })) => {
-                        if let Err(e) = session.submit(&op) {
-                            tracing::debug!("parent's operation not sent: {e}");
-                        }
-                    }
-                    Ok(other) => {
-                        tracing::warn!(
-                            "a parent may only answer, interrupt and set the mode; ignored {other:?}"
-                        )
-                    }
-                    Err(e) => tracing::warn!("not an operation from the parent: {e}"),
-                }
-            }
-            let _ = session.submit(&Op::Interrupt);
-            shut_down(&session);
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot read the parent's answers: {e}");
     }
 }
 
@@ -171,7 +120,9 @@ impl TextMode {
                 say!("uji: {source}{level}{text}");
             }
             Event::StreamRetry { message, .. } => say!("uji: {message}"),
-            Event::Compacted { messages, .. } => say!("uji: {}", uji_protocol::headless::compacted_text(*messages)),
+            Event::Compacted { messages, .. } => {
+                say!("uji: {}", uji_protocol::headless::compacted_text(*messages))
+            }
             Event::TurnFinished {
                 text: Some(text), ..
             } => write_to(out, &format!("{}\n", text.trim_end_matches('\n')))?,
@@ -275,14 +226,7 @@ fn shut_down(session: &FrontendSession) {
 impl Frontend for Headless {
     fn run(&self, session: FrontendSession) -> Result<(), String> {
         let as_json = self.host.config(JSON_KEY) == Some(Value::Bool(true));
-        let link = Link {
-            child: self.host.config(CHILD_KEY) == Some(Value::Bool(true)),
-            ask_parent: self.host.config(ASK_PARENT_KEY) == Some(Value::Bool(true)),
-        };
-        let session = std::sync::Arc::new(session);
-        if link.ask_parent {
-            read_parent(std::sync::Arc::clone(&session));
-        }
+        let child = self.host.config(CHILD_KEY) == Some(Value::Bool(true));
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         let mut text = TextMode::default();
@@ -328,7 +272,7 @@ impl Frontend for Headless {
                 None => event,
             };
             let written = if as_json {
-                json_line(&mut out, &event, link)
+                json_line(&mut out, &event, child)
             } else {
                 text.line(&mut out, &event)
             };
@@ -381,95 +325,9 @@ mod tests {
         let (_, text) = dialog_default(DialogKind::Select, "Branch", "dialog-3");
         let event = Event::notice(NoticeLevel::Warn, text);
         let mut out = Vec::new();
-        json_line(&mut out, &event, Link::default()).unwrap();
+        json_line(&mut out, &event, false).unwrap();
         let line: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(line["type"], "notice");
         assert!(line["text"].as_str().unwrap().contains("Branch"));
-    }
-
-    /// What this stream writes, read back with the reader's types
-    /// (`uji_protocol::headless::Line`, which a parent uji reads its
-    /// subagents with): the two cannot drift apart.
-    #[test]
-    fn every_line_a_subagent_writes_is_read_back_by_the_readers_types() {
-        use uji_protocol::frontend::BudgetLimit;
-        use uji_protocol::headless::Line;
-        
-        let written = |event: &Event| {
-            let mut out = Vec::new();
-            let link = Link {
-                child: true,
-                ask_parent: true,
-            };
-            json_line(&mut out, event, link).unwrap();
-            Line::read(std::str::from_utf8(&out).unwrap().trim()).expect("a line of the schema")
-        };
-        let usage = Usage {
-            input: 7,
-            output: 3,
-            cache_read: 0,
-            cache_write: 0,
-        };
-        let finished = |error: Option<&str>, interrupted: bool| Event::TurnFinished {
-            text: Some("the answer".into()),
-            error: error.map(str::to_string),
-            interrupted,
-            usage,
-            budget: error.map(|_| BudgetLimit::Wall),
-            cost: Some(0.25),
-        };
-        let Line::Done(done) = written(&finished(None, false)) else {
-            panic!("a done line")
-        };
-        assert_eq!(done.text.as_deref(), Some("the answer"));
-        assert_eq!(
-            (done.usage, done.cost, done.error),
-            (usage, Some(0.25), None)
-        );
-        let Line::Done(stopped) = written(&finished(Some("stopped: wall"), false)) else {
-            panic!("a done line")
-        };
-        assert_eq!(stopped.budget, Some(BudgetLimit::Wall));
-        assert!(!stopped.interrupted());
-        let Line::Done(interrupted) = written(&finished(None, true)) else {
-            panic!("a done line")
-        };
-        assert!(interrupted.interrupted());
-
-        let tool = Event::ToolStarted {
-            call_id: "c1".into(),
-            name: "run_command".into(),
-            subject: "make".into(),
-            verb: None,
-            decision: None,
-            because: None,
-        };
-        assert_eq!(
-            written(&tool),
-            Line::Tool {
-                call_id: "c1".into(),
-                name: "run_command".into(),
-                subject: "make".into()
-            }
-        );
-        let asked = Event::ApprovalRequest {
-            call_id: "c2".into(),
-            tool: "write_file".into(),
-            verb: "Write".into(),
-            subject: "a.txt".into(),
-            question: "Write a.txt?".into(),
-            diff: None,
-            args: serde_json::json!({"path": "a.txt"}),
-            answers: Vec::new(),
-            labels: Default::default(),
-            agent: None,
-        };
-        let Line::ApprovalRequest(question) = written(&asked) else {
-            panic!("a question")
-        };
-        assert_eq!(
-            (question.call_id.as_str(), question.subject.as_str()),
-            ("c2", "a.txt")
-        );
     }
 }

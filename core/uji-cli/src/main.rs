@@ -151,11 +151,6 @@ enum Command {
         /// the workspace run unasked) or plan (nothing changes files).
         #[arg(long, value_name = "MODE", value_parser = ["ask", "accept_edits", "plan"])]
         mode: Option<String>,
-        /// A subagent's link to its parent: questions go out as
-        /// `approval_request` lines, answers and `interrupt` come in as
-        /// frontend operations on stdin (docs/agents.md).
-        #[arg(long, hide = true, requires = "parent", requires = "json")]
-        ask_parent: bool,
     },
     /// Continue a saved session in the interactive frontend (latest in this directory by default).
     Resume {
@@ -393,7 +388,6 @@ fn main() -> ExitCode {
             max_cost,
             max_wall,
             mode,
-            ask_parent,
         }) => {
             return run_cmd::run(
                 cli.config_dir,
@@ -414,7 +408,6 @@ fn main() -> ExitCode {
                     frontend: cli.frontend,
                     images: image,
                     mode,
-                    ask_parent,
                     budget: run_cmd::BudgetFlags {
                         turns: max_turns,
                         tokens: max_tokens,

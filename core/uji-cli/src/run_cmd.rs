@@ -35,8 +35,6 @@ pub struct RunOptions {
     pub budget: BudgetFlags,
     /// `--mode`: the approval mode (`ask`, `accept_edits`, `plan`).
     pub mode: Option<String>,
-    /// `--ask-parent`: a subagent whose questions its parent answers.
-    pub ask_parent: bool,
 }
 
 /// The budget limits `uji run` was given; each wins over init.lua's
@@ -186,14 +184,8 @@ pub fn run(
         crate::headless::CHILD_KEY,
         serde_json::Value::Bool(options.parent.is_some()),
     );
-    booted.registry.set_config(
-        crate::headless::ASK_PARENT_KEY,
-        serde_json::Value::Bool(options.ask_parent),
-    );
     let frontend = options.frontend.unwrap_or_else(|| "headless".to_string());
-    let approvals = if options.ask_parent {
-        Approvals::Frontend
-    } else if frontend == "headless" || options.yes {
+    let approvals = if frontend == "headless" || options.yes {
         Approvals::Automatic { yes: options.yes }
     } else {
         Approvals::Frontend

@@ -5,12 +5,9 @@
 //! live together and are tested against each other, so they cannot drift
 //! apart unnoticed.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::FileDiff;
 use crate::frontend::{BudgetLimit, Event};
 use crate::session::StoredMessage;
 use crate::wire::Usage;
@@ -42,33 +39,10 @@ pub enum Line {
         #[serde(default)]
         cost: Option<f64>,
     },
-    /// A question for the parent (a run with `--ask-parent`): the frontend
-    /// protocol's `approval_request` event.
-    ApprovalRequest(Box<Question>),
     /// The turn's end, last.
     Done(Done),
     #[serde(other)]
     Other,
-}
-
-/// An `approval_request` line's fields.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Question {
-    pub call_id: String,
-    #[serde(default)]
-    pub tool: String,
-    #[serde(default)]
-    pub verb: String,
-    #[serde(default)]
-    pub subject: String,
-    #[serde(default)]
-    pub question: String,
-    #[serde(default)]
-    pub diff: Option<FileDiff>,
-    #[serde(default)]
-    pub args: Value,
-    #[serde(default)]
-    pub labels: BTreeMap<String, String>,
 }
 
 /// A `done` line.
@@ -294,5 +268,68 @@ mod tests {
             assert_eq!(Line::read(text), Some(Line::Other), "{text}");
         }
         assert_eq!(Line::read("not json"), None);
+    }
+
+    /// What the writer writes, read back with the reader's types: the two
+    /// cannot drift apart.
+    #[test]
+    fn every_line_a_subagent_writes_is_read_back_by_the_readers_types() {
+        let written = |event: &Event| {
+            let json = encode(event, true).expect("a line").unwrap();
+            Line::read(&json).expect("a line of the schema")
+        };
+        let usage = Usage {
+            input: 7,
+            output: 3,
+            cache_read: 0,
+            cache_write: 0,
+        };
+        let finished = |error: Option<&str>, interrupted: bool| Event::TurnFinished {
+            text: Some("the answer".into()),
+            error: error.map(str::to_string),
+            interrupted,
+            usage,
+            budget: error.map(|_| BudgetLimit::Wall),
+            cost: Some(0.25),
+        };
+        let Line::Done(done) = written(&finished(None, false)) else {
+            panic!("a done line")
+        };
+        assert_eq!(done.text.as_deref(), Some("the answer"));
+        assert_eq!(
+            (done.usage, done.cost, done.error),
+            (usage, Some(0.25), None)
+        );
+        let Line::Done(stopped) = written(&finished(Some("stopped: wall"), false)) else {
+            panic!("a done line")
+        };
+        assert_eq!(stopped.budget, Some(BudgetLimit::Wall));
+        assert!(!stopped.interrupted());
+        let Line::Done(interrupted) = written(&finished(None, true)) else {
+            panic!("a done line")
+        };
+        assert!(interrupted.interrupted());
+
+        let tool = Event::ToolStarted {
+            call_id: "c1".into(),
+            name: "run_command".into(),
+            subject: "make".into(),
+            verb: None,
+            decision: None,
+            because: None,
+        };
+        assert_eq!(
+            written(&tool),
+            Line::Tool {
+                call_id: "c1".into(),
+                name: "run_command".into(),
+                subject: "make".into()
+            }
+        );
+        let session = session_line("s1").unwrap();
+        assert_eq!(
+            Line::read(&session),
+            Some(Line::Session { id: "s1".into() })
+        );
     }
 }

@@ -90,7 +90,11 @@ impl ChildStart {
         Budget {
             turns: self.limits.turns.map(|n| n.max(1)).or(configured.turns),
             tokens: self.limits.tokens.map(|n| n.max(1)).or(configured.tokens),
-            cost: self.limits.cost.map(|c| c.max(0.000_001)).or(configured.cost),
+            cost: self
+                .limits
+                .cost
+                .map(|c| c.max(0.000_001))
+                .or(configured.cost),
             wall: wall.or(configured.wall),
             ..configured
         }
@@ -255,7 +259,9 @@ pub async fn run(
         }
         interrupter.interrupt();
     });
-    let turn = agent.turn(start.task.clone(), Vec::new(), &mut interrupt).await;
+    let turn = agent
+        .turn(start.task.clone(), Vec::new(), &mut interrupt)
+        .await;
     stopper.abort();
     let outcome = outcome_of(id, turn, &published.borrow());
     // The agent goes (and its link for subagents of its own with it) once
