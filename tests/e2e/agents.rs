@@ -811,3 +811,65 @@ fn a_queued_subagent_starts_in_the_mode_the_parent_has_when_it_starts() {
     assert_eq!(writer.len(), 2, "{writer:?}");
     refused_in_plan_mode(&sandbox, &writer, "queued.txt", 0);
 }
+
+/// Jobs never outlive the session that started them: a subagent's
+/// background job is stopped when its turn ends (its parent goes on), and
+/// nothing of it reaches the parent's conversation.
+#[test]
+fn a_subagents_background_job_ends_with_its_turn() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(call("p1", "subagent", json!({"task": "Start the watcher"})));
+    // One job ends on its own while the subagent works, one outlives its
+    // turn.
+    for_task(
+        &model,
+        "Start the watcher",
+        call(
+            "k1",
+            "run_command",
+            json!({"command": "echo started; sleep 0.5; echo EARLY-END", "run_in_background": true}),
+        ),
+    );
+    for_task(
+        &model,
+        "Start the watcher",
+        call(
+            "k2",
+            "run_command",
+            json!({"command": "echo started; sleep 2; echo late > late.txt", "run_in_background": true}),
+        ),
+    );
+    for_task(
+        &model,
+        "Start the watcher",
+        call("k3", "run_command", json!({"command": "sleep 1"})),
+    );
+    for_task(&model, "Start the watcher", answer("watcher started"));
+    // The parent outlives the job's two seconds.
+    model.push(call("p2", "run_command", json!({"command": "sleep 3"})));
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["--yes", "delegate"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let child = requests_of(&model, "Start the watcher");
+    assert_eq!(child.len(), 4);
+    let results = tool_results(&child[3]);
+    assert!(
+        results[0].contains("job 1") && results[1].contains("job 2"),
+        "the commands became jobs: {results:?}"
+    );
+    assert!(
+        !sandbox.work().join("late.txt").exists(),
+        "the subagent's job ran on after its turn"
+    );
+    let parent = requests_of(&model, "delegate");
+    assert_eq!(parent.len(), 3);
+    for request in &parent[1..] {
+        let body = request.body_text();
+        assert!(
+            !body.contains("Background job") && !body.contains("EARLY-END"),
+            "a subagent's job reported to the parent: {body}"
+        );
+    }
+}

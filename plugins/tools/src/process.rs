@@ -65,6 +65,8 @@ pub struct Running {
     eof: bool,
     buf: Vec<u8>,
     pub started: Instant,
+    /// The session whose call started it, kept if it becomes a job.
+    pub session: Option<String>,
 }
 
 impl Running {
@@ -86,6 +88,7 @@ impl Running {
             eof: false,
             buf: vec![0u8; 64 * 1024],
             started: Instant::now(),
+            session: None,
         })
     }
 

@@ -162,10 +162,12 @@ fn start(jobs: &Jobs, request: &Request, call: &ToolCall) -> Result<Running, Str
     }
     let sandbox = sandbox::prepare(call.sandbox.as_ref())
         .map_err(|e| format!("could not set up the sandbox: {e}"))?;
-    Running::start(&request.command, cwd, &sandbox).map_err(|e| {
+    let mut running = Running::start(&request.command, cwd, &sandbox).map_err(|e| {
         let shell = uji_sdk::protocol::bash::shell_name().to_string_lossy();
         format!("could not start {shell}: {}", os_error(&e))
-    })
+    })?;
+    running.session = call.session.clone();
+    Ok(running)
 }
 
 /// Runs the command to its end, its timeout, an interrupt or a move to

@@ -128,6 +128,10 @@ pub struct JobInfo {
     /// memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// The session whose call started it (a subagent's jobs are stopped
+    /// when its turn ends, and their reports go to no other session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// What the tools plugin tells the host about a job.
@@ -212,6 +216,7 @@ mod tests {
             last_line: "ready".into(),
             lines: 4,
             log: None,
+            session: Some("s1".into()),
         };
         let value = serde_json::to_value(&info).unwrap();
         assert_eq!(value["state"], "exited");

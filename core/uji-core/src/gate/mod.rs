@@ -1424,3 +1424,36 @@ fn guess_kind(tool: &str) -> SubjectKind {
         _ => SubjectKind::Other,
     }
 }
+
+#[cfg(test)]
+mod session_rules_tests {
+    use super::*;
+
+    #[test]
+    fn a_subagent_reads_its_parents_answers_given_before_or_while_it_runs() {
+        let parent = SessionRules::default();
+        parent.reset("parent");
+        parent.allow("run_command", "make");
+        let child = SessionRules::of_subagent("child", parent.clone());
+        assert!(child.find("run_command", "make").is_some());
+        // Allowed in the parent while the subagent already runs.
+        parent.allow("run_command", "cargo test");
+        assert_eq!(
+            child.find("run_command", "cargo test").map(|r| r.session),
+            Some("parent".to_string())
+        );
+    }
+
+    #[test]
+    fn what_is_allowed_for_a_subagent_stays_its_own() {
+        let parent = SessionRules::default();
+        parent.reset("parent");
+        let child = SessionRules::of_subagent("child", parent.clone());
+        child.allow("write_file", "out.txt");
+        assert_eq!(
+            child.find("write_file", "out.txt").map(|r| r.session),
+            Some("child".to_string())
+        );
+        assert!(parent.find("write_file", "out.txt").is_none());
+    }
+}

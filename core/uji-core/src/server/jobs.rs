@@ -31,6 +31,28 @@ pub fn ask<S: Service>(registry: &Registry, request: &S) -> Result<S::Answer, St
     registry.call(uji_host::CORE_CALLER, request)
 }
 
+/// Stops the jobs `session` started (a subagent's, when its turn ends: jobs
+/// never outlive the session that started them), each with its process
+/// tree. Blocks until they ended; harmless without the tools plugin.
+pub fn stop_session(registry: &Registry, session: &str) {
+    if !registry.serves(JobsList::METHOD) {
+        return;
+    }
+    let jobs = ask(registry, &JobsList {}).unwrap_or_default();
+    for job in jobs {
+        let running = matches!(job.state, JobState::Running);
+        if running && job.session.as_deref() == Some(session) {
+            let stop = StopRequest {
+                id: job.id,
+                by: StoppedBy::Uji,
+            };
+            if let Err(e) = ask(registry, &stop) {
+                tracing::warn!("job {} of subagent {session} not stopped: {e}", job.id);
+            }
+        }
+    }
+}
+
 /// Stops every job and its process tree (quit, end of `uji run`, a
 /// signal, a session switch). Harmless without the tools plugin.
 pub fn stop_all(registry: &Registry) {
@@ -105,8 +127,16 @@ impl Shared {
             _ => NoticeLevel::Warn,
         };
         self.emit(Event::notice(level, notice_text(&job)));
+        // A subagent's job (stopped when its turn ended) reports to no
+        // other session: the parent's model never started it.
+        let ours = job
+            .session
+            .as_ref()
+            .is_none_or(|session| *session == self.snapshot.borrow().id);
         self.emit(Event::JobFinished { job });
-        let Some(report) = report else { return };
+        let Some(report) = report.filter(|_| ours) else {
+            return;
+        };
         self.control.save_message(MessageBody::User {
             text: report,
             images: Vec::new(),

@@ -263,11 +263,25 @@ pub async fn run(
         .turn(start.task.clone(), Vec::new(), &mut interrupt)
         .await;
     stopper.abort();
+    stop_jobs(&core.registry, &id).await;
     let outcome = outcome_of(id, turn, &published.borrow());
     // The agent goes (and its link for subagents of its own with it) once
     // its turn is over.
     drop(agent);
     outcome
+}
+
+/// The child's background jobs end with its turn, as they would with a
+/// session of its own.
+async fn stop_jobs(registry: &Registry, session: &str) {
+    let registry = registry.clone();
+    let session = session.to_string();
+    let stopping = tokio::task::spawn_blocking(move || {
+        crate::server::jobs::stop_session(&registry, &session);
+    });
+    if let Err(e) = stopping.await {
+        tracing::warn!("stopping a subagent's jobs failed: {e}");
+    }
 }
 
 /// What the parent learns of the child's turn.

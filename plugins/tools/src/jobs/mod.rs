@@ -61,6 +61,8 @@ pub struct Job {
     pub started_ms: u64,
     /// The file `log` spills to (and `unread`'s note names).
     pub log_path: PathBuf,
+    /// The session whose call started it.
+    pub session: Option<String>,
     pub out: Mutex<Output>,
     /// Signalled on new output and at the end.
     pub changed: Condvar,
@@ -85,6 +87,7 @@ impl Job {
             last_line: out.last_line.clone(),
             lines: out.log.total_lines() as u64,
             log: out.log.spill_file().map(|p| p.display().to_string()),
+            session: self.session.clone(),
         }
     }
 
@@ -301,6 +304,7 @@ impl Jobs {
                 told: false,
             }),
             log_path,
+            session: running.session.clone(),
             changed: Condvar::new(),
             stop: Mutex::new(None),
         });
