@@ -51,8 +51,8 @@ fn wall_ms(home: &Path, work: &Path, model: &FakeModel, tasks: usize, latency: D
     median(times)
 }
 
-/// The parent's own peak RSS (VmHWM, read from /proc while it runs: the
-/// rusage of a waited-for process counts its children too), in MiB.
+/// The parent's peak RSS (VmHWM, read from /proc while it runs), in MiB:
+/// its children run in its process.
 fn parent_peak_mib(home: &Path, work: &Path, model: &FakeModel, tasks: usize) -> f64 {
     let mut peaks = Vec::new();
     for round in 0..5 {
@@ -126,7 +126,7 @@ pub fn run() -> Vec<Row> {
         Row {
             area: "agents",
             what: format!(
-                "four children at once ({four:.1} ms) over one ({one:.1} ms), a model that answers at once (2 cores: the children's own CPU)"
+                "four children at once ({four:.1} ms) over one ({one:.1} ms), a model that answers at once"
             ),
             value: four / one,
             unit: "x",

@@ -225,9 +225,15 @@ pub fn encode(event: &Event, child: bool) -> Option<Result<String, serde_json::E
     Written::of(event, child).map(|line| serde_json::to_string(&line))
 }
 
+/// The line `event` is written as, as a JSON value (to embed in another
+/// line, as a parent's `subagent` lines embed their subagent's).
+pub fn encode_value(event: &Event, child: bool) -> Option<Result<Value, serde_json::Error>> {
+    Written::of(event, child).map(|line| serde_json::to_value(&line))
+}
+
 /// The first line of a session's stream: its id and the schema version.
-pub fn session_line(id: &str) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&Written::Session {
+pub fn session_line(id: &str) -> Result<Value, serde_json::Error> {
+    serde_json::to_value(&Written::Session {
         id,
         schema: SCHEMA_VERSION,
     })

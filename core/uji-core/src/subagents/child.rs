@@ -161,21 +161,18 @@ impl Approver for AskParent {
 /// Hands each event the child's agent emits to the watcher as its line.
 fn sink_to(session: String, watcher: Arc<dyn ChildWatcher>) -> EventSink {
     Arc::new(move |event: Event| {
-        let Some(json) = uji_protocol::headless::encode(&event, true) else {
-            return;
-        };
-        show(&session, json, watcher.as_ref());
+        if let Some(line) = uji_protocol::headless::encode_value(&event, true) {
+            show(&session, line, watcher.as_ref());
+        }
     })
 }
 
-fn show(session: &str, json: Result<String, serde_json::Error>, watcher: &dyn ChildWatcher) {
-    let read = json.ok().and_then(|json| {
-        let raw: Value = serde_json::from_str(&json).ok()?;
-        let line = Line::deserialize(&raw).ok()?;
-        Some((raw, line))
-    });
+fn show(session: &str, line: Result<Value, serde_json::Error>, watcher: &dyn ChildWatcher) {
+    let read = line
+        .ok()
+        .and_then(|raw| Some((Line::deserialize(&raw).ok()?, raw)));
     match read {
-        Some((raw, line)) => watcher.line(session, &raw, &line),
+        Some((line, raw)) => watcher.line(session, &raw, &line),
         None => tracing::warn!("subagent {session}: an event could not be shown as a line"),
     }
 }

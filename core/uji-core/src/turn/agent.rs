@@ -70,6 +70,19 @@ pub fn offered(only: &Option<Vec<String>>, name: &str) -> bool {
 
 pub use crate::auth::redact::{REDACTED, redact};
 
+/// Runs blocking work (a disk flush) where the runtime can do without the
+/// thread meanwhile: its other tasks move to another worker. On a runtime
+/// of one thread (tests) there is nowhere to move them, and it just runs.
+fn off_the_runtime<R>(work: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnOutcome {
@@ -840,7 +853,9 @@ impl Agent {
     }
 
     fn finish(&mut self, outcome: TurnOutcome) -> TurnOutcome {
-        let _ = self.session.sync();
+        // The disk's flush takes this worker thread, not the runtime: other
+        // sessions' turns (subagents running beside this one) go on.
+        let _ = off_the_runtime(|| self.session.sync());
         self.end_turn_checkpoints();
         // Published before `turn_finished`, which tells the session server
         // the turn is over: no one reads a finished turn as running.
