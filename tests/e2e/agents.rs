@@ -873,3 +873,54 @@ fn a_subagents_background_job_ends_with_its_turn() {
         );
     }
 }
+
+/// A `before_tool` hook decides a subagent's calls too, and tells them from
+/// the parent's by `session`.
+#[test]
+fn a_before_tool_hook_sees_a_subagents_calls_with_its_session() {
+    let sandbox = Sandbox::new();
+    sandbox.write_init(
+        r#"require('uji.defaults')
+local parent
+uji.on("before_tool", function(ev)
+  parent = parent or ev.session
+  if ev.tool == "read_file" and ev.session ~= parent then
+    return { deny = "subagents may not read here: " .. tostring(ev.session) }
+  end
+end)
+"#,
+    );
+    std::fs::write(sandbox.work().join("notes.txt"), "SECRET-NOTES\n").unwrap();
+    let model = FakeModel::start();
+    model.push(call("p1", "subagent", json!({"task": "Read the notes"})));
+    for_task(
+        &model,
+        "Read the notes",
+        call("k1", "read_file", json!({"path": "notes.txt"})),
+    );
+    for_task(&model, "Read the notes", answer("I was refused"));
+    model.push(call("p2", "read_file", json!({"path": "notes.txt"})));
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["--yes", "read"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let child_id = events(&stdout)
+        .into_iter()
+        .find(|l| l["type"] == "subagent")
+        .and_then(|l| l["session"].as_str().map(str::to_string))
+        .expect("a subagent line");
+    let child = requests_of(&model, "Read the notes");
+    let refused = &tool_results(&child[1])[0];
+    assert!(
+        refused.starts_with("denied:")
+            && refused.contains(&format!("subagents may not read here: {child_id}")),
+        "{refused}"
+    );
+    // The parent's own read, decided by the same hook, ran.
+    let parent = requests_of(&model, "read");
+    let parent_results = tool_results(parent.last().unwrap());
+    assert!(
+        parent_results.last().unwrap().contains("SECRET-NOTES"),
+        "{parent_results:?}"
+    );
+}

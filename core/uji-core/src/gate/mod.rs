@@ -808,6 +808,7 @@ impl Gate {
             "arguments": request.args,
             "subject": subject,
             "call_id": request.call_id,
+            "session": request.session,
         });
         let mut one_plain_part = true;
         if spec.subject == SubjectKind::Command {
@@ -864,6 +865,7 @@ impl Gate {
                 "args": args,
                 "subject": subject,
                 "call_id": request.call_id,
+                "session": request.session,
                 "text": output.text,
                 "content": output.text,
                 "is_error": output.is_error,
