@@ -12,7 +12,7 @@ use uji_fake_model::FakeModel;
 use crate::run::{ok, run_cmd, text_answer, tool_call};
 use crate::{Row, measure, median};
 
-const RUNS: usize = 15;
+const RUNS: usize = 25;
 
 use uji_fake_model::chat::first_user_text as first_user;
 
