@@ -334,8 +334,12 @@ mod tests {
         );
         let session = session_line("s1").unwrap();
         assert_eq!(
-            Line::read(&session),
+            Line::deserialize(&session).ok(),
             Some(Line::Session { id: "s1".into() })
         );
+        // As a value, a line reads back the same as from its text.
+        let done = finished(None, false);
+        let value = encode_value(&done, true).unwrap().unwrap();
+        assert_eq!(Line::deserialize(&value).ok(), Some(written(&done)));
     }
 }

@@ -398,7 +398,7 @@ mod tests {
             "no".into(),
         );
         let call = request.call_id.clone();
-        let _ = asker.ask(request);
+        drop(asker.ask(request));
         let asked = parent.0.lock().pop().unwrap();
         assert_eq!(asked.agent.as_deref(), Some("tester"));
         assert_eq!(asked.call_id, format!("s1:{call}"));
