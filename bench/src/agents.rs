@@ -117,7 +117,7 @@ pub fn run() -> Vec<Row> {
         Row {
             area: "agents",
             what: format!(
-                "starting a child: one subagent call ({one:.1} ms) over a turn of the same answer ({turn:.1} ms)"
+                "starting a child: one subagent call ({one:.1} ms) minus a whole `uji run` of the same answer ({turn:.1} ms)"
             ),
             value: one - turn,
             unit: "ms",
