@@ -924,3 +924,41 @@ end)
         "{parent_results:?}"
     );
 }
+
+/// In the parent's screen, ctrl+o expands a `subagent` call to what the
+/// subagent did: its task, its calls with their results, its answer.
+#[test]
+fn ctrl_o_expands_a_subagent_call_to_its_transcript() {
+    let model = FakeModel::start();
+    let sandbox = screen_sandbox(&model, "");
+    std::fs::write(sandbox.work().join("notes.txt"), "one line\n").unwrap();
+    model.push(call(
+        "p1",
+        "subagent",
+        json!({"task": "Summarise the notes"}),
+    ));
+    for_task(
+        &model,
+        "Summarise the notes",
+        call("k1", "read_file", json!({"path": "notes.txt"})),
+    );
+    for_task(
+        &model,
+        "Summarise the notes",
+        answer("CHILD-ANSWER: the notes hold one line."),
+    );
+    model.push(answer("The parent is done."));
+    let mut tty = open_screen(&sandbox);
+    tty.type_text("delegate it");
+    tty.press("<CR>");
+    let folded = tty.wait_for_text("The parent is done.");
+    assert!(
+        folded.contains("subagent answered") && !folded.contains("› Summarise the notes"),
+        "{folded}"
+    );
+    tty.press("<C-o>");
+    let expanded = tty.wait_for_text("› Summarise the notes");
+    assert!(expanded.contains("general: done"), "{expanded}");
+    assert!(expanded.contains("● read_file notes.txt"), "{expanded}");
+    assert!(expanded.contains("CHILD-ANSWER"), "{expanded}");
+}

@@ -2,6 +2,7 @@
 //! to lines once per width and cached, and the scrolled view over them.
 
 pub mod diff;
+mod subagents;
 mod text;
 pub mod tool;
 mod view;

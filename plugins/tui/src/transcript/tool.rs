@@ -19,6 +19,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::diff::diff_lines;
+use super::subagents::Subagents;
 use crate::theme::Theme;
 
 /// Output rows shown while a block is folded.
@@ -134,28 +135,9 @@ pub struct ToolView {
     /// Who refused the call, when the person did at its question (the
     /// screen knows it from the answer; the result's words are the model's).
     refused: Option<Refusal>,
-    /// The subagents a `subagent` call runs, one row each while it runs.
-    subagents: Vec<SubagentRow>,
-}
-
-/// One running subagent: its agent, what it does now, its tokens.
-#[derive(Debug, Clone, PartialEq)]
-struct SubagentRow {
-    session: String,
-    agent: String,
-    doing: String,
-    tokens: u64,
-}
-
-impl SubagentRow {
-    fn text(&self) -> String {
-        let tokens = if self.tokens > 0 {
-            format!(" · {} tokens", self.tokens)
-        } else {
-            String::new()
-        };
-        format!("{}: {}{tokens}", self.agent, self.doing)
-    }
+    /// The subagents a `subagent` call runs: a row each while they run,
+    /// their transcripts when the block is expanded.
+    subagents: Subagents,
 }
 
 /// How the person refused a call at its question.
@@ -180,7 +162,7 @@ impl Block<ToolView> {
             output: Output::default(),
             summary: None,
             diff: None,
-            subagents: Vec::new(),
+            subagents: Subagents::default(),
             refused: None,
         })
     }
@@ -235,49 +217,10 @@ impl Block<ToolView> {
     }
 
     /// One line of a subagent's stream (a `subagent` call's child): its
-    /// row says which tool it runs and the tokens it used so far.
+    /// row says which tool it runs and the tokens it used so far, and its
+    /// transcript grows.
     pub fn subagent_line(&mut self, session: &str, agent: &str, line: &serde_json::Value) {
-        let usage = &line["usage"];
-        let tokens: u64 = ["input", "output", "cache_read", "cache_write"]
-            .iter()
-            .filter_map(|k| usage[*k].as_u64())
-            .sum();
-        let doing = match line["type"].as_str() {
-            Some("session") => Some("starting".to_string()),
-            Some("tool") => Some(format!(
-                "{} {}",
-                line["name"].as_str().unwrap_or_default(),
-                line["subject"].as_str().unwrap_or_default()
-            )),
-            Some("done") => Some(if line["error"].is_string() {
-                "failed".to_string()
-            } else {
-                "done".to_string()
-            }),
-            Some("usage") => None,
-            _ => return,
-        };
-        self.update(|view| {
-            let at = match view.subagents.iter().position(|r| r.session == session) {
-                Some(at) => at,
-                None => {
-                    view.subagents.push(SubagentRow {
-                        session: session.to_string(),
-                        agent: agent.to_string(),
-                        doing: "starting".to_string(),
-                        tokens: 0,
-                    });
-                    view.subagents.len() - 1
-                }
-            };
-            let row = &mut view.subagents[at];
-            if let Some(doing) = doing {
-                row.doing = doing;
-            }
-            if tokens > 0 {
-                row.tokens = tokens;
-            }
-        });
+        self.update(|view| view.subagents.line(session, agent, line));
     }
 
     /// The call ended. A denied call stays denied (its `tool_finished`
@@ -333,17 +276,28 @@ impl ToolView {
     }
 
     fn body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        // Expanded, a `subagent` call shows what each subagent did, then
+        // (once it ended) what it returned.
+        if expanded && !self.subagents.is_empty() && self.state != ToolState::Asking {
+            let mut rows = self.subagents.transcripts(width, theme);
+            if self.state != ToolState::Running {
+                rows.extend(self.ended_body(width, theme, expanded));
+            }
+            return rows;
+        }
         match self.state {
             ToolState::Asking => vec![Line::styled("waiting for your answer", theme.dim)],
-            ToolState::Running if !self.subagents.is_empty() => self
-                .subagents
-                .iter()
-                .map(|row| Line::styled(cut(&one_line(&row.text()), width), theme.dim))
-                .collect(),
+            ToolState::Running if !self.subagents.is_empty() => self.subagents.rows(width, theme),
             ToolState::Running => progress_row(&self.progress, width, theme),
+            _ => self.ended_body(width, theme, expanded),
+        }
+    }
+
+    fn ended_body(&self, width: usize, theme: &Theme, expanded: bool) -> Vec<Line<'static>> {
+        match self.state {
             ToolState::Denied => self.denied_body(width, theme, expanded),
             ToolState::Failed => self.failed_body(width, theme, expanded),
-            ToolState::Done => self.done_body(width, theme, expanded),
+            _ => self.done_body(width, theme, expanded),
         }
     }
 
