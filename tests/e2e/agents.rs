@@ -816,8 +816,9 @@ fn a_queued_subagent_starts_in_the_mode_the_parent_has_when_it_starts() {
 }
 
 /// Jobs never outlive the session that started them: a subagent's
-/// background job is stopped when its turn ends (its parent goes on), and
-/// nothing of it reaches the parent's conversation.
+/// background job reports to the subagent when it ends while the subagent
+/// works, is stopped when the subagent's turn ends (its parent goes on),
+/// and nothing of it reaches the parent's conversation.
 #[test]
 fn a_subagents_background_job_ends_with_its_turn() {
     let sandbox = Sandbox::new();
@@ -861,6 +862,12 @@ fn a_subagents_background_job_ends_with_its_turn() {
     assert!(
         results[0].contains("job 1") && results[1].contains("job 2"),
         "the commands became jobs: {results:?}"
+    );
+    // The job that ended while the subagent worked reported to it.
+    let reported = child[3].body_text();
+    assert!(
+        reported.contains("[Background job 1") && reported.contains("EARLY-END"),
+        "{reported}"
     );
     assert!(
         !sandbox.work().join("late.txt").exists(),
@@ -964,4 +971,70 @@ fn ctrl_o_expands_a_subagent_call_to_its_transcript() {
     assert!(expanded.contains("general: done"), "{expanded}");
     assert!(expanded.contains("● read_file notes.txt"), "{expanded}");
     assert!(expanded.contains("CHILD-ANSWER"), "{expanded}");
+}
+
+/// A session reads and stops only the jobs it started: a subagent cannot
+/// stop its parent's dev server.
+#[test]
+fn a_subagent_cannot_stop_its_parents_job() {
+    let sandbox = Sandbox::new();
+    let model = FakeModel::start();
+    model.push(call(
+        "p1",
+        "run_command",
+        json!({"command": "echo serving; sleep 30", "run_in_background": true}),
+    ));
+    model.push(call("p2", "subagent", json!({"task": "Stop the server"})));
+    for_task(
+        &model,
+        "Stop the server",
+        call("k1", "stop_job", json!({"id": 1})),
+    );
+    for_task(&model, "Stop the server", answer("could not stop it"));
+    model.push(call("p3", "job_output", json!({"id": 1})));
+    model.push(answer("parent done"));
+    let output = run(&sandbox, &model, &["--yes", "serve"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let child = requests_of(&model, "Stop the server");
+    let refused = &tool_results(&child[1])[0];
+    assert!(
+        refused.contains("job 1 was started by another session"),
+        "{refused}"
+    );
+    // The parent's own job is its own, and still runs.
+    let parent = requests_of(&model, "serve");
+    let status = tool_results(parent.last().unwrap());
+    assert!(status.last().unwrap().contains("running"), "{status:?}");
+}
+
+/// A command file's `allowed-tools` hold for its whole turn: a subagent's
+/// turn ending inside it (`turn_finished` with `parent`) does not put the
+/// policy back early.
+#[test]
+fn a_subagents_turn_ending_does_not_end_a_commands_allowed_tools() {
+    let model = FakeModel::start();
+    let sandbox = screen_sandbox(&model, "");
+    let dir = sandbox.work().join(".uji/commands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("make.md"),
+        "---\nallowed-tools: Bash(touch:*)\n---\nMake the file.\n",
+    )
+    .unwrap();
+    model.push(call("p1", "subagent", json!({"task": "Look around first"})));
+    for_task(&model, "Look around first", answer("looked around"));
+    model.push(call(
+        "p2",
+        "run_command",
+        json!({"command": "touch made.txt"}),
+    ));
+    model.push(answer("Made it."));
+    let mut tty = open_screen(&sandbox);
+    tty.type_keys("/make");
+    tty.wait_for_text("/make");
+    tty.press("<CR>");
+    let screen = tty.wait_for_text("Made it.");
+    assert!(sandbox.work().join("made.txt").exists(), "{screen}");
+    assert_eq!(requests_of(&model, "Look around first").len(), 1);
 }

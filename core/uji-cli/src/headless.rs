@@ -21,8 +21,9 @@ use crate::out::{WriteError, say, write_to};
 /// Config key: print JSON events instead of text.
 pub const JSON_KEY: &str = "headless.json";
 
-/// Config key: this run is a subagent's (`--parent`): its `--json` stream
-/// also says which tool runs and what was used so far (`tool`, `usage`).
+/// Config key: this run works for another session (`--parent`): its
+/// `--json` stream also says which tool runs and what was used so far
+/// (`tool`, `usage`), as a subagent's lines do.
 pub const CHILD_KEY: &str = "headless.child";
 
 /// How long one wait for an event lasts before the loop looks again.

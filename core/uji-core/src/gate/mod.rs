@@ -155,12 +155,6 @@ pub trait Approver: Send + Sync {
     fn automatic(&self) -> bool {
         false
     }
-
-    /// Whether an automatic approver allows every ask (`--yes`): a
-    /// subagent of such a session runs with `--yes` too.
-    fn allows_everything(&self) -> bool {
-        false
-    }
 }
 
 /// The approver of headless runs: `--yes` allows every ask, otherwise nobody
@@ -186,10 +180,6 @@ impl Approver for HeadlessApprover {
 
     fn automatic(&self) -> bool {
         true
-    }
-
-    fn allows_everything(&self) -> bool {
-        self.yes
     }
 }
 
@@ -241,8 +231,8 @@ pub struct Gate {
     session_rules: SessionRules,
     sandbox: Arc<RwLock<SandboxSettings>>,
     /// The approval mode the user chose; the gate owns it, the server and
-    /// the `session.mode` service change it through [`Gate::set_mode`], and
-    /// running subagents are told of each change ([`Gate::watch_mode`]).
+    /// the `session.mode` service change it through [`Gate::set_mode`];
+    /// subagents' gates share it, so a change holds at their next call.
     mode: Arc<tokio::sync::watch::Sender<ApprovalMode>>,
     spill: Arc<RwLock<spill::SpillPlace>>,
     /// Numbers the calls' spill files.
@@ -526,11 +516,6 @@ impl Gate {
     /// The approval mode in force.
     pub fn mode(&self) -> ApprovalMode {
         *self.mode.borrow()
-    }
-
-    /// The approval mode now and each change after.
-    pub fn watch_mode(&self) -> tokio::sync::watch::Receiver<ApprovalMode> {
-        self.mode.subscribe()
     }
 
     /// Switches the approval mode; `Err` for a mode this uji does not know.
@@ -978,7 +963,8 @@ impl Gate {
         if !self.registry.hooks("tool_started").is_empty() {
             self.registry.emit(
                 "tool_started",
-                json!({"name": request.name, "call_id": request.call_id, "subject": decided.subject}),
+                json!({"name": request.name, "call_id": request.call_id, "subject": decided.subject,
+                    "session": request.session}),
             );
         }
         self.execute(&request, call, decided, progress, interrupt)

@@ -127,16 +127,25 @@ impl Shared {
             _ => NoticeLevel::Warn,
         };
         self.emit(Event::notice(level, notice_text(&job)));
-        // A subagent's job (stopped when its turn ended) reports to no
-        // other session: the parent's model never started it.
-        let ours = job
+        // A subagent's job reports to that subagent while it runs (its
+        // next request carries it), and to no other session: the parent's
+        // model never started it.
+        let subagent = job
             .session
-            .as_ref()
-            .is_none_or(|session| *session == self.snapshot.borrow().id);
+            .clone()
+            .filter(|session| *session != self.snapshot.borrow().id);
         self.emit(Event::JobFinished { job });
-        let Some(report) = report.filter(|_| ours) else {
+        let Some(report) = report else { return };
+        if let Some(subagent) = subagent {
+            if let Some(link) = self.sessions.gate.subagent_links().get(&subagent) {
+                link.control.save_message(MessageBody::User {
+                    text: report,
+                    images: Vec::new(),
+                    hidden: true,
+                });
+            }
             return;
-        };
+        }
         self.control.save_message(MessageBody::User {
             text: report,
             images: Vec::new(),

@@ -30,8 +30,8 @@ pub(crate) fn mirror_session_rules(sessions: &Sessions) {
         .session_rules()
         .set_observer(Some(std::sync::Arc::new(
             move |session: &str, rules: &[SessionRule]| {
-                // Named by the running session, not by a rule: a subagent's
-                // first rules are its parent's.
+                // Named by the running session. (Subagents' own answers
+                // are kept in their gates, not here.)
                 if session.is_empty() || rules.is_empty() {
                     return;
                 }
@@ -109,21 +109,4 @@ pub fn running_rules(data: &Path, cwd: &Path) -> Vec<SessionRule> {
         }
     }
     rules
-}
-
-/// The "allow for this session" answers of the running session `session`
-/// (a subagent's parent): none when it is not running.
-pub(crate) fn rules_of(data: &Path, session: &str) -> Vec<SessionRule> {
-    let path = live_dir(data).join(format!("{session}.json"));
-    let Some(file) = std::fs::read(&path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<LiveFile>(&bytes).ok())
-    else {
-        return Vec::new();
-    };
-    if alive(file.pid) {
-        file.rules
-    } else {
-        Vec::new()
-    }
 }

@@ -358,13 +358,11 @@ impl Sessions {
             Some(opened) => opened,
             None => self.open(start)?,
         };
+        // A session starts with no "allow for this session" answers: not
+        // even a `uji run --parent ID` gets its parent's (another process
+        // is not the parent's person's session; uji's own subagents read
+        // their parent's in the process, `SessionRules::of_subagent`).
         self.gate.session_rules().reset(session.id());
-        // A subagent asks nothing its parent's person already allowed for
-        // the parent's session (the parent's rules, mirrored while it runs).
-        if let Some(parent) = session.header.parent.as_deref() {
-            let inherited = crate::session::live::rules_of(&self.data, parent);
-            self.gate.session_rules().extend(inherited);
-        }
         let secrets = self.providers.secret_values();
         self.gate.set_spill(
             crate::session::spills::session_dir(&self.data, session.id()),
@@ -384,6 +382,7 @@ impl Sessions {
             cwd: self.cwd.clone(),
             secrets,
             budget: None,
+            subagent_of: None,
         };
         // Usage is tracked per session: a resumed one starts from what its
         // saved answers used.

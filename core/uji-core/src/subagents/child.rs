@@ -152,10 +152,6 @@ impl Approver for AskParent {
     fn automatic(&self) -> bool {
         self.parent.automatic()
     }
-
-    fn allows_everything(&self) -> bool {
-        self.parent.allows_everything()
-    }
 }
 
 /// Hands each event the child's agent emits to the watcher as its line.
@@ -202,6 +198,7 @@ fn build(
         cwd: start.cwd.clone(),
         secrets: core.providers.secret_values(),
         budget: Some(start.budget(configured, Instant::now())),
+        subagent_of: Some(start.parent.clone()),
     };
     Agent::new(gate, core.registry.clone(), session, settings, approver)
 }
@@ -247,6 +244,8 @@ pub async fn run(
         approver: None,
         snapshot,
     });
+    // Its jobs end with it, however it ends (a panic, the call dropped).
+    let mut jobs = JobsEnd::armed(&core.registry, &id);
     let (interrupter, mut interrupt) = interrupt_pair();
     let stopper = tokio::spawn(async move {
         while !*stop.borrow_and_update() {
@@ -260,7 +259,7 @@ pub async fn run(
         .turn(start.task.clone(), Vec::new(), &mut interrupt)
         .await;
     stopper.abort();
-    stop_jobs(&core.registry, &id).await;
+    jobs.now().await;
     let outcome = outcome_of(id, turn, &published.borrow());
     // The agent goes (and its link for subagents of its own with it) once
     // its turn is over.
@@ -269,15 +268,41 @@ pub async fn run(
 }
 
 /// The child's background jobs end with its turn, as they would with a
-/// session of its own.
-async fn stop_jobs(registry: &Registry, session: &str) {
-    let registry = registry.clone();
-    let session = session.to_string();
-    let stopping = tokio::task::spawn_blocking(move || {
-        crate::server::jobs::stop_session(&registry, &session);
-    });
-    if let Err(e) = stopping.await {
-        tracing::warn!("stopping a subagent's jobs failed: {e}");
+/// session of its own: when its turn ends ([`JobsEnd::now`], waited for),
+/// or when it is dropped unfinished (a panic, the call's task dropped).
+struct JobsEnd {
+    armed: Option<(Registry, String)>,
+}
+
+impl JobsEnd {
+    fn armed(registry: &Registry, session: &str) -> JobsEnd {
+        JobsEnd {
+            armed: Some((registry.clone(), session.to_string())),
+        }
+    }
+
+    async fn now(&mut self) {
+        let Some((registry, session)) = self.armed.take() else {
+            return;
+        };
+        let stopping = tokio::task::spawn_blocking(move || {
+            crate::server::jobs::stop_session(&registry, &session);
+        });
+        if let Err(e) = stopping.await {
+            tracing::warn!("stopping a subagent's jobs failed: {e}");
+        }
+    }
+}
+
+impl Drop for JobsEnd {
+    fn drop(&mut self) {
+        if let Some((registry, session)) = self.armed.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn_blocking(move || {
+                crate::server::jobs::stop_session(&registry, &session);
+            });
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use crate::gate::{Approver, SessionRules};
-use crate::turn::control::EventSink;
+use crate::turn::control::{EventSink, SessionControl};
 
 /// What is left of the parent's budget, for its children's own.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -40,6 +40,9 @@ pub struct ParentLink {
     /// The session's "allow for this session" answers, which its
     /// subagents' own read through.
     pub rules: SessionRules,
+    /// The session's side door: a finished background job's report of a
+    /// subagent's reaches the subagent there.
+    pub control: SessionControl,
 }
 
 /// The links of this process's sessions.

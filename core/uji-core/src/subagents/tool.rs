@@ -486,6 +486,14 @@ impl Runner {
             // Taken here, in the tasks' order, so they start in that order
             // (tasks spawned together and racing for a permit would not).
             let permit = Arc::clone(&permits).acquire_owned().await;
+            // A task still waiting when the call is stopped never starts.
+            if *self.stop.borrow() {
+                running.push(tokio::spawn(std::future::ready(ChildOutcome {
+                    interrupted: true,
+                    ..ChildOutcome::default()
+                })));
+                continue;
+            }
             let this = Arc::clone(self);
             running.push(tokio::spawn(async move {
                 let _permit = permit;

@@ -60,6 +60,9 @@ pub struct TurnSettings {
     /// subagent's (its agent file's limits within what is left of its
     /// parent's).
     pub budget: Option<crate::turn::budget::Budget>,
+    /// The session this one runs as a subagent of, in this process (not a
+    /// saved subagent session resumed on its own).
+    pub subagent_of: Option<String>,
 }
 
 /// Whether `--tools` (`only`, all when `None`) offers the tool `name`.
@@ -639,8 +642,10 @@ impl Agent {
             message: message.clone(),
         });
         if !self.registry.hooks("message_appended").is_empty() {
-            self.registry
-                .emit("message_appended", json!({"type": kind, "text": text}));
+            self.registry.emit(
+                "message_appended",
+                json!({"type": kind, "text": text, "session": self.id()}),
+            );
         }
         message
     }
@@ -867,7 +872,7 @@ impl Agent {
         self.registry.emit(
             "turn_finished",
             json!({"text": outcome.text, "error": outcome.error, "interrupted": outcome.interrupted,
-                "session": self.id(), "parent": self.session.header.parent}),
+                "session": self.id(), "parent": self.settings.subagent_of}),
         );
         self.emit(Event::TurnFinished {
             text: outcome.text.clone(),
@@ -1483,7 +1488,8 @@ impl Agent {
     /// model back to work with it.
     fn before_stop(&self, text: &str, continued: u64) -> Option<String> {
         for hook in self.registry.hooks("before_stop") {
-            let payload = json!({"event": "before_stop", "text": text, "continued": continued});
+            let payload = json!({"event": "before_stop", "text": text, "continued": continued,
+                "session": self.id()});
             match hook.call(&payload) {
                 Ok(Value::String(nudge)) if !nudge.trim().is_empty() => return Some(nudge),
                 Ok(_) => {}

@@ -203,7 +203,10 @@ pub async fn compact_if_needed(
     let keep = 20_000usize.min(limit / 4);
     tracing::info!("context ~{estimate} tokens reaches {limit}: compacting, keeping ~{keep}");
     let count = compact(agent, keep, interrupt).await?;
-    agent.notify_plugins("session_compacted", serde_json::json!({"count": count}));
+    agent.notify_plugins(
+        "session_compacted",
+        serde_json::json!({"count": count, "session": agent.id()}),
+    );
     // The `compacted` event `compact` sent is the one word on it.
     tracing::info!("compacted {count} earlier messages");
     Ok(())

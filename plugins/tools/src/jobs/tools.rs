@@ -91,8 +91,8 @@ impl Tool for JobOutput {
             Ok(id) => id,
             Err(e) => return ToolOutput::error(e),
         };
-        match self.jobs.get(id) {
-            Some(job) => {
+        match own_job(&self.jobs, id, &call) {
+            Ok(job) => {
                 let text = unread_and_status(&job);
                 let summary = status_line(&job.info());
                 ToolOutput {
@@ -101,8 +101,21 @@ impl Tool for JobOutput {
                     ..Default::default()
                 }
             }
-            None => ToolOutput::error(self.jobs.no_such_job(id)),
+            Err(e) => ToolOutput::error(e),
         }
+    }
+}
+
+/// Job `id` as the calling session may have it: a session reads and stops
+/// only the jobs it started (a subagent's are its own, its parent's are
+/// the parent's); a call of no session (`uji tool run`) may have any.
+fn own_job(jobs: &Jobs, id: u64, call: &ToolCall) -> Result<std::sync::Arc<Job>, String> {
+    let job = jobs.get(id).ok_or_else(|| jobs.no_such_job(id))?;
+    match (&job.session, &call.session) {
+        (Some(owner), Some(caller)) if owner != caller => Err(format!(
+            "job {id} was started by another session (a subagent's or its parent's): a session reads and stops only the jobs it started"
+        )),
+        _ => Ok(job),
     }
 }
 
@@ -140,10 +153,10 @@ impl Tool for StopJob {
             Ok(id) => id,
             Err(e) => return ToolOutput::error(e),
         };
-        let was_running = self
-            .jobs
-            .get(id)
-            .is_some_and(|job| job.output().state.is_running());
+        let was_running = match own_job(&self.jobs, id, &call) {
+            Ok(job) => job.output().state.is_running(),
+            Err(e) => return ToolOutput::error(e),
+        };
         match self.jobs.stop(id, StoppedBy::Model) {
             Ok(job) => {
                 let mut text = unread_and_status(&job);

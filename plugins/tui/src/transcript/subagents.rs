@@ -12,7 +12,7 @@ use ratatui::text::Line;
 use serde_json::Value;
 use uji_protocol::session::{MessageBody, StoredMessage};
 
-use super::tool::{cut, one_line};
+use super::tool::{clean_bounded, cut, one_line};
 use crate::theme::Theme;
 
 /// Transcript rows kept per subagent; older ones are counted, not kept.
@@ -85,7 +85,7 @@ impl Child {
             MessageBody::Assistant { text, .. } => {
                 let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
                 for line in lines.iter().take(ANSWER_LINES) {
-                    self.push(Kind::Said, line);
+                    self.push(Kind::Said, &clean_bounded(line));
                 }
                 if lines.len() > ANSWER_LINES {
                     let more = lines.len() - ANSWER_LINES;
@@ -101,7 +101,7 @@ impl Child {
                 ..
             } => {
                 let subject = subject.as_deref().unwrap_or_default();
-                self.push(Kind::Call, &format!("● {name} {subject}"));
+                self.push(Kind::Call, &one_line(&format!("● {name} {subject}")));
                 let said = summary
                     .clone()
                     .filter(|s| !s.trim().is_empty())
@@ -256,7 +256,8 @@ mod tests {
             ),
             message(
                 4,
-                json!({"role": "assistant", "text": "The notes say hello.\n\nThat is all."}),
+                // What a subagent's model says cannot drive the terminal.
+                json!({"role": "assistant", "text": "The notes say \u{1b}[31mhello.\n\nThat is all."}),
             ),
             json!({"type": "done", "text": "The notes say hello.", "usage": {"input": 40, "output": 2}}),
         ];

@@ -28,6 +28,7 @@ impl Agent {
             effort: self.settings.effort.clone(),
             remaining: self.spent().left_of(&self.budget()),
             rules: self.gate.session_rules().clone(),
+            control: self.control.clone(),
         };
         self.gate.subagent_links().set(self.session.id(), link);
     }
