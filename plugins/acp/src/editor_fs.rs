@@ -76,6 +76,10 @@ const MAX_LINE_BYTES: usize = 2000;
 pub struct ToolHook {
     pub tool: String,
     pub call_id: String,
+    /// The session whose model made the call: the editor's own, or one of
+    /// its subagents' (whose call ids are unique only in their session).
+    #[serde(default)]
+    pub session: Option<String>,
     #[serde(default)]
     pub args: Value,
     /// The result (after_tool only).

@@ -42,23 +42,27 @@ enum Before {
 }
 
 /// The files' text kept by `before_tool` for the `after_tool` of the same
-/// call.
+/// call, by session and call id (subagents' calls run beside the
+/// session's, and their ids are unique only in their own session).
 #[derive(Default)]
-pub struct Befores(Mutex<HashMap<String, Before>>);
+pub struct Befores(Mutex<HashMap<(Option<String>, String), Before>>);
 
 impl Befores {
-    fn keep(&self, call_id: &str, before: Before) {
-        self.0.lock().insert(call_id.to_string(), before);
+    fn keep(&self, hook: &ToolHook, before: Before) {
+        let key = (hook.session.clone(), hook.call_id.clone());
+        self.0.lock().insert(key, before);
     }
 
-    fn take(&self, call_id: &str) -> Option<Before> {
-        self.0.lock().remove(call_id)
+    fn take(&self, hook: &ToolHook) -> Option<Before> {
+        let key = (hook.session.clone(), hook.call_id.clone());
+        self.0.lock().remove(&key)
     }
 
-    /// Forgets a call's text (a call refused after `before_tool` never
-    /// reaches `after_tool`).
+    /// Forgets the text of the calls named `call_id` (a call refused after
+    /// `before_tool` never reaches `after_tool`). A subagent's call of the
+    /// same id loses its text too: its edit then stays on disk only.
     pub fn forget(&self, call_id: &str) {
-        self.take(call_id);
+        self.0.lock().retain(|(_, id), _| id != call_id);
     }
 }
 
@@ -78,7 +82,7 @@ pub fn before_tool(link: &EditorLink, payload: Value) {
         return;
     };
     if let Some(before) = read_before(&resolve(&editor.cwd, args.path)) {
-        link.befores.keep(&hook.call_id, before);
+        link.befores.keep(&hook, before);
     }
 }
 
@@ -97,7 +101,7 @@ fn read_before(path: &Path) -> Option<Before> {
 /// After a successful edit_file or write_file: the editor's buffer gets
 /// the change, as the module's rule says.
 pub fn after_write(editor: &Editor, befores: &Befores, hook: &ToolHook) {
-    let before = befores.take(&hook.call_id);
+    let before = befores.take(hook);
     if !editor.writes || hook.is_error {
         return;
     }
@@ -260,13 +264,20 @@ mod tests {
         link.set_cwd(&dir.to_string_lossy());
         // Another frontend's link, whose editor never said it reads files.
         let other = EditorLink::default();
-        let payload = json!({"event": "before_tool", "tool": "edit_file",
+        let payload = |session: &str| {
+            json!({"event": "before_tool", "tool": "edit_file",
             "args": {"path": "a.txt", "old_string": "x", "new_string": "y"},
-            "subject": "a.txt", "call_id": "c1"});
-        before_tool(&link, payload.clone());
-        before_tool(&other, payload);
-        assert!(matches!(link.befores.take("c1"), Some(Before::Text(t)) if t == "x\n"));
-        assert!(other.befores.take("c1").is_none());
+            "subject": "a.txt", "call_id": "c1", "session": session})
+        };
+        before_tool(&link, payload("parent"));
+        before_tool(&other, payload("parent"));
+        // A subagent's call of the same id, on a file that changed since.
+        std::fs::write(dir.join("a.txt"), "z\n").unwrap();
+        before_tool(&link, payload("child"));
+        let hook = |session: &str| ToolHook::read(payload(session)).unwrap();
+        assert!(matches!(link.befores.take(&hook("parent")), Some(Before::Text(t)) if t == "x\n"));
+        assert!(matches!(link.befores.take(&hook("child")), Some(Before::Text(t)) if t == "z\n"));
+        assert!(other.befores.take(&hook("parent")).is_none());
         link.stop();
         assert!(link.editor().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
@@ -277,6 +288,7 @@ mod tests {
         let hook = |tool: &str, args| ToolHook {
             tool: tool.into(),
             call_id: "c1".into(),
+            session: None,
             args,
             text: String::new(),
             is_error: false,
