@@ -832,7 +832,7 @@ fn a_subagents_background_job_ends_with_its_turn() {
         call(
             "k1",
             "run_command",
-            json!({"command": "echo started; sleep 0.5; echo EARLY-END", "run_in_background": true}),
+            json!({"command": "echo started; sleep 0.3; echo EARLY-END", "run_in_background": true}),
         ),
     );
     for_task(
@@ -841,17 +841,18 @@ fn a_subagents_background_job_ends_with_its_turn() {
         call(
             "k2",
             "run_command",
-            json!({"command": "echo started; sleep 2; echo late > late.txt", "run_in_background": true}),
+            json!({"command": "echo started; sleep 4; echo late > late.txt", "run_in_background": true}),
         ),
     );
     for_task(
         &model,
         "Start the watcher",
-        call("k3", "run_command", json!({"command": "sleep 1"})),
+        call("k3", "run_command", json!({"command": "sleep 1.5"})),
     );
     for_task(&model, "Start the watcher", answer("watcher started"));
-    // The parent outlives the job's two seconds.
-    model.push(call("p2", "run_command", json!({"command": "sleep 3"})));
+    // The parent outlives the job's four seconds (generous margins: a
+    // loaded machine must not make the job write before it is stopped).
+    model.push(call("p2", "run_command", json!({"command": "sleep 4.5"})));
     model.push(answer("parent done"));
     let output = run(&sandbox, &model, &["--yes", "delegate"]);
     let (stdout, stderr) = text(&output);
