@@ -963,11 +963,37 @@ mod tests {
                 "     general: done · 5 tokens"
             ]
         );
+        // Expanded while it runs: each subagent's transcript under its row.
+        block.subagent_line(
+            "s1",
+            "reviewer",
+            &line(r#"{"type":"message","message":{"seq":1,"time":0,"role":"user","text":"Review it"}}"#),
+        );
+        block.set_expanded(true);
+        assert_eq!(
+            texts(block.lines(60, &theme, 0)),
+            [
+                "⠋ Agent (reviewer general)",
+                "  ⎿  reviewer: run_command cargo test · 1230 tokens",
+                "       › Review it",
+                "     general: done · 5 tokens"
+            ]
+        );
+        block.set_expanded(false);
         block.finish(false, Some("2 subagents answered"), None);
         assert!(
             !texts(block.lines(60, &theme, 0))
                 .join("\n")
                 .contains("tokens")
+        );
+        // Expanded once it ended: the transcripts, then what it returned.
+        block.set_output("## task 1 (reviewer)\nlooks fine");
+        block.set_expanded(true);
+        let expanded = texts(block.lines(60, &theme, 0));
+        assert_eq!(expanded[2], "       › Review it");
+        assert!(
+            expanded.last().unwrap().contains("looks fine"),
+            "{expanded:?}"
         );
     }
 
