@@ -865,11 +865,7 @@ impl UsageFacts {
             output: usage.output,
             cache_read: usage.cache_read,
             cache_write: usage.cache_write,
-            total: usage
-                .input
-                .saturating_add(usage.output)
-                .saturating_add(usage.cache_read)
-                .saturating_add(usage.cache_write),
+            total: usage.total(),
             last,
             requests,
             cost: None,

@@ -114,6 +114,12 @@ impl Usage {
         self.cache_write = self.cache_write.saturating_add(more.cache_write);
     }
 
+    /// Every token counted: read, written, cache read and written,
+    /// saturating.
+    pub fn total(&self) -> u64 {
+        self.context().saturating_add(self.output)
+    }
+
     /// The tokens of the context the answer was given (input, cached or
     /// not), saturating.
     pub fn context(&self) -> u64 {

@@ -10,7 +10,6 @@ use tokio::sync::watch;
 use uji_host::{NativeCall, NativeTool};
 use uji_protocol::frontend::Event;
 use uji_protocol::headless::Line;
-use uji_protocol::wire::Usage;
 use uji_protocol::{DeclaredPolicy, Spent, ToolCall, ToolOutput, ToolSpec};
 
 use super::args::{self, Plan, Task};
@@ -196,11 +195,6 @@ impl ChildWatcher for Shown {
             agent: self.agent.clone(),
             line: raw.clone(),
         });
-        let tokens = |usage: &Usage| {
-            [usage.output, usage.cache_read, usage.cache_write]
-                .into_iter()
-                .fold(usage.input, u64::saturating_add)
-        };
         match line {
             Line::Tool { name, subject, .. } => {
                 let doing = format!("{name} {subject}");
@@ -208,10 +202,10 @@ impl ChildWatcher for Shown {
             }
             Line::Usage { usage, .. } => self
                 .board
-                .update(self.slot, |row| row.tokens = tokens(usage)),
+                .update(self.slot, |row| row.tokens = usage.total()),
             Line::Done(done) => self.board.update(self.slot, |row| {
                 row.doing = "done".to_string();
-                row.tokens = tokens(&done.usage);
+                row.tokens = done.usage.total();
             }),
             _ => {}
         }

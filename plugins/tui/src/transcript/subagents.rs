@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use ratatui::text::Line;
 use serde_json::Value;
 use uji_protocol::session::{MessageBody, StoredMessage};
+use uji_protocol::wire::Usage;
 
 use super::tool::{clean_bounded, cut, one_line};
 use crate::theme::Theme;
@@ -132,11 +133,9 @@ impl Subagents {
 
     /// One line of subagent `session`'s stream.
     pub fn line(&mut self, session: &str, agent: &str, line: &Value) {
-        let usage = &line["usage"];
-        let tokens: u64 = ["input", "output", "cache_read", "cache_write"]
-            .iter()
-            .filter_map(|k| usage[*k].as_u64())
-            .sum();
+        let tokens = serde_json::from_value::<Usage>(line["usage"].clone())
+            .map(|usage| usage.total())
+            .unwrap_or(0);
         let doing = match line["type"].as_str() {
             Some("session") => Some("starting".to_string()),
             Some("tool") => Some(format!(

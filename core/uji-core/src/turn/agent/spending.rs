@@ -105,7 +105,7 @@ impl Agent {
         let spent = &mut self.spending.spent;
         spent.turns += 1;
         spent.tool_calls += tool_calls as u64;
-        spent.tokens = spent.tokens.saturating_add(tokens_of(usage));
+        spent.tokens = spent.tokens.saturating_add(usage.total());
         self.after_spending();
     }
 
@@ -132,7 +132,7 @@ impl Agent {
         let spent = &mut self.spending.spent;
         spent.turns = spent.turns.saturating_add(more.requests);
         spent.children = spent.children.saturating_add(more.sessions);
-        spent.tokens = spent.tokens.saturating_add(tokens_of(&more.usage));
+        spent.tokens = spent.tokens.saturating_add(more.usage.total());
         self.after_spending();
     }
 
@@ -167,13 +167,4 @@ impl Agent {
             budget: Some(reached.limit),
         })
     }
-}
-
-/// Every token a request counted: read, written, cache read and written.
-fn tokens_of(usage: &Usage) -> u64 {
-    usage
-        .input
-        .saturating_add(usage.output)
-        .saturating_add(usage.cache_read)
-        .saturating_add(usage.cache_write)
 }
